@@ -1,0 +1,40 @@
+// The remote configuration served by the Gatekeeper's GET /config and enforced by the daemon (decisions §2).
+import * as v from 'valibot';
+import { Tier } from './protocol.js';
+
+export const TierLimits = v.object({
+  maxOverlays: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+  maxRules: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+  tunnel: v.boolean(),
+});
+export type TierLimits = v.InferOutput<typeof TierLimits>;
+
+// Unknown keys are kept: operators may add fields that newer daemons read (interface §9.2).
+export const RemoteConfig = v.looseObject({
+  version: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
+  tiers: v.object({ free: TierLimits, premium: TierLimits }),
+  auth: v.object({ loginUrl: v.pipe(v.string(), v.minLength(1)) }),
+  upgrade: v.object({ url: v.pipe(v.string(), v.url()), message: v.string() }),
+  grace: v.object({ hours: v.optional(v.pipe(v.number(), v.minValue(0)), 72) }),
+  membership: v.object({
+    /** Membership-platform tier id → our tier, e.g. `{"1234567": "premium"}`. */
+    tiers: v.record(v.string(), Tier),
+  }),
+});
+export type RemoteConfig = v.InferOutput<typeof RemoteConfig>;
+
+/** What the Gatekeeper serves when KV holds no valid `config`, and what the daemon assumes offline. */
+export const DEFAULT_CONFIG: RemoteConfig = {
+  version: 1,
+  tiers: {
+    free: { maxOverlays: 3, maxRules: 5, tunnel: false },
+    premium: { maxOverlays: 50, maxRules: 200, tunnel: true },
+  },
+  auth: { loginUrl: '/auth/membership' },
+  upgrade: {
+    url: 'https://www.patreon.com/',
+    message: 'Become a Premium member to reach your overlays from anywhere.',
+  },
+  grace: { hours: 72 },
+  membership: { tiers: {} },
+};

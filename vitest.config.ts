@@ -1,0 +1,40 @@
+// One `vitest run` drives three projects: the Worker inside workerd, the daemon on Node, the page in Chromium.
+import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    // The JSON report is what .ci/run reads for its closing "N passed, N failed" line.
+    reporters: ['default', 'json'],
+    outputFile: { json: '.tmp/vitest-report.json' },
+    projects: [
+      {
+        plugins: [cloudflareTest({ wrangler: { configPath: './wrangler.toml' } })],
+        test: {
+          name: 'workers',
+          include: ['test/workers/**/*.test.ts', 'workers/src/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['shared/**/*.test.ts', 'daemon/src/**/*.test.ts', 'test/daemon/**/*.test.ts'],
+          testTimeout: 15_000,
+        },
+      },
+      {
+        test: {
+          name: 'browser',
+          environment: 'node',
+          include: ['test/browser/**/*.test.ts'],
+          globalSetup: ['test/browser/global-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+          // One Chromium at a time: the machine has two cores.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});

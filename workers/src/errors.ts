@@ -1,0 +1,21 @@
+// One error type with a stable code; the app's onError turns it into the common error body (decisions §1).
+import { ERROR_STATUS, type ErrorCode, errorBody } from '../../shared/protocol.js';
+
+export class ApiError extends Error {
+  readonly status: (typeof ERROR_STATUS)[ErrorCode];
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export function errorResponse(error: ApiError): Response {
+  return Response.json(errorBody(error.code, error.message), {
+    status: error.status,
+    headers: error.headers,
+  });
+}
