@@ -1,6 +1,7 @@
 // One `vitest run` drives three projects: the Worker inside workerd, the daemon on Node, the page in Chromium.
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
+import { testBindings } from './test/workers/test-env.js';
 
 export default defineConfig({
   test: {
@@ -9,9 +10,20 @@ export default defineConfig({
     outputFile: { json: '.tmp/vitest-report.json' },
     projects: [
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: './wrangler.toml' } })],
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: {
+              bindings: testBindings({
+                patreonBase: inject('patreonBase'),
+                cloudflareBase: inject('cloudflareBase'),
+              }),
+            },
+          })),
+        ],
         test: {
           name: 'workers',
+          globalSetup: ['test/workers/global-setup.ts'],
           include: ['test/workers/**/*.test.ts', 'workers/src/**/*.test.ts'],
         },
       },

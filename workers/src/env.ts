@@ -1,10 +1,39 @@
 // The Gatekeeper's bindings and variables (decisions §2); `.dev.vars.example` documents each one.
 export interface GatekeeperEnv {
+  /** Tunnel records, remote config, membership cache. */
   GATEKEEPER_KV: KVNamespace;
+  /** The Gatekeeper's own origin: JWT `iss`, and the base of the OAuth redirect_uri. */
   PUBLIC_BASE_URL: string;
+  MEMBERSHIP_CLIENT_ID: string;
+  MEMBERSHIP_CLIENT_SECRET: string;
+  MEMBERSHIP_AUTHORIZE_URL?: string;
+  MEMBERSHIP_API_BASE?: string;
+  MEMBERSHIP_CAMPAIGN_ID: string;
+  APP_DEEP_LINK?: string;
+  /** Ed25519 private JWK (JSON) with a `kid`. */
+  JWT_PRIVATE_JWK: string;
+  /** Optional JSON `{keys:[…]}` of older public keys still accepted during a rotation. */
+  JWT_PUBLIC_JWKS?: string;
+  CLOUDFLARE_API_TOKEN: string;
+  CLOUDFLARE_ACCOUNT_ID: string;
+  CLOUDFLARE_ZONE_ID: string;
+  CLOUDFLARE_API_BASE?: string;
+  TUNNEL_DOMAIN: string;
+  TUNNEL_ORIGIN_SERVICE?: string;
+  SUBDOMAIN_SECRET: string;
+  /** 32 random bytes, base64: AES-GCM key for stored platform refresh tokens. */
+  TOKEN_ENCRYPTION_KEY: string;
 }
 
-export type AppEnv = { Bindings: GatekeeperEnv };
+export interface LicenceClaims {
+  sub: string;
+  tier: import('../../shared/protocol.js').Tier;
+  iat: number;
+  exp: number;
+  jti: string;
+}
+
+export type AppEnv = { Bindings: GatekeeperEnv; Variables: { licence: LicenceClaims } };
 
 // Types `env` and `exports` from "cloudflare:workers" for this Worker.
 declare global {

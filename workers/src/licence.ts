@@ -1,0 +1,100 @@
+// Licence JWTs (decisions §2): EdDSA with a `kid`, pinned algorithm, issuer and audience, 30 s tolerance.
+import { createLocalJWKSet, importJWK, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { TIERS, type Tier } from '../../shared/protocol.js';
+import type { GatekeeperEnv, LicenceClaims } from './env.js';
+import { ApiError } from './errors.js';
+
+export const LICENCE_AUDIENCE = 'overlay-daemon';
+export const LICENCE_TTL_SECONDS = 7 * 24 * 60 * 60;
+export const CLOCK_TOLERANCE_SECONDS = 30;
+const ALG = 'EdDSA';
+
+interface KeyMaterial {
+  kid: string;
+  privateKey: CryptoKey;
+  publicJwks: { keys: JWK[] };
+  verifyKeys: ReturnType<typeof createLocalJWKSet>;
+}
+
+// Imported once per isolate; a secret change deploys a new isolate.
+let cached: { source: string; keys: Promise<KeyMaterial> } | undefined;
+
+function keyMaterial(env: GatekeeperEnv): Promise<KeyMaterial> {
+  const source = `${env.JWT_PRIVATE_JWK}\n${env.JWT_PUBLIC_JWKS ?? ''}`;
+  if (cached?.source !== source) cached = { source, keys: loadKeys(env) };
+  return cached.keys;
+}
+
+async function loadKeys(env: GatekeeperEnv): Promise<KeyMaterial> {
+  if (!env.JWT_PRIVATE_JWK) throw new Error('JWT_PRIVATE_JWK is not set');
+  const jwk = JSON.parse(env.JWT_PRIVATE_JWK) as JWK;
+  if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || !jwk.d || !jwk.kid) {
+    throw new Error('JWT_PRIVATE_JWK must be an Ed25519 private JWK with a kid');
+  }
+  const privateKey = (await importJWK(jwk, ALG)) as CryptoKey;
+  const { d: _d, ...publicJwk } = jwk;
+  const current: JWK = { ...publicJwk, alg: ALG, use: 'sig' };
+  const older: JWK[] = env.JWT_PUBLIC_JWKS ? (JSON.parse(env.JWT_PUBLIC_JWKS) as { keys: JWK[] }).keys : [];
+  const publicJwks = { keys: [current, ...older.filter((k) => k.kid !== current.kid)] };
+  return { kid: jwk.kid, privateKey, publicJwks, verifyKeys: createLocalJWKSet(publicJwks) };
+}
+
+export async function publicJwks(env: GatekeeperEnv): Promise<{ keys: JWK[] }> {
+  return (await keyMaterial(env)).publicJwks;
+}
+
+export async function signLicence(
+  env: GatekeeperEnv,
+  subject: { sub: string; tier: Tier },
+  now = Date.now(),
+): Promise<{ token: string; expiresAt: Date }> {
+  const { kid, privateKey } = await keyMaterial(env);
+  const iat = Math.floor(now / 1000);
+  const exp = iat + LICENCE_TTL_SECONDS;
+  const token = await new SignJWT({ tier: subject.tier })
+    .setProtectedHeader({ alg: ALG, kid, typ: 'JWT' })
+    .setIssuer(env.PUBLIC_BASE_URL)
+    .setAudience(LICENCE_AUDIENCE)
+    .setSubject(subject.sub)
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .setJti(crypto.randomUUID())
+    .sign(privateKey);
+  return { token, expiresAt: new Date(exp * 1000) };
+}
+
+/** Verifies a licence; anything forged, expired, malformed, or signed otherwise is `invalid_token`. */
+export async function verifyLicence(env: GatekeeperEnv, token: string): Promise<LicenceClaims> {
+  const { verifyKeys } = await keyMaterial(env);
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, verifyKeys, {
+      algorithms: [ALG],
+      issuer: env.PUBLIC_BASE_URL,
+      audience: LICENCE_AUDIENCE,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      requiredClaims: ['sub', 'exp', 'iat', 'jti'],
+      typ: 'JWT',
+    }));
+  } catch {
+    throw new ApiError('invalid_token', 'The licence token is invalid or expired');
+  }
+  const tier = payload.tier;
+  if (typeof tier !== 'string' || !(TIERS as readonly string[]).includes(tier)) {
+    throw new ApiError('invalid_token', 'The licence token carries no valid tier');
+  }
+  return {
+    sub: payload.sub as string,
+    tier: tier as Tier,
+    iat: payload.iat as number,
+    exp: payload.exp as number,
+    jti: payload.jti as string,
+  };
+}
+
+/** The bearer token of an Authorization header, or `unauthenticated`. */
+export function bearerToken(header: string | undefined): string {
+  const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+  if (!match?.[1]) throw new ApiError('unauthenticated', 'Authorization: Bearer <token> is required');
+  return match[1];
+}
