@@ -1,0 +1,17 @@
+// Reads a licence JWT's claims without verifying it: the Gatekeeper verifies; the daemon only needs `sub` and `exp`.
+import * as v from 'valibot';
+import { parseJsonWith } from '../../../shared/protocol.js';
+
+const Claims = v.object({
+  sub: v.pipe(v.string(), v.minLength(1)),
+  exp: v.optional(v.pipe(v.number(), v.finite())),
+  tier: v.optional(v.string()),
+});
+export type UnverifiedClaims = v.InferOutput<typeof Claims>;
+
+export function decodeJwtPayload(token: string): UnverifiedClaims | undefined {
+  const parts = token.split('.');
+  if (parts.length !== 3 || !parts[1]) return undefined;
+  const parsed = parseJsonWith(Claims, Buffer.from(parts[1], 'base64url').toString('utf8'));
+  return parsed.ok ? parsed.value : undefined;
+}

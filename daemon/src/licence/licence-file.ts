@@ -1,0 +1,54 @@
+// `<data-dir>/license.json` (decisions §3): the Gatekeeper JWT and the last verdict, written atomically with mode 0600.
+import { chmod, readFile, rm } from 'node:fs/promises';
+import * as v from 'valibot';
+import { parseJsonWith, Tier } from '../../../shared/protocol.js';
+import { writeFileAtomic } from '../store.js';
+
+const Timestamp = v.pipe(v.string(), v.isoTimestamp());
+
+export const LicenceRecord = v.object({
+  token: v.pipe(v.string(), v.minLength(1)),
+  /** The tier of the last verdict the Gatekeeper gave (a lapsed membership is `free`). */
+  tier: Tier,
+  /** When the Gatekeeper last answered for this token: the start of the grace period. */
+  validated_at: Timestamp,
+  /** The JWT's own expiry, as the Gatekeeper reported it. */
+  expires_at: v.optional(Timestamp),
+  /** The membership user id (the JWT `sub`): the tunnel routes are addressed by it. */
+  user_id: v.pipe(v.string(), v.minLength(1)),
+  /** Why the last verdict is `free`, when the Gatekeeper said so: `membership_inactive` or `invalid_token`. */
+  verdict: v.optional(v.picklist(['ok', 'membership_inactive', 'invalid_token']), 'ok'),
+});
+export type LicenceRecord = v.InferOutput<typeof LicenceRecord>;
+
+export type LicenceRead = { ok: true; record: LicenceRecord | undefined } | { ok: false; error: string };
+
+/** `record: undefined` when nobody has signed in; a file that does not parse is reported, never overwritten silently. */
+export async function readLicence(path: string): Promise<LicenceRead> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, record: undefined };
+    return { ok: false, error: (err as Error).message };
+  }
+  const parsed = parseJsonWith(LicenceRecord, text);
+  return parsed.ok ? { ok: true, record: parsed.value } : { ok: false, error: `${path}: ${parsed.error}` };
+}
+
+export async function writeLicence(path: string, record: LicenceRecord): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(record, null, 2)}\n`, 0o600);
+  // open(…, mode) is filtered by the umask; the token is a credential, so make 0600 exact.
+  await chmod(path, 0o600);
+}
+
+/** `logout`: true when there was a licence to remove. */
+export async function removeLicence(path: string): Promise<boolean> {
+  try {
+    await rm(path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}

@@ -1,0 +1,275 @@
+// The daemon's licence: validated on start and every few hours, with a grace period offline, and the tier limits it grants.
+import { EventEmitter } from 'node:events';
+import { join } from 'node:path';
+import { DEFAULT_CONFIG, type RemoteConfig, type TierLimits } from '../../../shared/config.js';
+import type { Tier } from '../../../shared/protocol.js';
+import type { GatekeeperClient } from './gatekeeper-client.js';
+import { decodeJwtPayload } from './jwt-payload.js';
+import { type LicenceRecord, readLicence, writeLicence } from './licence-file.js';
+import { checkCount, checkTunnel, type LimitDecision, limitsFor } from './limits.js';
+import { REMOTE_CONFIG_FILE, readCachedConfig, writeCachedConfig } from './remote-config-cache.js';
+
+/**
+ * - `signed_out`: no license.json (run `overlay-daemon login`).
+ * - `valid`: the Gatekeeper confirmed the licence within the grace period, and the last attempt reached it.
+ * - `grace`: the Gatekeeper could not be reached; the last verdict holds until `valid_until`.
+ * - `expired`: the grace period (or the JWT) ran out without a successful validation: free tier until it succeeds.
+ * - `inactive`: the Gatekeeper said the membership lapsed (403 `membership_inactive`): free tier.
+ * - `invalid`: the Gatekeeper rejected the token (401): free tier until `overlay-daemon login`.
+ */
+export type LicenceState = 'signed_out' | 'valid' | 'grace' | 'expired' | 'inactive' | 'invalid';
+
+/** The `licence` object of the daemon's GET /status. */
+export interface LicenceStatus {
+  tier: Tier;
+  /** Until when the current tier holds without another successful validation (null on the free tier). */
+  valid_until: string | null;
+  last_validated_at: string | null;
+  state: LicenceState;
+}
+
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+export const VALIDATE_INTERVAL_MS = 4 * 60 * 60_000;
+export const RETRY_MIN_MS = 5 * 60_000;
+
+export interface LicenceManagerOptions {
+  dataDir: string;
+  /** Absent: the daemon runs offline on what license.json and the cached config say. */
+  client?: GatekeeperClient;
+  now?: () => number;
+  timers?: Timers;
+  /** In [0, 1); spreads the validations of many daemons over time. */
+  random?: () => number;
+  intervalMs?: number;
+  log?: (line: string) => void;
+}
+
+export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
+  readonly licenceFile: string;
+  readonly configFile: string;
+  #record: LicenceRecord | undefined;
+  #config: RemoteConfig = DEFAULT_CONFIG;
+  #unreachable = false;
+  #failures = 0;
+  #timer: unknown;
+  #stopped = false;
+  #inFlight: Promise<LicenceStatus> | undefined;
+  readonly #client: GatekeeperClient | undefined;
+  readonly #now: () => number;
+  readonly #timers: Timers;
+  readonly #random: () => number;
+  readonly #intervalMs: number;
+  readonly #log: (line: string) => void;
+
+  constructor(options: LicenceManagerOptions) {
+    super();
+    this.licenceFile = join(options.dataDir, 'license.json');
+    this.configFile = join(options.dataDir, REMOTE_CONFIG_FILE);
+    this.#client = options.client;
+    this.#now = options.now ?? Date.now;
+    this.#timers = options.timers ?? realTimers;
+    this.#random = options.random ?? Math.random;
+    this.#intervalMs = options.intervalMs ?? VALIDATE_INTERVAL_MS;
+    this.#log = options.log ?? ((line) => console.log(`[licence] ${line}`));
+  }
+
+  /** Loads license.json and the cached config, validates once, then keeps validating on a jittered schedule. */
+  async start(): Promise<LicenceStatus> {
+    this.#stopped = false;
+    this.#config = await readCachedConfig(this.configFile);
+    await this.#load();
+    return this.refresh();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Re-reads license.json (a `login` or `logout` from another process) and asks the Gatekeeper now. */
+  refresh(): Promise<LicenceStatus> {
+    this.#inFlight ??= this.#check().finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  status(): LicenceStatus {
+    const record = this.#record;
+    const lastValidatedAt = record?.validated_at ?? null;
+    if (!record) return { tier: 'free', valid_until: null, last_validated_at: null, state: 'signed_out' };
+    if (record.verdict === 'membership_inactive') {
+      return { tier: 'free', valid_until: null, last_validated_at: lastValidatedAt, state: 'inactive' };
+    }
+    if (record.verdict === 'invalid_token') {
+      return { tier: 'free', valid_until: null, last_validated_at: lastValidatedAt, state: 'invalid' };
+    }
+    const until = this.#validUntil(record);
+    if (this.#now() >= until) {
+      return { tier: 'free', valid_until: null, last_validated_at: lastValidatedAt, state: 'expired' };
+    }
+    return {
+      tier: record.tier,
+      valid_until: record.tier === 'free' ? null : new Date(until).toISOString(),
+      last_validated_at: lastValidatedAt,
+      state: this.#unreachable ? 'grace' : 'valid',
+    };
+  }
+
+  tier(): Tier {
+    return this.status().tier;
+  }
+
+  /** The licence record (token and user id) while one is stored; the tunnel commands need it. */
+  record(): LicenceRecord | undefined {
+    return this.#record;
+  }
+
+  config(): RemoteConfig {
+    return this.#config;
+  }
+
+  limits(): TierLimits {
+    return limitsFor(this.#config, this.tier());
+  }
+
+  /** Call before creating an overlay, with the number that exist now. */
+  canCreateOverlay(count: number): LimitDecision {
+    return checkCount(this.#config, this.tier(), 'overlays', count);
+  }
+
+  /** Call before saving a rule list that grows it to `count` rules (shrinking is always allowed). */
+  canSaveRules(count: number, previousCount: number): LimitDecision {
+    if (count <= previousCount) return { ok: true };
+    return checkCount(this.#config, this.tier(), 'rules', count - 1);
+  }
+
+  canUseTunnel(): LimitDecision {
+    return checkTunnel(this.#config, this.tier());
+  }
+
+  /** The verdict holds for `grace.hours` after the last successful validation, and never past the JWT's expiry. */
+  #validUntil(record: LicenceRecord): number {
+    const graceEnd = Date.parse(record.validated_at) + this.#config.grace.hours * 3_600_000;
+    const tokenEnd = record.expires_at ? Date.parse(record.expires_at) : Number.POSITIVE_INFINITY;
+    return Math.min(graceEnd, tokenEnd);
+  }
+
+  async #load(): Promise<void> {
+    const read = await readLicence(this.licenceFile);
+    if (!read.ok) {
+      // Never overwrite a licence we could not read (decisions §3): run as signed out and say why.
+      this.#log(`ignoring ${this.licenceFile}: ${read.error}`);
+      this.#record = undefined;
+      return;
+    }
+    this.#record = read.record;
+  }
+
+  async #check(): Promise<LicenceStatus> {
+    const before = this.status();
+    await this.#load();
+    if (this.#client) {
+      await this.#fetchConfig(this.#client);
+      const record = this.#record;
+      if (record) await this.#validate(this.#client, record);
+      else this.#unreachable = false;
+    }
+    this.#schedule();
+    const after = this.status();
+    if (after.tier !== before.tier || after.state !== before.state) {
+      this.#log(describeStatus(after));
+      this.emit('change', after);
+    }
+    return after;
+  }
+
+  async #fetchConfig(client: GatekeeperClient): Promise<void> {
+    const fetched = await client.config();
+    if (!fetched.ok) return; // the cached (or bundled) config stays in force
+    this.#config = fetched.value;
+    try {
+      await writeCachedConfig(this.configFile, fetched.value);
+    } catch (err) {
+      this.#log(`could not cache the remote config: ${(err as Error).message}`);
+    }
+  }
+
+  async #validate(client: GatekeeperClient, record: LicenceRecord): Promise<void> {
+    const result = await client.validate(record.token);
+    const validatedAt = new Date(this.#now()).toISOString();
+    let next: LicenceRecord;
+    if (result.ok) {
+      const claims = decodeJwtPayload(result.value.token);
+      next = {
+        token: result.value.token,
+        tier: result.value.tier,
+        validated_at: validatedAt,
+        expires_at: result.value.expires_at,
+        user_id: claims?.sub ?? record.user_id,
+        verdict: 'ok',
+      };
+    } else if (result.kind === 'http' && result.code === 'membership_inactive') {
+      // The token stays: a renewed membership validates again without a new login.
+      next = { ...record, tier: 'free', validated_at: validatedAt, verdict: 'membership_inactive' };
+    } else if (result.kind === 'http' && (result.status === 401 || result.code === 'invalid_token')) {
+      next = { ...record, tier: 'free', validated_at: validatedAt, verdict: 'invalid_token' };
+    } else {
+      // Unreachable, rate limited or failing upstream: no verdict, so the last one stands within the grace period.
+      this.#unreachable = true;
+      this.#failures += 1;
+      this.#log(`could not validate the licence: ${result.message}`);
+      return;
+    }
+    this.#unreachable = false;
+    this.#failures = 0;
+    // A `logout` or a new `login` in another process while we asked: theirs wins.
+    const current = await readLicence(this.licenceFile);
+    if (!current.ok || current.record?.token !== record.token) {
+      await this.#load();
+      return;
+    }
+    await writeLicence(this.licenceFile, next);
+    this.#record = next;
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
+    const base = this.#unreachable
+      ? Math.min(RETRY_MIN_MS * 2 ** Math.min(this.#failures - 1, 10), this.#intervalMs)
+      : this.#intervalMs;
+    const delay = Math.round(base * (0.9 + 0.2 * this.#random()));
+    this.#timer = this.#timers.setTimeout(() => {
+      this.#timer = undefined;
+      void this.refresh();
+    }, delay);
+  }
+}
+
+export function describeStatus(status: LicenceStatus): string {
+  switch (status.state) {
+    case 'signed_out':
+      return 'not signed in: free tier (run "overlay-daemon login")';
+    case 'valid':
+      return `licence valid: ${status.tier} tier`;
+    case 'grace':
+      return `Gatekeeper unreachable: keeping the ${status.tier} tier until ${status.valid_until}`;
+    case 'expired':
+      return 'licence not validated within the grace period: free tier until the Gatekeeper confirms it again';
+    case 'inactive':
+      return 'membership inactive: free tier (renew the membership, then it is picked up automatically)';
+    case 'invalid':
+      return 'the Gatekeeper rejected the licence: free tier (run "overlay-daemon login" again)';
+  }
+}

@@ -1,0 +1,170 @@
+import { readFile, rm, stat } from 'node:fs/promises';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
+import { decodeJwtPayload } from '../../daemon/src/licence/jwt-payload.js';
+import { readLicence } from '../../daemon/src/licence/licence-file.js';
+import { LoginError, login, logout } from '../../daemon/src/licence/login.js';
+import { listenForAuthCode } from '../../daemon/src/licence/loopback-listener.js';
+import { makeDataDir } from '../helpers/daemon.js';
+import { type FakeGatekeeper, startFakeGatekeeper } from './licence-fake-gatekeeper.js';
+
+let gatekeeper: FakeGatekeeper;
+const dataDirs: string[] = [];
+beforeAll(async () => {
+  gatekeeper = await startFakeGatekeeper({ userId: 'patron-42' });
+});
+afterAll(async () => {
+  await gatekeeper?.close();
+  await Promise.all(dataDirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+async function tempDataDir(): Promise<string> {
+  const dir = await makeDataDir();
+  dataDirs.push(dir);
+  return dir;
+}
+
+/** A raw GET, so the Host header is exactly what a browser would send (fetch would not let us change it). */
+function get(
+  port: number,
+  path: string,
+  host = `127.0.0.1:${port}`,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Plays the browser: follows the Gatekeeper's redirect to the loopback listener. */
+async function browser(url: string): Promise<boolean> {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  expect(await res.text()).toContain('You can close this tab');
+  return true;
+}
+
+describe('loopback listener for the sign-in redirect', () => {
+  const listeners: Awaited<ReturnType<typeof listenForAuthCode>>[] = [];
+  afterEach(() => {
+    for (const l of listeners.splice(0)) l.close();
+  });
+
+  it('answers 404 on another path, 400 without a code, and keeps waiting for the real redirect', async () => {
+    const listener = await listenForAuthCode();
+    listeners.push(listener);
+    expect((await get(listener.port, '/')).status).toBe(404);
+    expect((await get(listener.port, '/auth/done/../admin')).status).toBe(404);
+    expect((await get(listener.port, '/auth/done')).status).toBe(400);
+    const done = await get(listener.port, '/auth/done?code=abc123');
+    expect(done.status).toBe(200);
+    expect(done.body).toContain('You can close this tab');
+    await expect(listener.code).resolves.toBe('abc123');
+  });
+
+  it('is one-shot: after the first code the port no longer answers', async () => {
+    const listener = await listenForAuthCode();
+    listeners.push(listener);
+    await get(listener.port, '/auth/done?code=first');
+    await expect(listener.code).resolves.toBe('first');
+    await expect(get(listener.port, '/auth/done?code=second')).rejects.toThrow(
+      /ECONNREFUSED|socket hang up|ECONNRESET/,
+    );
+  });
+
+  it('refuses a request whose Host is not the loopback address it handed out (DNS rebinding)', async () => {
+    const listener = await listenForAuthCode();
+    listeners.push(listener);
+    expect((await get(listener.port, '/auth/done?code=evil', 'attacker.example')).status).toBe(403);
+    expect((await get(listener.port, '/auth/done?code=good')).status).toBe(200);
+    await expect(listener.code).resolves.toBe('good');
+  });
+
+  it('gives up after its timeout and closes the port', async () => {
+    const listener = await listenForAuthCode({ timeoutMs: 100 });
+    await expect(listener.code).rejects.toThrow(/No sign-in arrived/);
+    await expect(get(listener.port, '/auth/done?code=late')).rejects.toThrow();
+  });
+});
+
+describe('overlay-daemon login / logout', () => {
+  it('signs in through the browser, exchanges the code and stores the licence with mode 0600', async () => {
+    const dataDir = await tempDataDir();
+    const licenceFile = join(dataDir, 'license.json');
+    const client = new GatekeeperClient(gatekeeper.url);
+    const lines: string[] = [];
+    let opened = '';
+    const record = await login({
+      client,
+      licenceFile,
+      openUrl: (url) => {
+        opened = url;
+        return browser(url);
+      },
+      log: (line) => lines.push(line),
+    });
+    expect(opened).toMatch(new RegExp(`^${gatekeeper.url}/auth/membership\\?redirect_port=\\d+$`));
+    expect(lines.join('\n')).toContain(opened); // printed too, for when no browser opens
+    expect(record).toMatchObject({ tier: 'premium', user_id: 'patron-42', verdict: 'ok' });
+    expect(gatekeeper.requests.some((r) => r.method === 'POST' && r.path === '/auth/exchange')).toBe(true);
+
+    const stored = await readLicence(licenceFile);
+    expect(stored.ok && stored.record?.token).toBe(record.token);
+    expect(decodeJwtPayload(record.token)?.sub).toBe('patron-42');
+    expect((await stat(licenceFile)).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(licenceFile, 'utf8')).validated_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+
+    await expect(logout(licenceFile)).resolves.toBe(true);
+    await expect(readLicence(licenceFile)).resolves.toEqual({ ok: true, record: undefined });
+    await expect(logout(licenceFile)).resolves.toBe(false);
+  });
+
+  it('prints the URL and still completes when no browser can be started', async () => {
+    const dataDir = await tempDataDir();
+    const lines: string[] = [];
+    const pending = login({
+      client: new GatekeeperClient(gatekeeper.url),
+      licenceFile: join(dataDir, 'license.json'),
+      openUrl: async () => false,
+      log: (line) => lines.push(line),
+    });
+    // The user copies the printed address into a browser by hand.
+    const deadline = Date.now() + 5000;
+    while (!lines.some((l) => l.includes('/auth/membership')) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const url = /https?:\/\/\S+/.exec(lines.join('\n'))?.[0] ?? '';
+    expect(lines.join('\n')).toContain('Could not start a browser');
+    await browser(url);
+    await expect(pending).resolves.toMatchObject({ tier: 'premium' });
+  });
+
+  it('reports a refused code without writing a licence', async () => {
+    const dataDir = await tempDataDir();
+    const licenceFile = join(dataDir, 'license.json');
+    const pending = login({
+      client: new GatekeeperClient(gatekeeper.url),
+      licenceFile,
+      // A redirect carrying a code the Gatekeeper never issued (or one already used).
+      openUrl: async (url) => {
+        const port = new URL(url).searchParams.get('redirect_port');
+        await fetch(`http://127.0.0.1:${port}/auth/done?code=not-issued`);
+        return true;
+      },
+      log: () => {},
+    });
+    await expect(pending).rejects.toThrow(LoginError);
+    await expect(pending).rejects.toThrow(/invalid_code/);
+    await expect(readLicence(licenceFile)).resolves.toEqual({ ok: true, record: undefined });
+  });
+});

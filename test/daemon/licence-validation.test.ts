@@ -1,0 +1,312 @@
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
+import { type LicenceRecord, readLicence, writeLicence } from '../../daemon/src/licence/licence-file.js';
+import {
+  LicenceManager,
+  type Timers,
+  VALIDATE_INTERVAL_MS,
+} from '../../daemon/src/licence/licence-manager.js';
+import { DEFAULT_CONFIG } from '../../shared/config.js';
+import { makeDataDir } from '../helpers/daemon.js';
+import { type FakeGatekeeper, startFakeGatekeeper } from './licence-fake-gatekeeper.js';
+
+const HOUR = 3_600_000;
+
+/** A clock the test moves by hand; the manager's timers fire only when the test says so. */
+class FakeClock implements Timers {
+  // Real time, so the JWTs the fake Gatekeeper issues (exp = 7 days from now) line up with this clock.
+  now = Date.now();
+  pending = new Map<number, { fn: () => void; at: number; ms: number }>();
+  #next = 1;
+  setTimeout(fn: () => void, ms: number): unknown {
+    const id = this.#next++;
+    this.pending.set(id, { fn, at: this.now + ms, ms });
+    return id;
+  }
+  clearTimeout(handle: unknown): void {
+    if (typeof handle === 'number') this.pending.delete(handle);
+  }
+  /** The one scheduled validation (the manager keeps exactly one). */
+  only(): { fn: () => void; at: number; ms: number } {
+    expect(this.pending.size).toBe(1);
+    const [entry] = this.pending.values();
+    return entry!;
+  }
+  /** Moves the clock to the timer's due time and runs it. */
+  fire(entry: { fn: () => void; at: number }): void {
+    for (const [id, e] of this.pending) if (e === entry) this.pending.delete(id);
+    this.now = entry.at;
+    entry.fn();
+  }
+}
+
+let gatekeeper: FakeGatekeeper;
+let dataDir: string;
+let clock: FakeClock;
+let manager: LicenceManager;
+
+beforeAll(async () => {
+  gatekeeper = await startFakeGatekeeper({ userId: 'patron-7' });
+});
+afterAll(() => gatekeeper?.close());
+
+beforeEach(async () => {
+  gatekeeper.validateMode = 'ok';
+  gatekeeper.tier = 'premium';
+  gatekeeper.config = structuredClone(DEFAULT_CONFIG);
+  dataDir = await makeDataDir();
+  clock = new FakeClock();
+});
+afterEach(async () => {
+  manager?.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+function makeManager(url = gatekeeper.url): LicenceManager {
+  manager = new LicenceManager({
+    dataDir,
+    client: new GatekeeperClient(url, { timeoutMs: 2000 }),
+    now: () => clock.now,
+    timers: clock,
+    random: () => 0.5,
+    log: () => {},
+  });
+  return manager;
+}
+
+async function signIn(tier: 'premium' | 'free' = 'premium', validatedAt = clock.now): Promise<LicenceRecord> {
+  const record: LicenceRecord = {
+    token: gatekeeper.issueToken('patron-7', tier),
+    tier,
+    validated_at: new Date(validatedAt).toISOString(),
+    user_id: 'patron-7',
+    verdict: 'ok',
+  };
+  await writeLicence(join(dataDir, 'license.json'), record);
+  return record;
+}
+
+describe('licence validation schedule', () => {
+  it('validates on start with the stored token as Bearer, stores the fresh token, and reports premium', async () => {
+    const original = await signIn();
+    const status = await makeManager().start();
+    expect(status).toEqual({
+      tier: 'premium',
+      state: 'valid',
+      last_validated_at: new Date(clock.now).toISOString(),
+      valid_until: new Date(clock.now + 72 * HOUR).toISOString(),
+    });
+    const validate = gatekeeper.requests.findLast((r) => r.path === '/validate');
+    expect(validate?.authorization).toBe(`Bearer ${original.token}`);
+    const stored = await readLicence(join(dataDir, 'license.json'));
+    expect(stored.ok && stored.record?.token).not.toBe(original.token);
+    expect((await stat(join(dataDir, 'license.json'))).mode & 0o777).toBe(0o600);
+  });
+
+  it('validates again every few hours, jittered, and each run refreshes last_validated_at', async () => {
+    await signIn();
+    await makeManager().start();
+    const first = clock.only();
+    expect(first.ms).toBe(VALIDATE_INTERVAL_MS); // random 0.5 → the middle of the ±10 % window
+    const before = gatekeeper.requests.filter((r) => r.path === '/validate').length;
+    clock.fire(first);
+    await waitFor(() => manager.status().last_validated_at === new Date(first.at).toISOString());
+    expect(gatekeeper.requests.filter((r) => r.path === '/validate').length).toBe(before + 1);
+    expect(clock.only().at).toBe(first.at + VALIDATE_INTERVAL_MS);
+  });
+
+  it('spreads the schedule: the delay stays within ±10 % of the interval', async () => {
+    await signIn();
+    for (const r of [0, 0.999]) {
+      const m = new LicenceManager({
+        dataDir,
+        client: new GatekeeperClient(gatekeeper.url),
+        now: () => clock.now,
+        timers: clock,
+        random: () => r,
+        log: () => {},
+      });
+      await m.start();
+      const ms = clock.only().ms;
+      m.stop();
+      expect(ms).toBeGreaterThanOrEqual(VALIDATE_INTERVAL_MS * 0.9);
+      expect(ms).toBeLessThanOrEqual(VALIDATE_INTERVAL_MS * 1.1);
+    }
+  });
+
+  it('signed out: free tier, no validation request', async () => {
+    const before = gatekeeper.requests.filter((r) => r.path === '/validate').length;
+    const status = await makeManager().start();
+    expect(status).toMatchObject({ tier: 'free', state: 'signed_out', last_validated_at: null });
+    expect(gatekeeper.requests.filter((r) => r.path === '/validate').length).toBe(before);
+  });
+});
+
+describe('grace period when the Gatekeeper cannot be reached', () => {
+  it('keeps premium within grace.hours of the last validation, then falls back to free without losing anything', async () => {
+    gatekeeper.config.grace.hours = 48;
+    await signIn();
+    const m = makeManager();
+    await m.start(); // caches the config (grace 48 h) and validates at t0
+    const t0 = clock.now;
+    gatekeeper.validateMode = 'unreachable';
+
+    clock.now = t0 + 47 * HOUR;
+    let status = await m.refresh();
+    expect(status).toMatchObject({ tier: 'premium', state: 'grace' });
+    expect(status.valid_until).toBe(new Date(t0 + 48 * HOUR).toISOString());
+    // Offline, it retries sooner than the normal interval.
+    expect(clock.only().ms).toBeLessThan(VALIDATE_INTERVAL_MS);
+
+    clock.now = t0 + 48 * HOUR + 1;
+    status = await m.refresh();
+    expect(status).toMatchObject({ tier: 'free', state: 'expired', valid_until: null });
+    expect(m.limits()).toEqual(DEFAULT_CONFIG.tiers.free);
+    // The licence itself is kept: the next successful validation restores premium.
+    const stored = await readLicence(join(dataDir, 'license.json'));
+    expect(stored.ok && stored.record?.tier).toBe('premium');
+
+    gatekeeper.validateMode = 'ok';
+    status = await m.refresh();
+    expect(status).toMatchObject({ tier: 'premium', state: 'valid' });
+  });
+
+  it('a 5xx from the Gatekeeper is no verdict either: the last one stands', async () => {
+    await signIn();
+    const m = makeManager();
+    await m.start();
+    gatekeeper.validateMode = 'server_error';
+    clock.now += HOUR;
+    expect(await m.refresh()).toMatchObject({ tier: 'premium', state: 'grace' });
+  });
+
+  it('starts offline on the cached config and the stored verdict', async () => {
+    gatekeeper.config.grace.hours = 10;
+    gatekeeper.config.tiers.premium.maxOverlays = 7;
+    await signIn();
+    const online = makeManager();
+    await online.start();
+    online.stop();
+    expect(JSON.parse(await readFile(join(dataDir, 'remote-config.json'), 'utf8')).grace.hours).toBe(10);
+
+    const offline = makeManager('http://127.0.0.1:9'); // nothing listens on the discard port
+    clock.now += 9 * HOUR;
+    expect(await offline.start()).toMatchObject({ tier: 'premium', state: 'grace' });
+    expect(offline.limits().maxOverlays).toBe(7);
+    clock.now += 2 * HOUR;
+    expect(await offline.refresh()).toMatchObject({ tier: 'free', state: 'expired' });
+  });
+});
+
+describe('verdicts from the Gatekeeper', () => {
+  it('membership_inactive → free tier at once, token kept so a renewal is picked up without a new login', async () => {
+    await signIn();
+    const m = makeManager();
+    await m.start();
+    gatekeeper.validateMode = 'membership_inactive';
+    const changes: string[] = [];
+    m.on('change', (s) => changes.push(`${s.tier}/${s.state}`));
+    expect(await m.refresh()).toMatchObject({ tier: 'free', state: 'inactive' });
+    expect(changes).toEqual(['free/inactive']);
+    gatekeeper.validateMode = 'ok';
+    expect(await m.refresh()).toMatchObject({ tier: 'premium', state: 'valid' });
+  });
+
+  it('invalid_token (401) → free tier until the user signs in again', async () => {
+    await signIn();
+    gatekeeper.validateMode = 'invalid_token';
+    expect(await makeManager().start()).toMatchObject({ tier: 'free', state: 'invalid', valid_until: null });
+  });
+
+  it('an expired JWT ends premium offline even inside a long grace period', async () => {
+    gatekeeper.config.grace.hours = 24 * 30;
+    await signIn();
+    const m = makeManager();
+    await m.start();
+    const stored = await readLicence(join(dataDir, 'license.json'));
+    const expiresAt = Date.parse((stored.ok && stored.record?.expires_at) || '');
+    expect(expiresAt).toBeGreaterThan(clock.now);
+    gatekeeper.validateMode = 'unreachable';
+    clock.now = expiresAt - 1000;
+    expect((await m.refresh()).tier).toBe('premium');
+    clock.now = expiresAt + 1000;
+    expect(await m.refresh()).toMatchObject({ tier: 'free', state: 'expired' });
+  });
+
+  it('a logout while a validation is under way is not undone by it', async () => {
+    await signIn();
+    const m = makeManager();
+    await m.start();
+    const pending = m.refresh();
+    await rm(join(dataDir, 'license.json'));
+    await pending;
+    expect((await m.refresh()).state).toBe('signed_out');
+    await expect(readLicence(join(dataDir, 'license.json'))).resolves.toEqual({
+      ok: true,
+      record: undefined,
+    });
+  });
+
+  it('a license.json that does not parse is reported and left alone', async () => {
+    await writeFile(join(dataDir, 'license.json'), '{"token": 1', { mode: 0o600 });
+    const lines: string[] = [];
+    const m = new LicenceManager({
+      dataDir,
+      client: new GatekeeperClient(gatekeeper.url),
+      timers: clock,
+      log: (l) => lines.push(l),
+    });
+    manager = m;
+    expect((await m.start()).state).toBe('signed_out');
+    expect(lines.join('\n')).toContain('license.json');
+    expect(await readFile(join(dataDir, 'license.json'), 'utf8')).toBe('{"token": 1');
+  });
+});
+
+describe('tier limits', () => {
+  it('free tier: creating beyond maxOverlays is refused with premium_required, naming the limit and the upgrade URL', async () => {
+    gatekeeper.config.tiers.free.maxOverlays = 2;
+    gatekeeper.config.upgrade.url = 'https://example.com/upgrade';
+    const m = makeManager();
+    await m.start();
+    expect(m.canCreateOverlay(1)).toEqual({ ok: true });
+    const refused = m.canCreateOverlay(2);
+    expect(refused).toMatchObject({
+      ok: false,
+      code: 'premium_required',
+      upgradeUrl: 'https://example.com/upgrade',
+    });
+    expect(!refused.ok && refused.message).toMatch(
+      /allows 2 overlays.*you have 2.*https:\/\/example\.com\/upgrade/,
+    );
+    expect(m.canUseTunnel()).toMatchObject({ ok: false, code: 'premium_required' });
+  });
+
+  it('rules: growing past maxRules is refused, shrinking an over-limit list is allowed', async () => {
+    const m = makeManager();
+    await m.start();
+    const max = DEFAULT_CONFIG.tiers.free.maxRules;
+    expect(m.canSaveRules(max, max - 1)).toEqual({ ok: true });
+    expect(m.canSaveRules(max + 1, max)).toMatchObject({ ok: false, code: 'premium_required' });
+    expect(m.canSaveRules(max + 2, max + 3)).toEqual({ ok: true });
+  });
+
+  it('premium: the premium limits and the tunnel are allowed', async () => {
+    await signIn();
+    const m = makeManager();
+    await m.start();
+    expect(m.limits()).toEqual(DEFAULT_CONFIG.tiers.premium);
+    expect(m.canCreateOverlay(DEFAULT_CONFIG.tiers.free.maxOverlays + 5)).toEqual({ ok: true });
+    expect(m.canUseTunnel()).toEqual({ ok: true });
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
