@@ -1,0 +1,29 @@
+// A bounded least-recently-used set of message ids: TikTok may deliver a push message twice.
+
+export class RecentIds {
+  private readonly ids = new Map<string, true>();
+
+  constructor(private readonly capacity = 5000) {
+    if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError('capacity must be ≥ 1');
+  }
+
+  /** True when `id` was seen before; otherwise remembers it (evicting the oldest) and returns false. */
+  seen(id: string): boolean {
+    if (this.ids.has(id)) {
+      // Refresh its place: a duplicate that keeps coming back stays remembered.
+      this.ids.delete(id);
+      this.ids.set(id, true);
+      return true;
+    }
+    this.ids.set(id, true);
+    if (this.ids.size > this.capacity) {
+      const oldest = this.ids.keys().next();
+      if (!oldest.done) this.ids.delete(oldest.value);
+    }
+    return false;
+  }
+
+  get size(): number {
+    return this.ids.size;
+  }
+}

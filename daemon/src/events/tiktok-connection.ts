@@ -1,0 +1,58 @@
+// The platform edge: a tiktok-live-connector connection behind the small LiveConnection interface.
+import { EventEmitter } from 'node:events';
+import { type LiveConnection, LiveSourceError } from './tiktok-source.js';
+
+/** The library events the source listens to (tiktok-live-connector 2.5 `WebcastEvent`/`ControlEvent` names). */
+const FORWARDED = [
+  'gift',
+  'like',
+  'chat',
+  'follow',
+  'share',
+  'subNotify',
+  'roomUser',
+  'streamEnd',
+  'disconnected',
+  'error',
+] as const;
+
+/**
+ * Creates a connection for `username`. The library is loaded on first use, so a daemon that is
+ * not configured for TikTok never loads it.
+ */
+export function tiktokConnection(username: string): LiveConnection {
+  const events = new EventEmitter();
+  let connection: import('tiktok-live-connector').TikTokLiveConnection | undefined;
+  // The library's emitter typing does not resolve under NodeNext (typed-emitter is CommonJS); at
+  // runtime the connection is a Node EventEmitter, which this checks instead of casting.
+  let emitter: EventEmitter | undefined;
+  return {
+    on: (event, listener) => events.on(event, listener),
+    removeAllListeners: () => events.removeAllListeners(),
+    async connect() {
+      const lib = await import('tiktok-live-connector');
+      connection = new lib.TikTokLiveConnection(username, { processInitialData: false });
+      const source: unknown = connection;
+      if (!(source instanceof EventEmitter)) throw new Error('tiktok-live-connector: not an EventEmitter');
+      emitter = source;
+      for (const name of FORWARDED) {
+        emitter.on(name, (payload: unknown) => {
+          // EventEmitter throws on an 'error' nobody listens to; the source always listens.
+          if (name !== 'error' || events.listenerCount('error') > 0) events.emit(name, payload);
+        });
+      }
+      try {
+        await connection.connect();
+      } catch (error) {
+        if (error instanceof lib.SignatureRateLimitError)
+          throw new LiveSourceError('rate-limited', error.message, error.retryAfter || undefined);
+        if (error instanceof lib.UserOfflineError) throw new LiveSourceError('offline', error.message);
+        throw error;
+      }
+    },
+    async disconnect() {
+      await connection?.disconnect();
+      emitter?.removeAllListeners();
+    },
+  };
+}
