@@ -1,90 +1,65 @@
-// The `overlay-daemon` command line (decisions §3).
+// The `overlay-daemon` command line (decisions §3): start (the default) and status.
 import { parseArgs } from 'node:util';
-import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from './daemon.js';
+import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from './daemon.js';
+import { isLoopbackIp } from './net-policy.js';
 import { PACKAGE_VERSION } from './package-root.js';
 import { defaultDataDir } from './store.js';
 
-const HELP = `overlay-daemon ${PACKAGE_VERSION}: browser-source overlays for live-streamers
+const MAIN_HELP = `overlay-daemon ${PACKAGE_VERSION}: browser-source overlays for live-streamers
 
 Usage:
-  overlay-daemon [start] [options]   run the overlay server
-  overlay-daemon --help              this text
+  overlay-daemon [start] [options]   run the overlay server (the default command)
+  overlay-daemon status [--port N]   ask a running overlay server how it is
+  overlay-daemon <command> --help    help on one command
 
-Options:
-  --port N          port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
-  --host ADDR       address to bind (default ${DEFAULT_HOST}; anything else is reachable from your network)
-  --data-dir DIR    where overlays, rules and media live (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
-  -h, --help        show this help
+Run "overlay-daemon start --help" for the server's options.
 `;
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+const START_HELP = `Usage: overlay-daemon [start] [options]
 
-export class UsageError extends Error {}
+Runs the overlay server and prints the URL of each overlay (paste one into an OBS Browser Source).
 
-function parsePort(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_PORT;
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) throw new UsageError(`--port must be 0–65535, got "${value}"`);
-  return port;
+Options:
+  --port N               port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
+  --host ADDR            address to bind (default ${DEFAULT_HOST}; anything else is reachable from your network)
+  --data-dir DIR         where overlays, rules and media live (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
+  --dev                  serve the overlay page from its sources through Vite, with hot reload
+  --init-timeout-ms N    how long a WebSocket client may take to send init (default 5000)
+  -h, --help             show this help
+`;
+
+const STATUS_HELP = `Usage: overlay-daemon status [--port N] [--host ADDR]
+
+Asks the overlay server on this machine for GET /status and prints the answer.
+Exits 0 when it is running, 1 when it is not reachable.
+
+Options:
+  --port N       the server's port (default ${DEFAULT_PORT})
+  --host ADDR    the server's address (default ${DEFAULT_HOST})
+  -h, --help     show this help
+`;
+
+class UsageError extends Error {}
+
+function parseIntOption(
+  name: string,
+  value: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max)
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  return n;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (err) {
-    console.error(`overlay-daemon: ${(err as Error).message}\nRun "overlay-daemon --help" for usage.`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  const command = positionals[0] ?? 'start';
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
-  if (command !== 'start') {
-    console.error(`overlay-daemon: unknown command "${command}". Run "overlay-daemon --help".`);
-    return 2;
-  }
-  let port: number;
-  try {
-    port = parsePort(values.port);
-  } catch (err) {
-    console.error(`overlay-daemon: ${(err as Error).message}`);
-    return 2;
-  }
-  const host = values.host ?? DEFAULT_HOST;
-  if (!LOOPBACK.has(host)) {
-    console.warn(`warning: binding to ${host} makes the overlay server reachable from other devices.`);
-  }
-  const dataDir = values['data-dir'] ?? defaultDataDir();
-  let daemon: Awaited<ReturnType<typeof startDaemon>>;
-  try {
-    daemon = await startDaemon({ port, host, dataDir });
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE') {
-      console.error(`overlay-daemon: port ${port} is already in use (is another overlay-daemon running?)`);
-      return 1;
-    }
-    console.error(`overlay-daemon: ${e.message}`);
-    return 1;
-  }
-  console.log(`overlay-daemon ${PACKAGE_VERSION} listening on ${daemon.url}`);
-  console.log(`data directory: ${daemon.dataDir.root}`);
-  for (const overlay of daemon.registry.list()) {
-    console.log(`overlay "${overlay.name}": ${daemon.url}/overlay/${overlay.id}`);
-  }
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
-  await daemon.close();
-  return 0;
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || isLoopbackIp(host);
 }
 
-function parse(argv: string[]) {
+function parseCommandLine(argv: string[]) {
   return parseArgs({
     args: argv,
     allowPositionals: true,
@@ -93,7 +68,144 @@ function parse(argv: string[]) {
       port: { type: 'string' },
       host: { type: 'string' },
       'data-dir': { type: 'string' },
+      dev: { type: 'boolean' },
+      'init-timeout-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
+}
+
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  /** Resolves when the process is asked to stop (SIGINT/SIGTERM). */
+  stopSignal: () => Promise<string>;
+}
+
+const processIo: CliIo = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  stopSignal: () =>
+    new Promise((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+    }),
+};
+
+export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (err) {
+    io.err(`overlay-daemon: ${(err as Error).message}\nRun "overlay-daemon --help" for usage.\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const command = positionals[0];
+  if (positionals.length > 1) {
+    io.err(`overlay-daemon: unexpected argument "${positionals[1]}". Run "overlay-daemon --help".\n`);
+    return 2;
+  }
+  try {
+    if (command === undefined) {
+      if (values.help) {
+        io.out(MAIN_HELP);
+        return 0;
+      }
+      return await start(values, io);
+    }
+    if (command === 'start') {
+      if (values.help) {
+        io.out(START_HELP);
+        return 0;
+      }
+      return await start(values, io);
+    }
+    if (command === 'status') {
+      if (values.help) {
+        io.out(STATUS_HELP);
+        return 0;
+      }
+      return await status(values, io);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`overlay-daemon: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  io.err(`overlay-daemon: unknown command "${command}". Run "overlay-daemon --help".\n`);
+  return 2;
+}
+
+type Values = ReturnType<typeof parseCommandLine>['values'];
+
+async function start(values: Values, io: CliIo): Promise<number> {
+  const port = parseIntOption('port', values.port, DEFAULT_PORT, 0, 65535);
+  const initTimeoutMs = parseIntOption('init-timeout-ms', values['init-timeout-ms'], 5000, 1, 600_000);
+  const host = values.host ?? DEFAULT_HOST;
+  if (!isLoopbackHost(host)) {
+    io.err(
+      `warning: --host ${host} makes the overlay server reachable from other devices on your network.\n`,
+    );
+  }
+  const dataDir = values['data-dir'] ?? defaultDataDir();
+  let daemon: RunningDaemon;
+  try {
+    daemon = await startDaemon({
+      port,
+      host,
+      dataDir,
+      dev: values.dev === true,
+      initTimeoutMs,
+      log: (line) => io.err(`${line}\n`),
+    });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE') {
+      io.err(
+        `overlay-daemon: port ${port} on ${host} is already in use (is another overlay-daemon running? try --port)\n`,
+      );
+    } else if (e.code === 'EADDRNOTAVAIL') {
+      io.err(`overlay-daemon: cannot bind ${host}: no such address on this machine\n`);
+    } else if (e.code === 'EACCES') {
+      io.err(`overlay-daemon: not allowed to listen on ${host}:${port}\n`);
+    } else {
+      io.err(`overlay-daemon: ${e.message}\n`);
+    }
+    return 1;
+  }
+  io.out(
+    `overlay-daemon ${PACKAGE_VERSION} listening on ${daemon.url}${values.dev ? ' (dev: page served by Vite)' : ''}\n`,
+  );
+  io.out(`data directory: ${daemon.dataDir.root}\n`);
+  for (const overlay of daemon.overlays.list()) {
+    io.out(`overlay "${overlay.name}": ${daemon.url}/overlay/${overlay.id}\n`);
+  }
+  io.out('press Ctrl+C to stop\n');
+  const signal = await io.stopSignal();
+  io.out(`${signal}: shutting down\n`);
+  await daemon.close();
+  return 0;
+}
+
+async function status(values: Values, io: CliIo): Promise<number> {
+  const port = parseIntOption('port', values.port, DEFAULT_PORT, 1, 65535);
+  const host = values.host ?? DEFAULT_HOST;
+  const hostForUrl = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${hostForUrl}:${port}/status`;
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+    const text = await res.text();
+    if (!res.ok) {
+      io.err(`overlay-daemon: ${url} answered ${res.status}: ${text}\n`);
+      return 1;
+    }
+    io.out(`${text}\n`);
+    return 0;
+  } catch {
+    io.err(`overlay-daemon: no overlay server is answering at ${url}\n`);
+    return 1;
+  }
 }

@@ -1,21 +1,64 @@
-// Composes the daemon: data directory, overlay registry and the HTTP server on one port.
+// Composes the daemon: data directory, overlay and rule stores, WebSocket hub, HTTP routes, on one port.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createHttpApp } from './http.js';
-import { OverlayRegistry } from './registry.js';
-import { type DataDir, initDataDir, loadOverlays } from './store.js';
+import type { Polka } from 'polka';
+import { ConnectionLimiter } from './connection-limit.js';
+import type { DevPage } from './dev-page.js';
+import { createFrontDoor, createUpgradeListener } from './front-door.js';
+import { createHttpApp, type PageRenderer } from './http.js';
+import { Hub } from './hub.js';
+import { createIngest, type EventHandler, type Ingest } from './ingest.js';
+import { OverlayStore } from './overlay-store.js';
+import { compiledPageRenderer } from './page.js';
+import { PageTokens } from './page-tokens.js';
+import type { OverlayRegistry } from './registry.js';
+import { RulesStore } from './rules-store.js';
+import { type DataDir, initDataDir, readAdminKey } from './store.js';
 
 export interface DaemonOptions {
   port: number;
   host: string;
   dataDir: string;
+  /** Serve the page from the Vite dev server with hot reload (interface §4.2 rule 1). */
+  dev?: boolean;
+  /** Init window of a WebSocket connection (decisions §3: 5000). */
+  initTimeoutMs?: number;
+  /** The tunnel's public hostname: accepted as Host and Origin, and its requests read CF-Connecting-IP. */
+  tunnelHost?: string;
+  /** WebSocket heartbeat period (30 s). */
+  pingIntervalMs?: number;
+  /** Lifetime of an unused page token (5 minutes). */
+  tokenTtlMs?: number;
+  /** Clock for token expiry. */
+  now?: () => number;
+  /** Open connections per client IP (10). */
+  maxConnectionsPerIp?: number;
+  /** A WebSocket client with more queued than this is dropped (4 MiB). */
+  maxBufferedBytes?: number;
+  /** How long an edited file must be quiet before it is read (ms). */
+  watchSettleMs?: number;
+  /** Extra steps of event handling after the broadcast (rules engine, widget state). */
+  eventHandlers?: EventHandler[];
+  log?: (line: string) => void;
 }
 
 export interface RunningDaemon {
   port: number;
   host: string;
   dataDir: DataDir;
+  /** The overlays in force (read-only view of `overlays`). */
   registry: OverlayRegistry;
+  overlays: OverlayStore;
+  rules: RulesStore;
+  hub: Hub;
+  tokens: PageTokens;
+  /** The seam for stream events (ingest.ts). */
+  ingest: Ingest;
+  /** Fields added to GET /status, e.g. `statusFields.set('tiktok', () => state)`. */
+  statusFields: Map<string, () => unknown>;
+  /** The tunnel hostname in force; set it when a tunnel comes up. */
+  tunnelHost: string | undefined;
+  adminKey: string;
   /** Base URL for local clients, e.g. http://127.0.0.1:7890 */
   url: string;
   close(): Promise<void>;
@@ -24,38 +67,153 @@ export interface RunningDaemon {
 export const DEFAULT_PORT = 7890;
 export const DEFAULT_HOST = '127.0.0.1';
 
-export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
-  const dataDir = await initDataDir(options.dataDir);
-  const { overlays, failures } = await loadOverlays(dataDir);
-  for (const failure of failures) {
-    if (!failure.ok) console.error(`[store] ignoring ${failure.path}: ${failure.error}`);
-  }
-  const registry = new OverlayRegistry(overlays);
-
-  let boundPort = 0;
-  const server: Server = createServer();
-  const app = createHttpApp({ server, registry, port: () => boundPort });
-
-  await new Promise<void>((resolve, reject) => {
+function listen(app: Polka, server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    app.listen(options.port, options.host, () => {
+    app.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  boundPort = (server.address() as AddressInfo).port;
-  const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
+}
 
+export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const dataDir = await initDataDir(options.dataDir);
+  const adminKey = await readAdminKey(dataDir);
+  const overlays = new OverlayStore(dataDir, {
+    log,
+    ...(options.watchSettleMs ? { settleMs: options.watchSettleMs } : {}),
+  });
+  await overlays.load();
+  const rules = new RulesStore(dataDir, { log });
+  await rules.load();
+
+  const tokens = new PageTokens({
+    ...(options.tokenTtlMs !== undefined ? { ttlMs: options.tokenTtlMs } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const hub = new Hub({
+    tokens,
+    getOverlay: (id) => overlays.get(id),
+    ...(options.initTimeoutMs !== undefined ? { initTimeoutMs: options.initTimeoutMs } : {}),
+    ...(options.pingIntervalMs !== undefined ? { pingIntervalMs: options.pingIntervalMs } : {}),
+    ...(options.maxBufferedBytes !== undefined ? { maxBufferedBytes: options.maxBufferedBytes } : {}),
+    log,
+  });
+  overlays.subscribe((change) => {
+    if (change.type === 'changed') hub.broadcastOverlay(change.overlay);
+    else {
+      tokens.revokeOverlay(change.overlayId);
+      hub.closeOverlay(change.overlayId);
+    }
+  });
+  const ingest = createIngest({ hub, overlays, rules, log }, options.eventHandlers);
+
+  let boundPort = 0;
+  const statusFields = new Map<string, () => unknown>();
+  const state = { tunnelHost: options.tunnelHost };
+  const server = createServer();
+  // Idle keep-alive sockets are not counted against the per-IP limit; do not let them linger.
+  server.keepAliveTimeout = 5000;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 60_000;
+
+  let devPage: DevPage | undefined;
+  const page: PageRenderer = options.dev
+    ? {
+        render: (id, token) =>
+          devPage ? devPage.render(id, token) : Promise.reject(new Error('dev server not ready')),
+      }
+    : compiledPageRenderer(() => boundPort);
+  const frontDoorOptions = {
+    limiter: new ConnectionLimiter(options.maxConnectionsPerIp ?? 10),
+    tunnelHost: () => state.tunnelHost,
+    adminKey,
+    hub,
+    dev: options.dev === true,
+  };
+  const app = createHttpApp({
+    server,
+    frontDoor: createFrontDoor(frontDoorOptions),
+    overlays,
+    rules,
+    hub,
+    tokens,
+    page,
+    ingest,
+    mediaDir: dataDir.mediaDir,
+    log,
+    ...(options.dev
+      ? { devMiddleware: (req, res, next) => (devPage ? devPage.middleware(req, res, next) : next()) }
+      : {}),
+    status: () => {
+      const fields: Record<string, unknown> = { port: boundPort };
+      for (const [name, read] of statusFields)
+        if (name !== 'running' && name !== 'port') fields[name] = read();
+      return fields;
+    },
+  });
+  server.on('upgrade', createUpgradeListener(frontDoorOptions));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    socket.end(
+      'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nX-Content-Type-Options: nosniff\r\nContent-Length: 0\r\n\r\n',
+    );
+  });
+
+  try {
+    await listen(app, server, options.port, options.host);
+  } catch (err) {
+    await hub.close(0);
+    throw err;
+  }
+  boundPort = (server.address() as AddressInfo).port;
+  try {
+    if (options.dev) {
+      const { startDevPage } = await import('./dev-page.js');
+      devPage = await startDevPage(server, () => boundPort);
+    }
+    await overlays.watch();
+    await rules.watch(options.watchSettleMs);
+  } catch (err) {
+    await Promise.allSettled([overlays.close(), rules.close(), hub.close(0), devPage?.close()]);
+    server.close();
+    throw err;
+  }
+
+  const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
+  let closing: Promise<void> | undefined;
   return {
     port: boundPort,
     host: options.host,
     dataDir,
-    registry,
-    url: `http://${hostForUrl === '0.0.0.0' ? '127.0.0.1' : hostForUrl}:${boundPort}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
+    registry: overlays.registry,
+    overlays,
+    rules,
+    hub,
+    tokens,
+    ingest,
+    statusFields,
+    get tunnelHost() {
+      return state.tunnelHost;
+    },
+    set tunnelHost(value: string | undefined) {
+      state.tunnelHost = value;
+    },
+    adminKey,
+    url: `http://${hostForUrl === '0.0.0.0' || hostForUrl === '[::]' ? '127.0.0.1' : hostForUrl}:${boundPort}`,
+    close() {
+      // Shutdown: stop accepting, say goodbye (1001) to WebSocket clients, stop watchers, flush writes.
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        await hub.close();
+        await devPage?.close();
+        await Promise.all([overlays.close(), rules.close()]);
         server.closeAllConnections();
-      }),
+        await stopped;
+      })();
+      return closing;
+    },
   };
 }

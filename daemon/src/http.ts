@@ -1,66 +1,118 @@
-// The daemon's HTTP routes on polka; WebSocket upgrades are handled beside it in the same server.
-import { randomBytes } from 'node:crypto';
-import type { Server, ServerResponse } from 'node:http';
-import polka from 'polka';
+// The daemon's HTTP routes on polka: status, overlay pages, media, compiled page assets and the control API.
+import { existsSync } from 'node:fs';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import polka, { type Polka } from 'polka';
 import sirv from 'sirv';
-import { ERROR_STATUS, type ErrorCode, errorBody, parseWith, Uuid } from '../../shared/protocol.js';
+import { parseWith, Uuid } from '../../shared/protocol.js';
+import { CONTROL_ROUTES, type ControlApiContext, mountControlApi } from './control-api.js';
+import { ASSET_CACHE_CONTROL, resolveMediaPath } from './media.js';
+import type { OverlayStore } from './overlay-store.js';
 import { PAGE_DIST_DIR } from './package-root.js';
-import { compiledOverlayPage, injectGlobals } from './page.js';
-import type { OverlayRegistry } from './registry.js';
+import type { PageTokens } from './page-tokens.js';
+import { sendError, sendJson } from './responses.js';
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const data = JSON.stringify(body);
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(data),
-  });
-  res.end(data);
+/** Produces the overlay page's HTML with the globals injected (compiled page, or Vite in --dev). */
+export interface PageRenderer {
+  render(overlayId: string, token: string): Promise<string>;
 }
 
-export function sendError(res: ServerResponse, code: ErrorCode, message: string): void {
-  sendJson(res, ERROR_STATUS[code], errorBody(code, message));
-}
-
-export interface HttpContext {
+export interface HttpContext extends ControlApiContext {
+  overlays: OverlayStore;
+  tokens: PageTokens;
+  page: PageRenderer;
+  /** Extra handlers tried before the routes (the Vite dev server's middlewares in --dev). */
+  devMiddleware?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+  /** Fields of GET /status; more can be added while running (e.g. tunnel state). */
+  status: () => Record<string, unknown>;
+  log: (line: string) => void;
+  /** Per-request checks that run before any route (front-door.ts). */
+  frontDoor: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   server: Server;
-  registry: OverlayRegistry;
-  /** The port actually bound (known after listen; 0 before). */
-  port: () => number;
 }
 
-export function createHttpApp(ctx: HttpContext) {
+const OTHER_ROUTES: { pattern: RegExp; methods: string[] }[] = [
+  { pattern: /^\/status\/?$/, methods: ['GET', 'HEAD'] },
+  { pattern: /^\/overlay\/[^/]+\/?$/, methods: ['GET', 'HEAD'] },
+  { pattern: /^\/assets\/.+$/, methods: ['GET', 'HEAD'] },
+];
+
+function allowedMethods(path: string): string[] | undefined {
+  return [...OTHER_ROUTES, ...CONTROL_ROUTES].find((route) => route.pattern.test(path))?.methods;
+}
+
+export function createHttpApp(ctx: HttpContext): Polka {
   const app = polka({
     server: ctx.server,
-    onNoMatch: (_req, res) => sendError(res, 'not_found', 'No such route'),
+    onNoMatch: (req, res) => {
+      const methods = allowedMethods(req.path);
+      if (methods && !methods.includes(req.method)) {
+        return sendError(res, 'method_not_allowed', `${req.method} is not allowed here`, {
+          Allow: methods.join(', '),
+        });
+      }
+      sendError(res, 'not_found', 'No such route');
+    },
     onError: (err, _req, res) => {
-      console.error('[http] unhandled error:', err);
+      ctx.log(`[http] unhandled error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       if (!res.headersSent) sendError(res, 'internal', 'Internal error');
-      else res.end();
+      else res.destroy();
     },
   });
 
-  app.use((_req, res, next) => {
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    next();
-  });
+  app.use((req, res, next) => ctx.frontDoor(req, res, () => void next()));
 
-  app.get('/status', (_req, res) => sendJson(res, 200, { running: true, port: ctx.port() }));
+  if (ctx.devMiddleware) {
+    const dev = ctx.devMiddleware;
+    app.use((req, res, next) =>
+      req.path.startsWith('/overlay-dev/') ? dev(req, res, () => void next()) : next(),
+    );
+  }
 
-  app.get('/overlay/:overlayId', (req, res) => {
-    const id = req.params.overlayId ?? '';
-    if (!parseWith(Uuid, id).ok || !ctx.registry.get(id)) {
+  app.get('/status', (_req, res) => sendJson(res, 200, { running: true, ...ctx.status() }));
+
+  app.get('/overlay/:overlayId', async (req, res) => {
+    const id = (req.params.overlayId ?? '').toLowerCase();
+    if (!parseWith(Uuid, id).ok || !ctx.overlays.get(id)) {
       return sendError(res, 'not_found', 'No overlay has that id');
     }
-    const token = randomBytes(24).toString('base64url');
-    const html = injectGlobals(compiledOverlayPage(), { overlayId: id, port: ctx.port(), token });
+    // interface §5.2: every load gets its own token, usable once, for this overlay only.
+    const token = ctx.tokens.issue(id);
+    const html = await ctx.page.render(id, token);
     res.writeHead(200, {
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
+      'Referrer-Policy': 'no-referrer',
+      'Content-Length': Buffer.byteLength(html),
     });
     res.end(html);
   });
 
-  app.use('/overlay-assets', sirv(PAGE_DIST_DIR, { dev: false, etag: true, gzip: false }));
+  // Media: traversal checks first, on the raw path and then the decoded one (interface §5.3), then sirv.
+  const serveMedia = sirv(ctx.mediaDir, { dev: true, etag: true, dotfiles: false });
+  app.get('/assets/*', async (req, res) => {
+    const rawPath = (req.originalUrl.split('?')[0] ?? '').slice('/assets/'.length);
+    const found = await resolveMediaPath(ctx.mediaDir, rawPath);
+    if (!found.ok) {
+      return found.status === 403
+        ? sendError(res, 'forbidden', `Invalid media path: ${found.reason}`)
+        : sendError(res, 'not_found', 'No media file at that path');
+    }
+    res.setHeader('Cache-Control', ASSET_CACHE_CONTROL);
+    // Media is shown inside the overlay, never as a document of this origin (an uploaded SVG runs no script).
+    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
+    req.url = `/${found.name.split('/').map(encodeURIComponent).join('/')}`;
+    serveMedia(req, res, () => sendError(res, 'not_found', 'No media file at that path'));
+  });
 
+  if (!ctx.devMiddleware) {
+    if (existsSync(PAGE_DIST_DIR)) {
+      // Vite names bundles by content hash, so they can be cached for good.
+      app.use('/overlay-assets', sirv(PAGE_DIST_DIR, { etag: true, maxAge: 31_536_000, immutable: true }));
+    } else {
+      ctx.log(`[http] ${PAGE_DIST_DIR} is missing: run "npm run build" to serve the compiled overlay page`);
+    }
+  }
+
+  mountControlApi(app, ctx);
   return app;
 }

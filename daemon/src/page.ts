@@ -50,3 +50,11 @@ export function compiledOverlayPage(): string {
   }
   return compiledPage;
 }
+
+/** Production: the compiled page (asset URLs already under /overlay-assets/) with fresh globals. */
+export function compiledPageRenderer(port: () => number) {
+  return {
+    render: async (overlayId: string, token: string) =>
+      injectGlobals(compiledOverlayPage(), { overlayId, port: port(), token }),
+  };
+}

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { type Overlay, Overlay as OverlaySchema, parseJsonWith } from '../../shared/protocol.js';
+import type { Overlay } from '../../shared/protocol.js';
 
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.OVERLAY_DATA_DIR || join(homedir(), '.overlay-daemon');
@@ -74,6 +74,7 @@ export async function initDataDir(root: string): Promise<DataDir> {
   await mkdir(dirs.overlaysDir, { recursive: true });
   await mkdir(dirs.mediaDir, { recursive: true });
   const existing = (await readdir(dirs.overlaysDir)).filter((f) => f.endsWith('.json'));
+  // A data directory without any overlay file (first start) gets the demo overlay (decisions §3).
   if (existing.length === 0) {
     const demo = demoOverlay();
     await writeFileAtomic(join(dirs.overlaysDir, `${demo.id}.json`), `${JSON.stringify(demo, null, 2)}\n`);
@@ -94,25 +95,10 @@ async function createIfMissing(path: string, data: string, mode: number): Promis
   }
 }
 
-export type LoadResult = { ok: true; overlay: Overlay } | { ok: false; path: string; error: string };
-
-export async function loadOverlayFile(path: string): Promise<LoadResult> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    return { ok: false, path, error: (err as Error).message };
-  }
-  const parsed = parseJsonWith(OverlaySchema, text);
-  return parsed.ok ? { ok: true, overlay: parsed.value } : { ok: false, path, error: parsed.error };
-}
-
-/** Reads every overlay file; files that do not parse are reported, not fatal. */
-export async function loadOverlays(dirs: DataDir): Promise<{ overlays: Overlay[]; failures: LoadResult[] }> {
-  const names = (await readdir(dirs.overlaysDir)).filter((f) => f.endsWith('.json')).sort();
-  const results = await Promise.all(names.map((name) => loadOverlayFile(join(dirs.overlaysDir, name))));
-  return {
-    overlays: results.flatMap((r) => (r.ok ? [r.overlay] : [])),
-    failures: results.filter((r) => !r.ok),
-  };
+/** The local control key (decisions §3: admin.key, mode 0600). */
+export async function readAdminKey(dirs: DataDir): Promise<string> {
+  const key = (await readFile(dirs.adminKeyFile, 'utf8')).trim();
+  if (key.length < 16)
+    throw new Error(`${dirs.adminKeyFile} holds no usable key; delete it to have a new one made`);
+  return key;
 }

@@ -1,0 +1,26 @@
+// Counts open connections (HTTP requests in flight and WebSockets) per client IP (interface §8, decisions §3).
+
+export class ConnectionLimiter {
+  readonly #open = new Map<string, number>();
+
+  constructor(readonly maxPerIp: number) {}
+
+  /** Takes a slot for `ip`; returns its release function (idempotent), or undefined when the IP is at its limit. */
+  tryAcquire(ip: string): (() => void) | undefined {
+    const count = this.#open.get(ip) ?? 0;
+    if (count >= this.maxPerIp) return undefined;
+    this.#open.set(ip, count + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#open.get(ip) ?? 1) - 1;
+      if (left <= 0) this.#open.delete(ip);
+      else this.#open.set(ip, left);
+    };
+  }
+
+  openFor(ip: string): number {
+    return this.#open.get(ip) ?? 0;
+  }
+}

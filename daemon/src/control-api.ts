@@ -1,0 +1,215 @@
+// The local control API under /api/ (decisions §3): overlays, events, commands, rules, media, clients.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Polka, Request } from 'polka';
+import type * as v from 'valibot';
+import {
+  OverlayCommandInput,
+  OverlayInput,
+  parseJsonWith,
+  parseWith,
+  StreamEvent,
+  Uuid,
+} from '../../shared/protocol.js';
+import { RuleList } from '../../shared/rules.js';
+import { readBody } from './body.js';
+import type { Hub } from './hub.js';
+import {
+  checkMediaName,
+  listMedia,
+  MEDIA_MAX_BYTES,
+  mediaType,
+  PayloadTooLarge,
+  writeMedia,
+} from './media.js';
+import type { OverlayStore } from './overlay-store.js';
+import { sendError, sendJson, sendNoContent } from './responses.js';
+import type { RulesStore } from './rules-store.js';
+
+export interface ControlApiContext {
+  overlays: OverlayStore;
+  rules: RulesStore;
+  hub: Hub;
+  mediaDir: string;
+  /** The seam every stream event goes through (ingest.ts). */
+  ingest: (event: v.InferOutput<typeof StreamEvent>) => void;
+  log: (line: string) => void;
+}
+
+/** Compares the bearer token with the admin key in constant time (hashing first evens out lengths). */
+export function bearerMatches(header: string | undefined, adminKey: string): boolean {
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
+  const presented = createHash('sha256')
+    .update(match?.[1] ?? '')
+    .digest();
+  const expected = createHash('sha256').update(adminKey).digest();
+  return timingSafeEqual(presented, expected) && match !== null;
+}
+
+/** Reads and validates a JSON body; answers 413/400 itself and returns undefined then. */
+async function readJson<S extends v.GenericSchema>(
+  req: IncomingMessage,
+  res: ServerResponse,
+  schema: S,
+): Promise<v.InferOutput<S> | undefined> {
+  const body = await readBody(req);
+  if (!body.ok) {
+    sendError(res, 'payload_too_large', 'JSON bodies are limited to 1 MiB', { Connection: 'close' });
+    return undefined;
+  }
+  const parsed = parseJsonWith(schema, body.text);
+  if (!parsed.ok) {
+    sendError(res, 'bad_request', parsed.error);
+    return undefined;
+  }
+  return parsed.value;
+}
+
+function overlayIdParam(req: Request): string | undefined {
+  const id = req.params.id ?? '';
+  return parseWith(Uuid, id).ok ? id.toLowerCase() : undefined;
+}
+
+/** The media name after /api/media/, decoded once; undefined when it is not a valid media path. */
+function mediaNameParam(req: Request, mediaDir: string): string | undefined {
+  const raw = req.path.slice('/api/media/'.length);
+  let name: string;
+  try {
+    name = decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+  return checkMediaName(mediaDir, name).ok ? name : undefined;
+}
+
+/** Routes and the methods each one answers, for 405 with `Allow` (decisions §1). */
+export const CONTROL_ROUTES: { pattern: RegExp; methods: string[] }[] = [
+  { pattern: /^\/api\/overlays\/?$/, methods: ['GET', 'POST'] },
+  { pattern: /^\/api\/overlays\/[^/]+\/?$/, methods: ['GET', 'PUT', 'DELETE'] },
+  { pattern: /^\/api\/overlays\/[^/]+\/commands\/?$/, methods: ['POST'] },
+  { pattern: /^\/api\/events\/?$/, methods: ['POST'] },
+  { pattern: /^\/api\/rules\/?$/, methods: ['GET', 'PUT'] },
+  { pattern: /^\/api\/media\/?$/, methods: ['GET'] },
+  { pattern: /^\/api\/media\/.+$/, methods: ['PUT', 'DELETE'] },
+  { pattern: /^\/api\/clients\/?$/, methods: ['GET'] },
+];
+
+export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
+  const { overlays, rules, hub } = ctx;
+
+  app.get('/api/overlays', (_req, res) => sendJson(res, 200, overlays.list()));
+
+  app.post('/api/overlays', async (req, res) => {
+    const input = await readJson(req, res, OverlayInput);
+    if (!input) return;
+    const overlay = await overlays.create(input);
+    sendJson(res, 201, overlay, { Location: `/api/overlays/${overlay.id}` });
+  });
+
+  app.get('/api/overlays/:id', (req, res) => {
+    const id = overlayIdParam(req);
+    const overlay = id ? overlays.get(id) : undefined;
+    if (!overlay) return sendError(res, 'not_found', 'No overlay has that id');
+    sendJson(res, 200, overlay);
+  });
+
+  app.put('/api/overlays/:id', async (req, res) => {
+    const id = overlayIdParam(req);
+    if (!id || !overlays.get(id)) return sendError(res, 'not_found', 'No overlay has that id');
+    const input = await readJson(req, res, OverlayInput);
+    if (!input) return;
+    const result = await overlays.update({ id, ...input });
+    if (result.ok) return sendJson(res, 200, result.overlay);
+    sendError(res, result.reason === 'not_found' ? 'not_found' : 'conflict', result.message);
+  });
+
+  app.delete('/api/overlays/:id', async (req, res) => {
+    const id = overlayIdParam(req);
+    if (!id || !(await overlays.remove(id))) return sendError(res, 'not_found', 'No overlay has that id');
+    sendNoContent(res);
+  });
+
+  app.post('/api/overlays/:id/commands', async (req, res) => {
+    const id = overlayIdParam(req);
+    if (!id || !overlays.get(id)) return sendError(res, 'not_found', 'No overlay has that id');
+    const command = await readJson(req, res, OverlayCommandInput);
+    if (!command) return;
+    const delivered = hub.sendCommand(id, command);
+    sendJson(res, 202, { delivered });
+  });
+
+  app.post('/api/events', async (req, res) => {
+    const event = await readJson(req, res, StreamEvent);
+    if (!event) return;
+    ctx.ingest(event);
+    sendJson(res, 202, { accepted: true });
+  });
+
+  app.get('/api/rules', (_req, res) => sendJson(res, 200, rules.current()));
+
+  app.put('/api/rules', async (req, res) => {
+    const list = await readJson(req, res, RuleList);
+    if (!list) return;
+    const result = await rules.replace(list);
+    if (result.ok) return sendJson(res, 200, result.rules);
+    sendError(res, 'conflict', result.message);
+  });
+
+  app.get('/api/clients', (_req, res) => {
+    const counts = hub.clientCounts();
+    const clients: Record<string, number> = {};
+    for (const overlay of overlays.list()) clients[overlay.id] = counts[overlay.id] ?? 0;
+    sendJson(res, 200, { clients });
+  });
+
+  app.get('/api/media', async (_req, res) => sendJson(res, 200, await listMedia(ctx.mediaDir)));
+
+  app.put('/api/media/*', async (req, res) => {
+    const name = mediaNameParam(req, ctx.mediaDir);
+    if (name === undefined)
+      return sendError(
+        res,
+        'bad_request',
+        'name: must be a media file name (letters, digits, . _ - space /), without ..',
+      );
+    const type = mediaType(name);
+    if (!type)
+      return sendError(
+        res,
+        'bad_request',
+        'name: the extension must be that of an image, audio or video file',
+      );
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > MEDIA_MAX_BYTES) {
+      return sendError(res, 'payload_too_large', 'media files are limited to 20 MiB', {
+        Connection: 'close',
+      });
+    }
+    const checked = checkMediaName(ctx.mediaDir, name);
+    if (!checked.ok) return sendError(res, 'bad_request', 'name: not allowed');
+    try {
+      const { replaced, size } = await writeMedia(checked.path, req);
+      sendJson(res, replaced ? 200 : 201, { name, size, type });
+    } catch (err) {
+      if (err instanceof PayloadTooLarge) {
+        return sendError(res, 'payload_too_large', 'media files are limited to 20 MiB', {
+          Connection: 'close',
+        });
+      }
+      throw err;
+    }
+  });
+
+  app.delete('/api/media/*', async (req, res) => {
+    const name = mediaNameParam(req, ctx.mediaDir);
+    const checked = name === undefined ? undefined : checkMediaName(ctx.mediaDir, name);
+    if (!checked?.ok) return sendError(res, 'not_found', 'No media file has that name');
+    try {
+      await rm(checked.path);
+    } catch {
+      return sendError(res, 'not_found', 'No media file has that name');
+    }
+    sendNoContent(res);
+  });
+}

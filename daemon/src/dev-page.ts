@@ -1,0 +1,37 @@
+// --dev: the overlay page straight from daemon/page through Vite in middleware mode, with HMR on the daemon's port (interface §4.2 rule 1).
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from './package-root.js';
+import { injectGlobals } from './page.js';
+
+export const DEV_BASE = '/overlay-dev/';
+
+export interface DevPage {
+  render(overlayId: string, token: string): Promise<string>;
+  middleware(req: IncomingMessage, res: ServerResponse, next: () => void): void;
+  close(): Promise<void>;
+}
+
+export async function startDevPage(server: Server, port: () => number): Promise<DevPage> {
+  const pageDir = join(PACKAGE_ROOT, 'daemon', 'page');
+  // Imported here only: a production install never loads Vite.
+  const { createServer } = await import('vite');
+  const vite = await createServer({
+    configFile: join(pageDir, 'vite.config.ts'),
+    base: DEV_BASE,
+    appType: 'custom',
+    server: { middlewareMode: true, hmr: { server } },
+  });
+  const indexPath = join(pageDir, 'index.html');
+  return {
+    async render(overlayId, token) {
+      const source = await readFile(indexPath, 'utf8');
+      // Relative to the page folder's root, so ./src/main.ts becomes /overlay-dev/src/main.ts.
+      const html = await vite.transformIndexHtml(`${DEV_BASE}index.html`, source);
+      return injectGlobals(html, { overlayId, port: port(), token });
+    },
+    middleware: (req, res, next) => vite.middlewares(req, res, next),
+    close: () => vite.close(),
+  };
+}

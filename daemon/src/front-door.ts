@@ -1,0 +1,98 @@
+// Checks every request and upgrade before any route runs: per-IP slots, Host, Origin/CORS, nosniff, /api access.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { ConnectionLimiter } from './connection-limit.js';
+import { bearerMatches } from './control-api.js';
+import type { Hub } from './hub.js';
+import { classifyHost, clientIp, isLocalControlClient, originAllowed } from './net-policy.js';
+import { refuseUpgrade, sendError, sendNoContent } from './responses.js';
+
+export interface FrontDoorOptions {
+  limiter: ConnectionLimiter;
+  /** The tunnel's public hostname, when a tunnel is configured. */
+  tunnelHost?: () => string | undefined;
+  adminKey: string;
+  hub: Hub;
+  /** In --dev, Vite's own HMR socket shares the port: its upgrades are left to Vite's listener. */
+  dev: boolean;
+}
+
+const RETRY_AFTER_SECONDS = '1';
+const CORS_METHODS = 'GET, HEAD, POST, PUT, DELETE, OPTIONS';
+const CORS_HEADERS = 'Authorization, Content-Type';
+
+function isApiPath(url: string | undefined): boolean {
+  return url === '/api' || (url?.startsWith('/api/') ?? false) || (url?.startsWith('/api?') ?? false);
+}
+
+/** The first middleware of the app: runs for every request, before routing. */
+export function createFrontDoor(options: FrontDoorOptions) {
+  return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    // decisions §3: on every response, errors included.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Vary', 'Origin');
+    const tunnelHost = options.tunnelHost?.();
+    const hostKind = classifyHost(req.headers.host, tunnelHost);
+
+    // The per-IP limit counts this request until its response is finished or aborted (decisions §3).
+    const release = options.limiter.tryAcquire(clientIp(req, hostKind));
+    if (!release) {
+      return sendError(res, 'rate_limited', 'Too many open connections from this address', {
+        'Retry-After': RETRY_AFTER_SECONDS,
+        Connection: 'close',
+      });
+    }
+    res.once('close', release);
+
+    if (!hostKind) return sendError(res, 'forbidden', 'Host not allowed');
+    const origin = req.headers.origin;
+    if (origin !== undefined) {
+      if (!originAllowed(origin, tunnelHost))
+        return sendError(res, 'forbidden', 'Cross-origin requests are limited to localhost');
+      res.setHeader('Access-Control-Allow-Origin', origin);
+    }
+    const api = isApiPath(req.url);
+    // Never answered through the tunnel or for another machine: as if it did not exist (decisions §3).
+    if (api && !isLocalControlClient(req, hostKind)) return sendError(res, 'not_found', 'No such route');
+    if (req.method === 'OPTIONS') {
+      return sendNoContent(res, 204, {
+        Allow: CORS_METHODS,
+        ...(origin !== undefined
+          ? {
+              'Access-Control-Allow-Methods': CORS_METHODS,
+              'Access-Control-Allow-Headers': CORS_HEADERS,
+              'Access-Control-Max-Age': '600',
+            }
+          : {}),
+      });
+    }
+    if (api && !bearerMatches(req.headers.authorization, options.adminKey)) {
+      return sendError(res, 'unauthenticated', 'Send Authorization: Bearer <contents of admin.key>', {
+        'WWW-Authenticate': 'Bearer',
+      });
+    }
+    next();
+  };
+}
+
+export function createUpgradeListener(options: FrontDoorOptions) {
+  return (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    const tunnelHost = options.tunnelHost?.();
+    const hostKind = classifyHost(req.headers.host, tunnelHost);
+    if (!hostKind) return refuseUpgrade(socket, 'forbidden', 'Host not allowed');
+    const origin = req.headers.origin;
+    if (origin !== undefined && !originAllowed(origin, tunnelHost)) {
+      return refuseUpgrade(socket, 'forbidden', 'WebSocket origin not allowed');
+    }
+    const protocol = req.headers['sec-websocket-protocol'];
+    if (options.dev && typeof protocol === 'string' && protocol.startsWith('vite-')) return;
+    const release = options.limiter.tryAcquire(clientIp(req, hostKind));
+    if (!release) {
+      return refuseUpgrade(socket, 'rate_limited', 'Too many open connections from this address', {
+        'Retry-After': RETRY_AFTER_SECONDS,
+      });
+    }
+    options.hub.handleUpgrade(req, socket, head, release);
+  };
+}

@@ -1,0 +1,256 @@
+// The WebSocket side of the daemon: init handshake, one overlay per connection, broadcasts (interface §§3, 6; decisions §3).
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import {
+  encodeServerMessage,
+  type Overlay,
+  type OverlayCommandInput,
+  parseClientMessage,
+  type StreamEvent,
+} from '../../shared/protocol.js';
+import type { PageTokens } from './page-tokens.js';
+
+/** Close codes of RFC 6455 §7.4.1 that the daemon uses. */
+export const CLOSE = {
+  normal: 1000,
+  goingAway: 1001,
+  policyViolation: 1008,
+  tooBig: 1009,
+} as const;
+
+export const MAX_MESSAGE_BYTES = 512 * 1024;
+export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+export interface HubOptions {
+  tokens: PageTokens;
+  /** The overlay in force for an id, read at init time. */
+  getOverlay: (id: string) => Overlay | undefined;
+  /** How long a connection may stay without a valid `init` (decisions §3: 5 s). */
+  initTimeoutMs?: number;
+  /** Heartbeat period; a client that missed the previous pong is terminated. */
+  pingIntervalMs?: number;
+  /** A client with more than this queued is dropped rather than allowed to grow memory. */
+  maxBufferedBytes?: number;
+  log?: (line: string) => void;
+}
+
+interface ClientState {
+  overlayId: string | undefined;
+  alive: boolean;
+  initTimer: NodeJS.Timeout | undefined;
+}
+
+/** The close reason is at most 123 bytes (RFC 6455 §5.5). */
+function shortReason(reason: string): string {
+  const bytes = Buffer.from(reason);
+  return bytes.length <= 123
+    ? reason
+    : bytes
+        .subarray(0, 120)
+        .toString()
+        .replace(/\uFFFD$/, '');
+}
+
+function rawToText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  return Buffer.from(data).toString('utf8');
+}
+
+export class Hub {
+  readonly #wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_MESSAGE_BYTES,
+    clientTracking: false,
+  });
+  readonly #clients = new Map<WebSocket, ClientState>();
+  readonly #byOverlay = new Map<string, Set<WebSocket>>();
+  readonly #options: Required<Omit<HubOptions, 'log'>> & { log: (line: string) => void };
+  readonly #heartbeat: NodeJS.Timeout;
+  #closing = false;
+
+  constructor(options: HubOptions) {
+    this.#options = {
+      initTimeoutMs: 5000,
+      pingIntervalMs: 30_000,
+      maxBufferedBytes: MAX_BUFFERED_BYTES,
+      log: (line) => console.error(line),
+      ...options,
+    };
+    this.#heartbeat = setInterval(() => this.#ping(), this.#options.pingIntervalMs);
+    this.#heartbeat.unref();
+  }
+
+  /** Completes an upgrade that the HTTP layer has already authorised (Host, Origin, per-IP slot). */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, release: () => void): void {
+    if (this.#closing) {
+      release();
+      socket.destroy();
+      return;
+    }
+    socket.once('close', release);
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws));
+  }
+
+  #accept(ws: WebSocket): void {
+    const state: ClientState = {
+      overlayId: undefined,
+      alive: true,
+      initTimer: setTimeout(
+        () => ws.close(CLOSE.policyViolation, 'init not received in time'),
+        this.#options.initTimeoutMs,
+      ),
+    };
+    this.#clients.set(ws, state);
+    ws.on('pong', () => {
+      state.alive = true;
+    });
+    ws.on('message', (data, isBinary) => this.#onMessage(ws, state, data, isBinary));
+    // ws closes with 1009 by itself when a message exceeds maxPayload; errors end in 'close'.
+    ws.on('error', () => {});
+    ws.on('close', () => this.#forget(ws, state));
+  }
+
+  #onMessage(ws: WebSocket, state: ClientState, data: RawData, isBinary: boolean): void {
+    if (state.overlayId !== undefined) {
+      // `init` is the only client message and it is sent once (interface §6.1).
+      ws.close(CLOSE.policyViolation, 'unexpected message after init');
+      return;
+    }
+    if (isBinary) {
+      ws.close(CLOSE.policyViolation, 'messages are JSON text');
+      return;
+    }
+    const parsed = parseClientMessage(rawToText(data));
+    if (!parsed.ok) {
+      ws.close(CLOSE.policyViolation, shortReason(`bad init: ${parsed.error}`));
+      return;
+    }
+    const { overlayId, token } = parsed.value;
+    const overlay = this.#options.getOverlay(overlayId);
+    if (!this.#options.tokens.consume(token, overlayId) || !overlay) {
+      ws.close(CLOSE.policyViolation, 'invalid token for this overlay');
+      return;
+    }
+    clearTimeout(state.initTimer);
+    state.initTimer = undefined;
+    state.overlayId = overlayId;
+    let set = this.#byOverlay.get(overlayId);
+    if (!set) {
+      set = new Set();
+      this.#byOverlay.set(overlayId, set);
+    }
+    set.add(ws);
+    const { name, width, height } = overlay;
+    this.#deliver(
+      ws,
+      encodeServerMessage({ type: 'init', overlay: { name, width, height }, widgets: overlay.widgets }),
+    );
+  }
+
+  #forget(ws: WebSocket, state: ClientState): void {
+    clearTimeout(state.initTimer);
+    this.#clients.delete(ws);
+    if (state.overlayId === undefined) return;
+    const set = this.#byOverlay.get(state.overlayId);
+    set?.delete(ws);
+    if (set?.size === 0) this.#byOverlay.delete(state.overlayId);
+  }
+
+  /** Sends without letting a reader that has stopped reading grow the daemon's memory. */
+  #deliver(ws: WebSocket, text: string): boolean {
+    if (ws.readyState !== ws.OPEN) return false;
+    if (ws.bufferedAmount > this.#options.maxBufferedBytes) {
+      this.#options.log(`[ws] dropping a client of overlay ${this.#clients.get(ws)?.overlayId}: not reading`);
+      ws.terminate();
+      return false;
+    }
+    ws.send(text);
+    return true;
+  }
+
+  /** Sends one serialised message to every client of an overlay; returns how many got it. */
+  #sendToOverlay(overlayId: string, text: string): number {
+    let sent = 0;
+    for (const ws of this.#byOverlay.get(overlayId) ?? []) if (this.#deliver(ws, text)) sent++;
+    return sent;
+  }
+
+  /** `overlay-update`: the full state, to every client of that overlay (interface §6.2). */
+  broadcastOverlay(overlay: Overlay): number {
+    const { id, name, width, height, widgets } = overlay;
+    const text = encodeServerMessage({
+      type: 'overlay-update',
+      overlayId: id,
+      overlay: { name, width, height },
+      widgets,
+    });
+    return this.#sendToOverlay(id, text);
+  }
+
+  /** `stream-event`: to every subscribed client of every overlay. */
+  broadcastEvent(event: StreamEvent): number {
+    const text = encodeServerMessage({ type: 'stream-event', event });
+    let sent = 0;
+    for (const overlayId of this.#byOverlay.keys()) sent += this.#sendToOverlay(overlayId, text);
+    return sent;
+  }
+
+  /** `overlay-command`: to the clients of the targeted overlay. */
+  sendCommand(overlayId: string, command: OverlayCommandInput): number {
+    const text = encodeServerMessage({
+      type: 'overlay-command',
+      command: command.command,
+      widgetId: command.widgetId,
+      payload: command.payload,
+    });
+    return this.#sendToOverlay(overlayId, text);
+  }
+
+  /** Closes the connections of an overlay that no longer exists. */
+  closeOverlay(overlayId: string, reason = 'overlay deleted'): void {
+    for (const ws of this.#byOverlay.get(overlayId) ?? []) ws.close(CLOSE.normal, reason);
+  }
+
+  /** Subscribed connections per overlay id. */
+  clientCounts(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const [overlayId, set] of this.#byOverlay) counts[overlayId] = set.size;
+    return counts;
+  }
+
+  get connectionCount(): number {
+    return this.#clients.size;
+  }
+
+  #ping(): void {
+    for (const [ws, state] of this.#clients) {
+      if (!state.alive) {
+        ws.terminate();
+        continue;
+      }
+      state.alive = false;
+      ws.ping();
+    }
+  }
+
+  /** Shutdown: every client gets 1001, then stragglers are terminated after `graceMs`. */
+  async close(graceMs = 1000): Promise<void> {
+    this.#closing = true;
+    clearInterval(this.#heartbeat);
+    const open = [...this.#clients.keys()];
+    const closed = open.map((ws) => new Promise<void>((resolve) => ws.once('close', () => resolve())));
+    for (const ws of open) ws.close(CLOSE.goingAway, 'server shutting down');
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(closed),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    for (const ws of this.#clients.keys()) ws.terminate();
+    this.#wss.close();
+  }
+}

@@ -1,0 +1,53 @@
+// The one seam through which stream events enter the daemon (decisions §3: POST /api/events, the TikTok source, the CLI).
+//
+// How to plug in:
+// - Callers hand `ingest(event)` an event that is already validated (a `StreamEvent` from
+//   shared/protocol.ts: `parseWith(StreamEvent, x)` or the TikTok normaliser's output). It never throws
+//   for a well-formed event and returns once the event has been dispatched (delivery is asynchronous).
+// - `IngestContext` gives everything an event may touch:
+//     hub.broadcastEvent(event)            → `stream-event` to every subscribed client of every overlay
+//     hub.sendCommand(overlayId, command)  → `overlay-command` to the clients of one overlay
+//     overlays.get(id) / overlays.update(overlay)
+//                                          → read an overlay; replace it (persisted atomically, broadcast
+//                                            as `overlay-update`; refused while its file is unreadable)
+//     rules.current()                      → the rules in force (rules.json), kept fresh by the daemon
+//     log(line)                            → the daemon's log
+// - The rules engine and widget state hook in by adding steps to `handlers` below (or by building
+//   their own `EventHandler` and passing it in `extraHandlers`); each handler gets the event and the context.
+import type { StreamEvent } from '../../shared/protocol.js';
+import type { Hub } from './hub.js';
+import type { OverlayStore } from './overlay-store.js';
+import type { RulesStore } from './rules-store.js';
+
+export interface IngestContext {
+  hub: Hub;
+  overlays: OverlayStore;
+  rules: RulesStore;
+  log: (line: string) => void;
+}
+
+/** One step of event handling. A step that fails is logged; the others still run. */
+export type EventHandler = (event: StreamEvent, ctx: IngestContext) => void | Promise<void>;
+
+export type Ingest = (event: StreamEvent) => void;
+
+/** interface §6.2: every stream event reaches every subscribed client as `stream-event`. */
+export const broadcastStreamEvent: EventHandler = (event, ctx) => {
+  ctx.hub.broadcastEvent(event);
+};
+
+export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] = []): Ingest {
+  const handlers: EventHandler[] = [broadcastStreamEvent, ...extraHandlers];
+  const fail = (err: unknown) =>
+    ctx.log(`[ingest] handling an event failed: ${err instanceof Error ? err.message : String(err)}`);
+  return (event) => {
+    for (const handler of handlers) {
+      try {
+        const result = handler(event, ctx);
+        if (result instanceof Promise) result.catch(fail);
+      } catch (err) {
+        fail(err);
+      }
+    }
+  };
+}

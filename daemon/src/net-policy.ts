@@ -1,0 +1,68 @@
+// Who may talk to the daemon: Host (DNS rebinding), Origin (CORS) and the client IP (decisions §3).
+import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
+
+/** `local`: a loopback name; `tunnel`: the configured tunnel hostname. */
+export type HostKind = 'local' | 'tunnel';
+
+const LOCAL_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Splits `name[:port]` (or `[v6][:port]`) and lowercases the name; undefined when malformed. */
+export function hostnameOf(hostHeader: string): string | undefined {
+  const value = hostHeader.trim().toLowerCase();
+  const match = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/.exec(value);
+  return match?.[1];
+}
+
+/** Classifies the Host header; undefined means refuse with 403 (decisions §3). */
+export function classifyHost(hostHeader: string | undefined, tunnelHost?: string): HostKind | undefined {
+  if (hostHeader === undefined) return undefined;
+  const name = hostnameOf(hostHeader);
+  if (name === undefined) return undefined;
+  if (LOCAL_HOSTNAMES.has(name)) return 'local';
+  if (tunnelHost !== undefined && name === tunnelHost.toLowerCase()) return 'tunnel';
+  return undefined;
+}
+
+/** An Origin is allowed when it is a localhost origin (http or https, any port) or the tunnel's. */
+export function originAllowed(origin: string, tunnelHost?: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  // An origin is scheme://host[:port] and nothing else; `null` and paths fail here.
+  if (url.origin !== origin.toLowerCase().replace(/\/$/, '')) return false;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  if (LOCAL_HOSTNAMES.has(url.hostname)) return true;
+  return tunnelHost !== undefined && url.protocol === 'https:' && url.host === tunnelHost.toLowerCase();
+}
+
+/** Normalises `::ffff:127.0.0.1` to `127.0.0.1`, so one client has one key. */
+export function normaliseIp(address: string | undefined): string {
+  if (!address) return 'unknown';
+  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+}
+
+export function isLoopbackIp(address: string): boolean {
+  return address === '::1' || (isIP(address) === 4 && address.startsWith('127.'));
+}
+
+/**
+ * The client IP for per-IP limits: the socket's peer, except that a request arriving from
+ * loopback with the tunnel's Host came through cloudflared, whose `CF-Connecting-IP` names
+ * the real client (decisions §3). Anywhere else the header is ignored, so it cannot be forged.
+ */
+export function clientIp(req: IncomingMessage, hostKind: HostKind | undefined): string {
+  const peer = normaliseIp(req.socket.remoteAddress);
+  if (hostKind !== 'tunnel' || !isLoopbackIp(peer)) return peer;
+  const forwarded = req.headers['cf-connecting-ip'];
+  if (typeof forwarded === 'string' && isIP(forwarded.trim()) !== 0) return normaliseIp(forwarded.trim());
+  return peer;
+}
+
+/** True for a request the local control API may answer: a loopback peer with a loopback Host. */
+export function isLocalControlClient(req: IncomingMessage, hostKind: HostKind | undefined): boolean {
+  return hostKind === 'local' && isLoopbackIp(normaliseIp(req.socket.remoteAddress));
+}

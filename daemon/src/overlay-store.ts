@@ -1,0 +1,253 @@
+// The overlays in force, kept in step with overlays/<uuid>.json both ways (decisions §3).
+import { randomUUID } from 'node:crypto';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { type FSWatcher, watch } from 'chokidar';
+import {
+  type Overlay,
+  type OverlayInput,
+  Overlay as OverlaySchema,
+  parseJsonWith,
+} from '../../shared/protocol.js';
+import { OverlayRegistry } from './registry.js';
+import { type DataDir, writeFileAtomic } from './store.js';
+
+const OVERLAY_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json$/i;
+
+export type OverlayListener = { type: 'changed'; overlay: Overlay } | { type: 'removed'; overlayId: string };
+
+export type UpdateResult =
+  | { ok: true; overlay: Overlay }
+  | { ok: false; reason: 'not_found' | 'unreadable'; message: string };
+
+export interface OverlayStoreOptions {
+  log?: (line: string) => void;
+  /** How long a file must be quiet before it is read (chokidar awaitWriteFinish). */
+  settleMs?: number;
+}
+
+export function serialiseOverlay(overlay: Overlay): string {
+  return `${JSON.stringify(overlay, null, 2)}\n`;
+}
+
+interface WriteQueue {
+  running: Promise<void> | undefined;
+  queued: Promise<void> | undefined;
+}
+
+export class OverlayStore {
+  readonly registry = new OverlayRegistry();
+  /** Last text read from or written to each file, to recognise our own writes when the watcher reports them. */
+  readonly #knownText = new Map<string, string>();
+  /** Files that could not be read, by overlay id: never written over (decisions §3). */
+  readonly #unreadable = new Map<string, string>();
+  readonly #writes = new Map<string, WriteQueue>();
+  readonly #listeners = new Set<(change: OverlayListener) => void>();
+  readonly #log: (line: string) => void;
+  readonly #settleMs: number;
+  #watcher: FSWatcher | undefined;
+
+  constructor(
+    readonly dirs: DataDir,
+    options: OverlayStoreOptions = {},
+  ) {
+    this.#log = options.log ?? ((line) => console.error(line));
+    this.#settleMs = options.settleMs ?? 150;
+  }
+
+  fileOf(id: string): string {
+    return join(this.dirs.overlaysDir, `${id}.json`);
+  }
+
+  /** Reads every overlay file; a file that does not parse is reported and left alone. */
+  async load(): Promise<void> {
+    const names = (await readdir(this.dirs.overlaysDir)).filter((name) => OVERLAY_FILE.test(name)).sort();
+    for (const name of names) await this.#readFile(join(this.dirs.overlaysDir, name), false);
+  }
+
+  list(): Overlay[] {
+    return this.registry.list();
+  }
+
+  get(id: string): Overlay | undefined {
+    return this.registry.get(id);
+  }
+
+  /** Files that could not be read: path and reason. */
+  problems(): { path: string; error: string }[] {
+    return [...this.#unreadable].map(([id, error]) => ({ path: this.fileOf(id), error }));
+  }
+
+  subscribe(listener: (change: OverlayListener) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async create(input: OverlayInput): Promise<Overlay> {
+    const overlay: Overlay = { id: randomUUID(), ...input };
+    this.registry.set(overlay);
+    await this.#persist(overlay.id);
+    return overlay;
+  }
+
+  /**
+   * Replaces an overlay: in force at once, broadcast as `overlay-update`, persisted atomically.
+   * Writes of one overlay are serialised and coalesced, so a burst of updates costs few writes;
+   * the promise settles once a write holding this state is on disk.
+   */
+  async update(overlay: Overlay): Promise<UpdateResult> {
+    const unreadable = this.#unreadable.get(overlay.id);
+    if (unreadable !== undefined) {
+      return {
+        ok: false,
+        reason: 'unreadable',
+        message: `${this.fileOf(overlay.id)} could not be read (${unreadable}); fix or remove the file first`,
+      };
+    }
+    if (!this.registry.get(overlay.id))
+      return { ok: false, reason: 'not_found', message: 'No overlay has that id' };
+    this.registry.set(overlay);
+    this.#emit({ type: 'changed', overlay });
+    await this.#persist(overlay.id);
+    return { ok: true, overlay };
+  }
+
+  async remove(id: string): Promise<boolean> {
+    if (!this.registry.delete(id)) return false;
+    await this.#writes.get(id)?.queued;
+    await this.#writes.get(id)?.running;
+    this.#knownText.delete(id);
+    await rm(this.fileOf(id), { force: true });
+    this.#emit({ type: 'removed', overlayId: id });
+    return true;
+  }
+
+  /** Starts watching overlays/ for edits made by other programs; resolves once the watcher is ready. */
+  async watch(): Promise<void> {
+    const watcher = watch(this.dirs.overlaysDir, {
+      ignoreInitial: true,
+      depth: 0,
+      // Editors write in several steps; read once the file has been quiet for a moment (decisions §3: within a second).
+      awaitWriteFinish: { stabilityThreshold: this.#settleMs, pollInterval: 25 },
+      ignored: (path, stats) => stats?.isFile() === true && !OVERLAY_FILE.test(basename(path)),
+    });
+    watcher.on('add', (path) => void this.#readFile(path, true));
+    watcher.on('change', (path) => void this.#readFile(path, true));
+    watcher.on('unlink', (path) => this.#onUnlink(path));
+    watcher.on('error', (err) =>
+      this.#log(`[store] watching ${this.dirs.overlaysDir} failed: ${String(err)}`),
+    );
+    this.#watcher = watcher;
+    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  }
+
+  /** Stops watching and waits for every pending write. */
+  async close(): Promise<void> {
+    await this.#watcher?.close();
+    this.#watcher = undefined;
+    await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    for (const queue of this.#writes.values()) {
+      await queue.queued;
+      await queue.running;
+    }
+  }
+
+  #emit(change: OverlayListener): void {
+    for (const listener of this.#listeners) listener(change);
+  }
+
+  #persist(id: string): Promise<void> {
+    let queue = this.#writes.get(id);
+    if (!queue) {
+      queue = { running: undefined, queued: undefined };
+      this.#writes.set(id, queue);
+    }
+    // A write that has not started yet will pick up the newest state: join it.
+    if (queue.queued) return queue.queued;
+    const q = queue;
+    const previous = q.running ?? Promise.resolve();
+    const next = previous.then(async () => {
+      q.queued = undefined;
+      const running = this.#writeNow(id);
+      q.running = running;
+      try {
+        await running;
+      } finally {
+        if (q.running === running) q.running = undefined;
+        if (!q.running && !q.queued) this.#writes.delete(id);
+      }
+    });
+    q.queued = next;
+    return next;
+  }
+
+  async #writeNow(id: string): Promise<void> {
+    const overlay = this.registry.get(id);
+    if (!overlay) return;
+    const text = serialiseOverlay(overlay);
+    if (this.#knownText.get(id) === text) return;
+    this.#knownText.set(id, text);
+    try {
+      await writeFileAtomic(this.fileOf(id), text);
+    } catch (err) {
+      this.#knownText.delete(id);
+      this.#log(`[store] could not write ${this.fileOf(id)}: ${(err as Error).message}`);
+      throw err;
+    }
+  }
+
+  async #readFile(path: string, announce: boolean): Promise<void> {
+    const match = OVERLAY_FILE.exec(basename(path));
+    if (!match?.[1]) return;
+    const id = match[1].toLowerCase();
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      this.#report(id, path, (err as Error).message);
+      return;
+    }
+    // Our own write coming back through the watcher, or an edit that changed nothing.
+    if (this.#knownText.get(id) === text && !this.#unreadable.has(id)) return;
+    const parsed = parseJsonWith(OverlaySchema, text);
+    if (!parsed.ok) {
+      this.#report(id, path, parsed.error);
+      return;
+    }
+    if (parsed.value.id.toLowerCase() !== id) {
+      this.#report(id, path, `its id ${parsed.value.id} does not match the file name`);
+      return;
+    }
+    const wasUnreadable = this.#unreadable.delete(id);
+    if (wasUnreadable) this.#log(`[store] ${path} reads again; it is in force`);
+    this.#knownText.set(id, text);
+    this.registry.set(parsed.value);
+    if (announce) this.#emit({ type: 'changed', overlay: parsed.value });
+  }
+
+  #report(id: string, path: string, reason: string): void {
+    this.#unreadable.set(id, reason);
+    const inForce = this.registry.get(id)
+      ? 'the last good state stays in force'
+      : 'the overlay is not loaded';
+    this.#log(`[store] cannot read ${path}: ${reason}; ${inForce} and the file is left as it is`);
+  }
+
+  #onUnlink(path: string): void {
+    const match = OVERLAY_FILE.exec(basename(path));
+    if (!match?.[1]) return;
+    const id = match[1].toLowerCase();
+    // A write of ours may be in flight (rename replaces the file): that is not a deletion.
+    if (this.#writes.has(id)) return;
+    this.#unreadable.delete(id);
+    this.#knownText.delete(id);
+    if (this.registry.delete(id)) {
+      this.#log(`[store] ${path} was deleted; overlay ${id} removed`);
+      this.#emit({ type: 'removed', overlayId: id });
+    }
+  }
+}
