@@ -1,0 +1,244 @@
+// Overlay list: create, rename, resize, delete, and the URLs to paste into OBS.
+import { useEffect, useState } from 'preact/hooks';
+import { type Overlay, OverlayInput, parseWith } from '../../../shared/protocol.js';
+import type { JsonRecord } from './api.js';
+import type { Shared } from './app.js';
+import { tunnelPublicUrl } from './status-fields.js';
+import { ConfirmButton, CopyButton, describeError, FieldError, Notice } from './ui.js';
+
+const SIZES = [
+  { label: '1920 × 1080 (landscape)', width: 1920, height: 1080 },
+  { label: '1080 × 1920 (portrait, TikTok)', width: 1080, height: 1920 },
+  { label: '1280 × 720', width: 1280, height: 720 },
+];
+
+interface MetaDraft {
+  name: string;
+  width: string;
+  height: string;
+}
+
+/** Name and canvas size, validated with the same schema the daemon uses. */
+function MetaForm(props: {
+  idPrefix: string;
+  initial: MetaDraft;
+  submitLabel: string;
+  onSubmit: (meta: { name: string; width: number; height: number }) => Promise<void>;
+  onCancel?: () => void;
+}) {
+  const [draft, setDraft] = useState(props.initial);
+  const [error, setError] = useState<{ field?: string; message: string } | undefined>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const candidate = { name: draft.name.trim(), width: Number(draft.width), height: Number(draft.height) };
+    const parsed = parseWith(OverlayInput, candidate);
+    if (!parsed.ok)
+      return setError({ message: parsed.error, ...(parsed.field ? { field: parsed.field } : {}) });
+    setBusy(true);
+    try {
+      await props.onSubmit(candidate);
+      setError(undefined);
+    } catch (err) {
+      setError({ message: describeError(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const p = props.idPrefix;
+  const errorFor = (field: string) => (error?.field === field ? error.message : undefined);
+  return (
+    <form class="meta-form" onSubmit={submit}>
+      <label>
+        Name
+        <input
+          id={`${p}-name`}
+          value={draft.name}
+          maxLength={100}
+          required
+          aria-invalid={errorFor('name') ? 'true' : undefined}
+          aria-describedby={`${p}-name-error`}
+          onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })}
+        />
+        <FieldError id={`${p}-name-error`} message={errorFor('name')} />
+      </label>
+      <label>
+        Width
+        <input
+          type="number"
+          min={1}
+          max={7680}
+          value={draft.width}
+          aria-invalid={errorFor('width') ? 'true' : undefined}
+          aria-describedby={`${p}-width-error`}
+          onInput={(e) => setDraft({ ...draft, width: e.currentTarget.value })}
+        />
+        <FieldError id={`${p}-width-error`} message={errorFor('width')} />
+      </label>
+      <label>
+        Height
+        <input
+          type="number"
+          min={1}
+          max={4320}
+          value={draft.height}
+          aria-invalid={errorFor('height') ? 'true' : undefined}
+          aria-describedby={`${p}-height-error`}
+          onInput={(e) => setDraft({ ...draft, height: e.currentTarget.value })}
+        />
+        <FieldError id={`${p}-height-error`} message={errorFor('height')} />
+      </label>
+      <label>
+        Preset
+        <select
+          value=""
+          onChange={(e) => {
+            const size = SIZES[Number(e.currentTarget.value)];
+            if (size) setDraft({ ...draft, width: String(size.width), height: String(size.height) });
+          }}
+        >
+          <option value="">Choose a size…</option>
+          {SIZES.map((s, i) => (
+            <option key={s.label} value={String(i)}>
+              {s.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <div class="row">
+        <button type="submit" class="primary" disabled={busy}>
+          {props.submitLabel}
+        </button>
+        {props.onCancel && (
+          <button type="button" onClick={props.onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {error && !error.field && <Notice kind="error">{error.message}</Notice>}
+    </form>
+  );
+}
+
+function OverlayCard(props: {
+  shared: Shared;
+  overlay: Overlay;
+  tunnel: string | undefined;
+  onEdit: () => void;
+}) {
+  const { shared, overlay } = props;
+  const [settings, setSettings] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+  const localUrl = `${location.origin}/overlay/${overlay.id}`;
+  const tunnelUrl = props.tunnel ? `${props.tunnel}/overlay/${overlay.id}` : undefined;
+  const remove = async () => {
+    try {
+      await shared.api.deleteOverlay(overlay.id);
+      await shared.reloadOverlays();
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+  return (
+    <li class="card overlay-card" data-overlay-id={overlay.id}>
+      <div class="card-head">
+        <h3>{overlay.name}</h3>
+        <span class="muted">
+          {overlay.width} × {overlay.height} · {overlay.widgets.length} widget
+          {overlay.widgets.length === 1 ? '' : 's'}
+        </span>
+      </div>
+      <div class="url-row">
+        <label>
+          OBS Browser Source URL
+          <input readOnly value={localUrl} onFocus={(e) => e.currentTarget.select()} />
+        </label>
+        <CopyButton text={localUrl} label="Copy OBS URL" />
+      </div>
+      {tunnelUrl && (
+        <div class="url-row">
+          <label>
+            Tunnel URL (reachable from anywhere)
+            <input readOnly value={tunnelUrl} onFocus={(e) => e.currentTarget.select()} />
+          </label>
+          <CopyButton text={tunnelUrl} label="Copy tunnel URL" />
+        </div>
+      )}
+      {settings ? (
+        <MetaForm
+          idPrefix={`meta-${overlay.id}`}
+          initial={{ name: overlay.name, width: String(overlay.width), height: String(overlay.height) }}
+          submitLabel="Save name and size"
+          onCancel={() => setSettings(false)}
+          onSubmit={async (meta) => {
+            const saved = await shared.api.saveOverlay({ ...overlay, ...meta });
+            shared.overlaySaved(saved);
+            setSettings(false);
+          }}
+        />
+      ) : (
+        <div class="row">
+          <button type="button" class="primary" onClick={props.onEdit}>
+            Edit widgets
+          </button>
+          <button type="button" onClick={() => setSettings(true)}>
+            Rename / resize
+          </button>
+          <ConfirmButton label="Delete" question={`Delete “${overlay.name}” for good?`} onConfirm={remove} />
+        </div>
+      )}
+      {error && <Notice kind="error">{error}</Notice>}
+    </li>
+  );
+}
+
+export function OverlaysView(props: { shared: Shared; onEdit: (id: string) => void }) {
+  const { shared } = props;
+  const [creating, setCreating] = useState(false);
+  const [status, setStatus] = useState<JsonRecord | undefined>();
+  useEffect(() => {
+    shared.api.status().then(setStatus, () => setStatus(undefined));
+  }, [shared.api]);
+  const tunnel = tunnelPublicUrl(status);
+  return (
+    <section aria-labelledby="overlays-title">
+      <div class="section-head">
+        <h2 id="overlays-title">Overlays</h2>
+        {!creating && (
+          <button type="button" class="primary" onClick={() => setCreating(true)}>
+            New overlay
+          </button>
+        )}
+      </div>
+      {creating && (
+        <div class="card">
+          <h3>New overlay</h3>
+          <MetaForm
+            idPrefix="new-overlay"
+            initial={{ name: 'My overlay', width: '1920', height: '1080' }}
+            submitLabel="Create overlay"
+            onCancel={() => setCreating(false)}
+            onSubmit={async (meta) => {
+              const created = await shared.api.createOverlay({ ...meta, widgets: [] });
+              await shared.reloadOverlays();
+              setCreating(false);
+              props.onEdit(created.id);
+            }}
+          />
+        </div>
+      )}
+      {shared.overlays.length === 0 && !creating && <Notice kind="info">No overlays yet: create one.</Notice>}
+      <ul class="cards">
+        {shared.overlays.map((o) => (
+          <OverlayCard
+            key={o.id}
+            shared={shared}
+            overlay={o}
+            tunnel={tunnel}
+            onEdit={() => props.onEdit(o.id)}
+          />
+        ))}
+      </ul>
+    </section>
+  );
+}

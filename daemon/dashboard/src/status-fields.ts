@@ -1,0 +1,28 @@
+// Reads optional fields of GET /status (tunnel, licence, TikTok) without assuming they exist yet.
+import type { JsonRecord } from './api.js';
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function httpsUrl(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The tunnel's public origin when the daemon reports one: `tunnel.public_url`, or a top-level `public_url`. */
+export function tunnelPublicUrl(status: JsonRecord | undefined): string | undefined {
+  if (!status) return undefined;
+  const tunnel = status.tunnel;
+  if (isRecord(tunnel)) {
+    if (tunnel.active === false || tunnel.state === 'inactive') return undefined;
+    return httpsUrl(tunnel.public_url) ?? httpsUrl(tunnel.publicUrl) ?? httpsUrl(tunnel.url);
+  }
+  return httpsUrl(status.public_url) ?? httpsUrl(status.tunnel_url) ?? httpsUrl(status.publicUrl);
+}
+
+export { isRecord };

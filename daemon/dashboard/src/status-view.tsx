@@ -1,0 +1,165 @@
+// Status: what GET /status reports (TikTok, licence, tunnel…) and the overlay clients connected now.
+import { useEffect, useState } from 'preact/hooks';
+import type { JsonRecord } from './api.js';
+import type { Shared } from './app.js';
+import { isRecord, tunnelPublicUrl } from './status-fields.js';
+import { describeError, Notice } from './ui.js';
+
+const POLL_MS = 5000;
+
+const LABELS: Record<string, string> = {
+  running: 'Overlay server running',
+  port: 'Port',
+  version: 'Version',
+  tiktok: 'TikTok LIVE',
+  licence: 'Licence',
+  license: 'Licence',
+  tier: 'Tier',
+  tunnel: 'Tunnel',
+  public_url: 'Public URL',
+  expires_at: 'Valid until',
+  valid: 'Valid',
+  state: 'State',
+  active: 'Active',
+  connected: 'Connected',
+};
+const label = (key: string) =>
+  LABELS[key] ??
+  key
+    .replace(/[_-]+/g, ' ')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .replace(/^./, (c) => c.toUpperCase());
+
+function Value(props: { value: unknown }) {
+  const { value } = props;
+  if (typeof value === 'boolean') return <span class={value ? 'yes' : 'no'}>{value ? 'yes' : 'no'}</span>;
+  if (value === null || value === undefined) return <span class="muted">—</span>;
+  if (Array.isArray(value)) {
+    return value.length === 0 ? (
+      <span class="muted">none</span>
+    ) : (
+      <ul>
+        {value.map((v, i) => (
+          <li key={i}>
+            <Value value={v} />
+          </li>
+        ))}
+      </ul>
+    );
+  }
+  if (isRecord(value)) return <Fields record={value} />;
+  const text = String(value);
+  if (/^https?:\/\//.test(text))
+    return (
+      <a href={text} target="_blank" rel="noreferrer noopener">
+        {text}
+      </a>
+    );
+  return <span>{text}</span>;
+}
+
+/** Every field present, in the order the daemon sends them: fields added later show up without a change here. */
+function Fields(props: { record: Record<string, unknown> }) {
+  return (
+    <dl class="fields">
+      {Object.entries(props.record).map(([key, value]) => (
+        <div key={key} data-field={key}>
+          <dt>{label(key)}</dt>
+          <dd>
+            <Value value={value} />
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** Connected clients per overlay, whether the daemon answers `{<id>: n}`, `[{overlayId, clients}]` or similar. */
+export function clientCounts(body: unknown): Map<string, number> {
+  const counts = new Map<string, number>();
+  const source = isRecord(body) && !('overlayId' in body) ? (body.clients ?? body.overlays ?? body) : body;
+  const count = (v: unknown): number | undefined =>
+    typeof v === 'number'
+      ? v
+      : Array.isArray(v)
+        ? v.length
+        : isRecord(v)
+          ? count(v.clients ?? v.count ?? v.connected)
+          : undefined;
+  if (Array.isArray(source)) {
+    for (const entry of source) {
+      if (!isRecord(entry)) continue;
+      const id = entry.overlayId ?? entry.id;
+      const n = count(entry.clients ?? entry.count ?? entry.connected);
+      if (typeof id === 'string' && n !== undefined) counts.set(id, n);
+    }
+  } else if (isRecord(source)) {
+    for (const [id, value] of Object.entries(source)) {
+      const n = count(value);
+      if (n !== undefined) counts.set(id, n);
+    }
+  }
+  return counts;
+}
+
+export function StatusView(props: { shared: Shared }) {
+  const { api, overlays } = props.shared;
+  const [status, setStatus] = useState<JsonRecord | undefined>();
+  const [clients, setClients] = useState<Map<string, number> | undefined>();
+  const [error, setError] = useState<string | undefined>();
+
+  useEffect(() => {
+    let stopped = false;
+    const load = async () => {
+      const [s, c] = await Promise.allSettled([api.status(), api.clients()]);
+      if (stopped) return;
+      if (s.status === 'fulfilled') setStatus(s.value);
+      if (c.status === 'fulfilled') setClients(clientCounts(c.value));
+      const failed = [s, c].find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      setError(failed ? describeError(failed.reason) : undefined);
+    };
+    void load();
+    const timer = setInterval(load, POLL_MS);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }, [api]);
+
+  const tunnel = tunnelPublicUrl(status);
+  return (
+    <section aria-labelledby="status-title">
+      <div class="section-head">
+        <h2 id="status-title">Status</h2>
+        <span class="muted">refreshes every {POLL_MS / 1000} s</span>
+      </div>
+      {error && <Notice kind="error">{error}</Notice>}
+      <div class="card">
+        <h3>Daemon</h3>
+        {status ? <Fields record={status} /> : <p class="muted">Loading…</p>}
+        {status && !tunnel && (
+          <p class="muted">No tunnel reported: overlays are reachable on this computer only.</p>
+        )}
+      </div>
+      <div class="card">
+        <h3>Connected overlay clients</h3>
+        <table class="clients">
+          <thead>
+            <tr>
+              <th scope="col">Overlay</th>
+              <th scope="col">Clients (OBS, previews)</th>
+            </tr>
+          </thead>
+          <tbody>
+            {overlays.map((o) => (
+              <tr key={o.id} data-overlay-id={o.id}>
+                <td>{o.name}</td>
+                <td>{clients ? (clients.get(o.id) ?? 0) : '…'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,225 @@
+// Test panel: send any stream event through POST /api/events and see which rules it fired.
+import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
+import {
+  parseWith,
+  STREAM_EVENT_TYPES,
+  StreamEvent,
+  type StreamEventType,
+} from '../../../shared/protocol.js';
+import type { Rule } from '../../../shared/rules.js';
+import type { Shared } from './app.js';
+import { fieldIssues } from './field-issues.js';
+import { matchingRules } from './rule-match.js';
+import { isRecord } from './status-fields.js';
+import { describeError, FieldError, Notice } from './ui.js';
+
+interface DataField {
+  key: string;
+  label: string;
+  numeric: boolean;
+  initial: string;
+}
+const DATA_FIELDS: Record<StreamEventType, DataField[]> = {
+  gift: [
+    { key: 'giftName', label: 'Gift name', numeric: false, initial: 'Rose' },
+    { key: 'repeatCount', label: 'How many', numeric: true, initial: '99' },
+    { key: 'diamondCount', label: 'Diamonds each', numeric: true, initial: '1' },
+  ],
+  like: [{ key: 'likeCount', label: 'Likes', numeric: true, initial: '15' }],
+  chat: [{ key: 'comment', label: 'Message', numeric: false, initial: 'Hello from the test panel!' }],
+  viewer: [{ key: 'viewerCount', label: 'Viewers', numeric: true, initial: '120' }],
+  follow: [],
+  share: [],
+  subscribe: [],
+};
+
+interface Sent {
+  at: string;
+  summary: string;
+  fired: Rule[];
+  /** Where the list of fired rules came from: the daemon's answer, or this page's own evaluation. */
+  source: 'daemon' | 'local';
+}
+
+/** Rule ids the 202 body names, if it names any (`fired`, `firedRules` or `rules`: ids or objects with `id`). */
+export function firedIdsFromResponse(body: unknown): string[] | undefined {
+  if (!isRecord(body)) return undefined;
+  const list = body.fired ?? body.firedRules ?? body.rules;
+  if (!Array.isArray(list)) return undefined;
+  return list.flatMap((entry: unknown) => {
+    if (typeof entry === 'string') return [entry];
+    if (isRecord(entry) && typeof entry.id === 'string') return [entry.id];
+    if (isRecord(entry) && typeof entry.ruleId === 'string') return [entry.ruleId];
+    return [];
+  });
+}
+
+function summarize(event: StreamEvent): string {
+  const who = event.user.nickname || event.user.uniqueId;
+  switch (event.type) {
+    case 'gift':
+      return `${who} sent ${event.data.repeatCount} × ${event.data.giftName}`;
+    case 'like':
+      return `${who} liked ${event.data.likeCount} times`;
+    case 'chat':
+      return `${who}: ${event.data.comment}`;
+    case 'viewer':
+      return `${event.data.viewerCount} viewers`;
+    default:
+      return `${who}: ${event.type}`;
+  }
+}
+
+export function TestPanel(props: { shared: Shared }) {
+  const { shared } = props;
+  const [type, setType] = useState<StreamEventType>('gift');
+  const [uniqueId, setUniqueId] = useState('test_viewer');
+  const [nickname, setNickname] = useState('Test Viewer');
+  const [values, setValues] = useState<Record<string, string>>(() =>
+    Object.fromEntries(Object.values(DATA_FIELDS).flatMap((fields) => fields.map((f) => [f.key, f.initial]))),
+  );
+  const [log, setLog] = useState<Sent[]>([]);
+  const [error, setError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+
+  const data: Record<string, string | number> = {};
+  for (const f of DATA_FIELDS[type]) {
+    const raw = values[f.key] ?? '';
+    // Optional numbers left empty are simply absent.
+    if (raw === '' && f.key === 'diamondCount') continue;
+    data[f.key] = f.numeric ? (raw.trim() === '' ? Number.NaN : Number(raw)) : raw;
+  }
+  const candidate = { type, user: { uniqueId, nickname }, data };
+  const issues = fieldIssues(StreamEvent, candidate);
+
+  const send = async (e: Event) => {
+    e.preventDefault();
+    const parsed = parseWith(StreamEvent, candidate);
+    if (!parsed.ok) return setError(parsed.error);
+    setBusy(true);
+    setError(undefined);
+    try {
+      const body = await shared.api.sendEvent(parsed.value);
+      const ids = firedIdsFromResponse(body);
+      const fired = ids
+        ? ids.map((id) => shared.rules.find((r) => r.id === id) ?? { ...placeholderRule, id })
+        : matchingRules(shared.rules, parsed.value);
+      const entry: Sent = {
+        at: new Date().toLocaleTimeString(),
+        summary: summarize(parsed.value),
+        fired,
+        source: ids ? 'daemon' : 'local',
+      };
+      setLog((l) => [entry, ...l].slice(0, 20));
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const field = (id: string, label: string, path: string, input: JSX.Element) => (
+    <div class={`field${issues.get(path) ? ' invalid' : ''}`}>
+      <label for={id}>{label}</label>
+      {input}
+      <FieldError id={`${id}-error`} message={issues.get(path)} />
+    </div>
+  );
+
+  return (
+    <section aria-labelledby="test-title">
+      <div class="section-head">
+        <h2 id="test-title">Test events</h2>
+      </div>
+      <p class="muted">
+        Sends an event exactly as if it came from the live stream: rules run and every open overlay receives
+        it.
+      </p>
+      <form class="card grid" onSubmit={send}>
+        {field(
+          'ev-type',
+          'Event',
+          'type',
+          <select
+            id="ev-type"
+            value={type}
+            onChange={(e) => {
+              const next = STREAM_EVENT_TYPES.find((t) => t === e.currentTarget.value);
+              if (next) setType(next);
+            }}
+          >
+            {STREAM_EVENT_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>,
+        )}
+        {field(
+          'ev-user',
+          'User (uniqueId)',
+          'user.uniqueId',
+          <input id="ev-user" value={uniqueId} onInput={(e) => setUniqueId(e.currentTarget.value)} />,
+        )}
+        {field(
+          'ev-nickname',
+          'Nickname',
+          'user.nickname',
+          <input id="ev-nickname" value={nickname} onInput={(e) => setNickname(e.currentTarget.value)} />,
+        )}
+        {DATA_FIELDS[type].map((f) =>
+          field(
+            `ev-${f.key}`,
+            f.label,
+            `data.${f.key}`,
+            <input
+              id={`ev-${f.key}`}
+              type={f.numeric ? 'number' : 'text'}
+              min={f.numeric ? 0 : undefined}
+              value={values[f.key] ?? ''}
+              onInput={(e) => setValues({ ...values, [f.key]: e.currentTarget.value })}
+            />,
+          ),
+        )}
+        <div class="row">
+          <button type="submit" class="primary" disabled={busy}>
+            Send {type} event
+          </button>
+        </div>
+      </form>
+      {error && <Notice kind="error">{error}</Notice>}
+      <h3>Sent</h3>
+      {log.length === 0 && <p class="muted">Nothing sent yet.</p>}
+      <ol class="event-log" aria-live="polite">
+        {log.map((s, i) => (
+          <li key={`${s.at}-${i}`} class="card">
+            <strong>{s.at}</strong> {s.summary}
+            <div class="fired">
+              {s.fired.length === 0 ? (
+                <span>No rule fired.</span>
+              ) : (
+                <span>Fired: {s.fired.map((r) => r.name || r.id).join(', ')}</span>
+              )}{' '}
+              <span class="muted">
+                {s.source === 'daemon'
+                  ? '(as reported by the daemon)'
+                  : '(worked out by this page from the rules; cooldowns are not taken into account)'}
+              </span>
+            </div>
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+const placeholderRule: Rule = {
+  id: '',
+  name: '',
+  enabled: true,
+  trigger: 'gift',
+  conditions: {},
+  cooldownMs: 0,
+  actions: [],
+};
