@@ -1,0 +1,226 @@
+import { describe, expect, it } from 'vitest';
+import { parseWith, type StreamEvent } from '../../../shared/protocol.js';
+import { RuleList } from '../../../shared/rules.js';
+import { RuleEngine } from './engine.js';
+
+const OVERLAY = '6f1c7c7e-3b5e-4c1a-9d8e-2f4b5a6c7d8e';
+
+function rules(input: unknown[]) {
+  const parsed = parseWith(RuleList, input);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.value;
+}
+
+const action = (payload: Record<string, unknown> = {}) => ({
+  overlayId: OVERLAY,
+  widgetId: 'alerts',
+  command: 'show-alert',
+  payload,
+});
+
+const gift = (
+  giftName: string,
+  repeatCount: number,
+  diamondCount?: number,
+  uniqueId = 'rosa',
+): StreamEvent => ({
+  type: 'gift',
+  user: { uniqueId, nickname: uniqueId.toUpperCase() },
+  data: { giftName, repeatCount, ...(diamondCount === undefined ? {} : { diamondCount }) },
+});
+const chat = (comment: string): StreamEvent => ({
+  type: 'chat',
+  user: { uniqueId: 'c', nickname: 'C' },
+  data: { comment },
+});
+const like = (likeCount: number): StreamEvent => ({
+  type: 'like',
+  user: { uniqueId: 'l', nickname: 'L' },
+  data: { likeCount },
+});
+const follow: StreamEvent = { type: 'follow', user: { uniqueId: 'f', nickname: 'F' }, data: {} };
+
+function fired(engine: RuleEngine, event: StreamEvent) {
+  return engine.evaluate(event).actions.map((a) => a.ruleId);
+}
+
+describe('RuleEngine conditions', () => {
+  it('matches on the trigger type, in rule order', () => {
+    const engine = new RuleEngine(
+      rules([
+        { id: 'follows', trigger: 'follow', actions: [action()] },
+        { id: 'gifts', trigger: 'gift', actions: [action()] },
+        { id: 'gifts-too', trigger: 'gift', actions: [action()] },
+      ]),
+    );
+    expect(fired(engine, follow)).toEqual(['follows']);
+    expect(fired(engine, gift('Rose', 1))).toEqual(['gifts', 'gifts-too']);
+    expect(fired(engine, chat('hi'))).toEqual([]);
+  });
+
+  it('compares gift names case-insensitively and counts repeats and diamonds', () => {
+    const engine = new RuleEngine(
+      rules([
+        { id: 'rose', trigger: 'gift', conditions: { giftName: 'rose' }, actions: [action()] },
+        { id: 'ten', trigger: 'gift', conditions: { minRepeatCount: 10 }, actions: [action()] },
+        { id: 'rich', trigger: 'gift', conditions: { minDiamonds: 100 }, actions: [action()] },
+      ]),
+    );
+    expect(fired(engine, gift('ROSE', 1, 1))).toEqual(['rose']);
+    expect(fired(engine, gift('Rosebud', 10, 1))).toEqual(['ten']);
+    // 20 × 5 diamonds = 100.
+    expect(fired(engine, gift('Heart', 20, 5))).toEqual(['ten', 'rich']);
+    expect(fired(engine, gift('Heart', 99))).toEqual(['ten']);
+  });
+
+  it('checks likes, chat text and the sender', () => {
+    const engine = new RuleEngine(
+      rules([
+        { id: 'likes', trigger: 'like', conditions: { minLikes: 50 }, actions: [action()] },
+        { id: 'dance', trigger: 'chat', conditions: { chatIncludes: '!Dance' }, actions: [action()] },
+        { id: 'vip', trigger: 'gift', conditions: { userId: '@VIP' }, actions: [action()] },
+      ]),
+    );
+    expect(fired(engine, like(49))).toEqual([]);
+    expect(fired(engine, like(50))).toEqual(['likes']);
+    expect(fired(engine, chat('please !DANCE now'))).toEqual(['dance']);
+    expect(fired(engine, chat('dance'))).toEqual([]);
+    expect(fired(engine, gift('Rose', 1, 1, 'vip'))).toEqual(['vip']);
+    expect(fired(engine, gift('Rose', 1, 1, 'vipp'))).toEqual([]);
+  });
+
+  it('skips disabled rules', () => {
+    const engine = new RuleEngine(
+      rules([{ id: 'off', enabled: false, trigger: 'follow', actions: [action()] }]),
+    );
+    expect(fired(engine, follow)).toEqual([]);
+  });
+
+  it('does not match a gift-only condition on other event types', () => {
+    const engine = new RuleEngine(
+      rules([{ id: 'odd', trigger: 'follow', conditions: { giftName: 'Rose' }, actions: [action()] }]),
+    );
+    expect(fired(engine, follow)).toEqual([]);
+  });
+});
+
+describe('RuleEngine cooldowns', () => {
+  it('fires a rule at most once per cooldown, per rule', () => {
+    let now = 0;
+    const engine = new RuleEngine(
+      rules([
+        { id: 'slow', trigger: 'follow', cooldownMs: 10_000, actions: [action()] },
+        { id: 'free', trigger: 'follow', actions: [action()] },
+      ]),
+      { now: () => now },
+    );
+    expect(fired(engine, follow)).toEqual(['slow', 'free']);
+    now = 9_999;
+    expect(fired(engine, follow)).toEqual(['free']);
+    now = 10_000;
+    expect(fired(engine, follow)).toEqual(['slow', 'free']);
+  });
+
+  it('does not start a cooldown when the conditions failed, and keeps it across reloads', () => {
+    let now = 0;
+    const list = rules([
+      {
+        id: 'big',
+        trigger: 'gift',
+        cooldownMs: 5000,
+        conditions: { minRepeatCount: 5 },
+        actions: [action()],
+      },
+    ]);
+    const engine = new RuleEngine(list, { now: () => now });
+    expect(fired(engine, gift('Rose', 1))).toEqual([]);
+    expect(fired(engine, gift('Rose', 5))).toEqual(['big']);
+    engine.load(list);
+    now = 1000;
+    expect(fired(engine, gift('Rose', 5))).toEqual([]);
+  });
+});
+
+describe('RuleEngine actions', () => {
+  it('produces templated overlay commands', () => {
+    const engine = new RuleEngine(
+      rules([
+        {
+          id: 'thanks',
+          trigger: 'gift',
+          actions: [
+            action({ text: '{user.nickname} sent {data.repeatCount} × {data.giftName}', duration: 4000 }),
+            {
+              overlayId: OVERLAY,
+              widgetId: 'title',
+              command: 'set-text',
+              payload: { text: 'Last: {user.nickname}{data.none}' },
+            },
+          ],
+        },
+      ]),
+    );
+    expect(engine.evaluate(gift('Rose', 99)).actions).toEqual([
+      {
+        ruleId: 'thanks',
+        overlayId: OVERLAY,
+        widgetId: 'alerts',
+        command: 'show-alert',
+        payload: { text: 'ROSA sent 99 × Rose', duration: 4000 },
+      },
+      {
+        ruleId: 'thanks',
+        overlayId: OVERLAY,
+        widgetId: 'title',
+        command: 'set-text',
+        payload: { text: 'Last: ROSA' },
+      },
+    ]);
+  });
+
+  it('skips and reports a rule that fails, and still runs the others', () => {
+    const engine = new RuleEngine(
+      rules([
+        { id: 'bad', trigger: 'chat', actions: [action({ text: '{data.comment}' })] },
+        { id: 'good', trigger: 'chat', actions: [action({ text: 'ok' })] },
+      ]),
+    );
+    const hostile = {
+      type: 'chat',
+      user: { uniqueId: 'x', nickname: 'x' },
+      get data(): { comment: string } {
+        throw new Error('exploded');
+      },
+    } satisfies StreamEvent;
+    const result = engine.evaluate(hostile);
+    expect(result.actions).toEqual([]);
+    expect(result.errors).toEqual([
+      { ruleId: 'bad', message: 'exploded' },
+      { ruleId: 'good', message: 'exploded' },
+    ]);
+    expect(engine.evaluate(chat('hi')).actions.map((a) => a.payload)).toEqual([
+      { text: 'hi' },
+      { text: 'ok' },
+    ]);
+  });
+
+  it('evaluates 500 rules against a flood of events quickly', () => {
+    const list = rules(
+      Array.from({ length: 500 }, (_, i) => ({
+        id: `r${i}`,
+        trigger: i % 2 ? 'gift' : 'chat',
+        conditions: i % 2 ? { giftName: `Gift ${i}` } : { chatIncludes: `word${i}` },
+        actions: [action({ text: '{user.nickname}: {data.giftName}{data.comment}' })],
+      })),
+    );
+    const engine = new RuleEngine(list);
+    const started = performance.now();
+    let total = 0;
+    for (let i = 0; i < 10_000; i++)
+      total += engine.evaluate(gift(`Gift ${(i % 250) * 2 + 1}`, 1)).actions.length;
+    const elapsed = performance.now() - started;
+    expect(total).toBe(10_000);
+    // 10 000 events × 500 rules; a generous bound that still catches per-event recompilation.
+    expect(elapsed).toBeLessThan(2000);
+  });
+});

@@ -1,0 +1,147 @@
+// Evaluates the rules of rules.json against each stream event and produces overlay-command actions.
+import type { StreamEvent } from '../../../shared/protocol.js';
+import type { Rule, RuleList } from '../../../shared/rules.js';
+import { compilePayload, type Renderer } from './template.js';
+
+/** One command a fired rule sends: an `overlay-command` for one overlay (interface §6.2). */
+export interface FiredAction {
+  ruleId: string;
+  overlayId: string;
+  widgetId: string;
+  command: string;
+  payload: Record<string, unknown>;
+}
+
+export interface RuleFailure {
+  ruleId: string;
+  message: string;
+}
+
+export interface Evaluation {
+  actions: FiredAction[];
+  /** Rules that failed on this event; they were skipped, the others still ran. */
+  errors: RuleFailure[];
+}
+
+interface CompiledRule {
+  rule: Rule;
+  giftName?: string;
+  chatIncludes?: string;
+  userId?: string;
+  actions: { overlayId: string; widgetId: string; command: string; render: Renderer }[];
+}
+
+export interface RuleEngineOptions {
+  /** Milliseconds; cooldowns are measured on it. */
+  now?: () => number;
+}
+
+/** What the event offers to conditions and templates. */
+function gift(event: StreamEvent) {
+  return event.type === 'gift' ? event.data : undefined;
+}
+
+function matches(compiled: CompiledRule, event: StreamEvent): boolean {
+  const { rule } = compiled;
+  const c = rule.conditions;
+  if (rule.trigger !== event.type) return false;
+  if (compiled.userId !== undefined && event.user.uniqueId.toLowerCase() !== compiled.userId) return false;
+  const g = gift(event);
+  if (compiled.giftName !== undefined && g?.giftName.toLowerCase() !== compiled.giftName) return false;
+  if (c.minRepeatCount !== undefined && !(g && g.repeatCount >= c.minRepeatCount)) return false;
+  if (c.minDiamonds !== undefined && !(g && (g.diamondCount ?? 0) * g.repeatCount >= c.minDiamonds))
+    return false;
+  if (c.minLikes !== undefined && !(event.type === 'like' && event.data.likeCount >= c.minLikes))
+    return false;
+  if (
+    compiled.chatIncludes !== undefined &&
+    !(event.type === 'chat' && event.data.comment.toLowerCase().includes(compiled.chatIncludes))
+  )
+    return false;
+  return true;
+}
+
+export class RuleEngine {
+  private compiled: CompiledRule[] = [];
+  /** Last time each rule fired, by rule id; kept across reloads so an edit does not reset cooldowns. */
+  private readonly lastFired = new Map<string, number>();
+  private readonly now: () => number;
+
+  constructor(rules: RuleList = [], options: RuleEngineOptions = {}) {
+    this.now = options.now ?? (() => performance.now());
+    this.load(rules);
+  }
+
+  /** Replaces the rules (already validated with RuleList); templates are compiled here, once. */
+  load(rules: RuleList): RuleFailure[] {
+    const failures: RuleFailure[] = [];
+    const compiled: CompiledRule[] = [];
+    for (const rule of rules) {
+      try {
+        const c = rule.conditions;
+        compiled.push({
+          rule,
+          ...(c.giftName !== undefined ? { giftName: c.giftName.toLowerCase() } : {}),
+          ...(c.chatIncludes !== undefined ? { chatIncludes: c.chatIncludes.toLowerCase() } : {}),
+          ...(c.userId !== undefined ? { userId: c.userId.replace(/^@/, '').toLowerCase() } : {}),
+          actions: rule.actions.map((a) => ({
+            overlayId: a.overlayId,
+            widgetId: a.widgetId,
+            command: a.command,
+            render: compilePayload(a.payload),
+          })),
+        });
+      } catch (error) {
+        failures.push({ ruleId: rule.id, message: describe(error) });
+      }
+    }
+    this.compiled = compiled;
+    const ids = new Set(rules.map((r) => r.id));
+    for (const id of this.lastFired.keys()) if (!ids.has(id)) this.lastFired.delete(id);
+    return failures;
+  }
+
+  get size(): number {
+    return this.compiled.length;
+  }
+
+  /** Runs every enabled rule, in order, against one event. Never throws. */
+  evaluate(event: StreamEvent): Evaluation {
+    const actions: FiredAction[] = [];
+    const errors: RuleFailure[] = [];
+    let now: number | undefined;
+    for (const compiled of this.compiled) {
+      const { rule } = compiled;
+      if (!rule.enabled) continue;
+      try {
+        if (!matches(compiled, event)) continue;
+        now ??= this.now();
+        const last = this.lastFired.get(rule.id);
+        if (rule.cooldownMs > 0 && last !== undefined && now - last < rule.cooldownMs) continue;
+        const context = { type: event.type, user: event.user, data: event.data };
+        const fired = compiled.actions.map((a) => ({
+          ruleId: rule.id,
+          overlayId: a.overlayId,
+          widgetId: a.widgetId,
+          command: a.command,
+          payload: asPayload(a.render(context)),
+        }));
+        // Only a rule that produced all its actions counts as fired (and starts its cooldown).
+        actions.push(...fired);
+        this.lastFired.set(rule.id, now);
+      } catch (error) {
+        errors.push({ ruleId: rule.id, message: describe(error) });
+      }
+    }
+    return { actions, errors };
+  }
+}
+
+function asPayload(value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value));
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

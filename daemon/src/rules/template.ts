@@ -1,0 +1,111 @@
+// Payload templates of rule actions: `{user.nickname} sent {data.repeatCount} × {data.giftName}`.
+//
+// A placeholder is a dotted path of names; it reads only own data properties of plain objects
+// (never prototypes, getters or functions), so a template cannot reach or run anything. A path
+// that leads nowhere renders as the empty string. `{{` and `}}` write literal braces.
+
+/** The values a template sees: the stream event's fields. */
+export type TemplateContext = Readonly<Record<string, unknown>>;
+
+type Part = string | readonly string[];
+export type Renderer = (context: TemplateContext) => unknown;
+
+const PLACEHOLDER = /\{\{|\}\}|\{([A-Za-z0-9_$-]+(?:\.[A-Za-z0-9_$-]+){0,7})\}/g;
+/** Names that could reach an object's machinery rather than its data. */
+const FORBIDDEN = new Set(['__proto__', 'prototype', 'constructor']);
+const MAX_DEPTH = 16;
+
+function isPlainObject(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** An own data property of a plain object (or an array index), else undefined. */
+function step(value: unknown, key: string): unknown {
+  if (FORBIDDEN.has(key)) return undefined;
+  const container = Array.isArray(value)
+    ? /^\d+$/.test(key)
+      ? value
+      : undefined
+    : isPlainObject(value)
+      ? value
+      : undefined;
+  if (!container) return undefined;
+  const descriptor = Object.getOwnPropertyDescriptor(container, key);
+  return descriptor && 'value' in descriptor ? descriptor.value : undefined;
+}
+
+/** Resolves a path against the context; exported for tests and for the docs' examples. */
+export function lookup(context: TemplateContext, path: readonly string[]): unknown {
+  let current: unknown = context;
+  for (const key of path) current = step(current, key);
+  return current;
+}
+
+/** Strings, finite numbers and booleans print; anything else (objects, null, missing) is empty. */
+function display(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';
+  if (typeof value === 'boolean') return String(value);
+  return '';
+}
+
+/** Splits a template once, when rules load. */
+export function parseTemplate(template: string): readonly Part[] {
+  const parts: Part[] = [];
+  let literal = '';
+  let last = 0;
+  for (const match of template.matchAll(PLACEHOLDER)) {
+    literal += template.slice(last, match.index);
+    last = match.index + match[0].length;
+    if (match[0] === '{{') literal += '{';
+    else if (match[0] === '}}') literal += '}';
+    else {
+      if (literal) parts.push(literal);
+      literal = '';
+      parts.push(match[1]!.split('.'));
+    }
+  }
+  literal += template.slice(last);
+  if (literal) parts.push(literal);
+  return parts;
+}
+
+export function compileTemplate(template: string): (context: TemplateContext) => string {
+  const parts = parseTemplate(template);
+  if (parts.every((p) => typeof p === 'string')) {
+    const text = parts.join('');
+    return () => text;
+  }
+  return (context) => {
+    let out = '';
+    for (const part of parts) out += typeof part === 'string' ? part : display(lookup(context, part));
+    return out;
+  };
+}
+
+/**
+ * Compiles a whole payload: every string anywhere inside becomes a template; numbers, booleans and
+ * null are kept; anything else (functions, class instances, deeper than 16 levels) is dropped.
+ */
+export function compilePayload(value: unknown, depth = 0): Renderer {
+  if (typeof value === 'string') return compileTemplate(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return () => value;
+  if (depth >= MAX_DEPTH) return () => undefined;
+  if (Array.isArray(value)) {
+    const items = value.map((item) => compilePayload(item, depth + 1));
+    return (context) => items.map((render) => render(context));
+  }
+  if (isPlainObject(value)) {
+    const entries = Object.keys(value)
+      .filter((key) => !FORBIDDEN.has(key))
+      .map((key) => [key, compilePayload(step(value, key), depth + 1)] as const);
+    // fromEntries defines own properties, so no key can reach a prototype.
+    return (context) =>
+      Object.fromEntries(
+        entries.map(([key, render]) => [key, render(context)]).filter(([, v]) => v !== undefined),
+      );
+  }
+  return () => undefined;
+}
