@@ -5,6 +5,7 @@ import polka, { type Polka } from 'polka';
 import sirv from 'sirv';
 import { parseWith, Uuid } from '../../shared/protocol.js';
 import { CONTROL_ROUTES, type ControlApiContext, mountControlApi } from './control-api.js';
+import { mountDashboard } from './dashboard/mount-dashboard.js';
 import { ASSET_CACHE_CONTROL, resolveMediaPath } from './media.js';
 import type { OverlayStore } from './overlay-store.js';
 import { PAGE_DIST_DIR } from './package-root.js';
@@ -114,5 +115,6 @@ export function createHttpApp(ctx: HttpContext): Polka {
   }
 
   mountControlApi(app, ctx);
+  mountDashboard(app, { log: ctx.log });
   return app;
 }
