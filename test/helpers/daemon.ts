@@ -1,10 +1,15 @@
-// Starts the real daemon on a free port with a fresh data directory, for suites under test/.
+// Starts the real daemon on a free port with a fresh data directory, and speaks raw HTTP to it, for suites under test/.
+
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DaemonOptions, type RunningDaemon, startDaemon } from '../../daemon/src/daemon.js';
+import { type ConnectOptions, connectWs, type TestWsClient } from './ws.js';
 
 export interface TestDaemon extends RunningDaemon {
+  /** Log lines the daemon wrote. */
+  logs: string[];
   /** Stops the daemon and removes its data directory. */
   stop(): Promise<void>;
 }
@@ -15,12 +20,122 @@ export async function makeDataDir(): Promise<string> {
 
 export async function startTestDaemon(options: Partial<DaemonOptions> = {}): Promise<TestDaemon> {
   const dataDir = options.dataDir ?? (await makeDataDir());
-  const daemon = await startDaemon({ port: 0, host: '127.0.0.1', ...options, dataDir });
-  return {
-    ...daemon,
+  const logs: string[] = [];
+  const daemon = await startDaemon({
+    port: 0,
+    host: '127.0.0.1',
+    watchSettleMs: 50,
+    log: (line) => logs.push(line),
+    ...options,
+    dataDir,
+  });
+  return Object.assign(daemon, {
+    logs,
     async stop() {
       await daemon.close();
       if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
-  };
+  });
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  json(): unknown;
+}
+
+export interface RawRequest {
+  method?: string;
+  /** Sent exactly as given: node:http does not normalise it, unlike fetch. */
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  localAddress?: string;
+}
+
+/** One HTTP request on its own connection, with the raw path and any Host header. */
+export function rawRequest(port: number, options: RawRequest): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: options.method ?? 'GET',
+        path: options.path,
+        headers: options.headers,
+        agent: false,
+        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body) });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** Calls the control API with the daemon's admin key. */
+export async function api(
+  daemon: RunningDaemon,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Response> {
+  return fetch(`${daemon.url}${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${daemon.adminKey}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+}
+
+/** Loads an overlay's page like a browser would and returns the token injected into it. */
+export async function pageToken(
+  daemon: RunningDaemon,
+  overlayId: string,
+  localAddress?: string,
+): Promise<string> {
+  const res = await rawRequest(daemon.port, {
+    path: `/overlay/${overlayId}`,
+    headers: { Host: `127.0.0.1:${daemon.port}` },
+    ...(localAddress ? { localAddress } : {}),
+  });
+  const match = /window\.__APP_TOKEN__="([A-Za-z0-9_-]+)"/.exec(res.body);
+  if (res.status !== 200 || !match?.[1]) throw new Error(`no token in the page (status ${res.status})`);
+  return match[1];
+}
+
+/** A client subscribed to an overlay: page loaded, init sent, init reply received. */
+export async function subscribe(
+  daemon: RunningDaemon,
+  overlayId: string,
+  options: ConnectOptions = {},
+): Promise<TestWsClient> {
+  const token = await pageToken(daemon, overlayId, options.localAddress);
+  const client = await connectWs(`ws://127.0.0.1:${daemon.port}`, options);
+  client.sendInit(overlayId, token);
+  await client.next((m) => m.type === 'init');
+  return client;
+}
+
+/** Polls until `check` returns true, bounded in time (for effects that have no event to await). */
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 3000,
+  what = 'condition',
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
