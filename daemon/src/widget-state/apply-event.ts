@@ -1,0 +1,119 @@
+// Widget state the daemon keeps (goal progress, counters, top gifters): how events and commands change it.
+import type { StreamEvent, Widget, WidgetOf } from '../../../shared/protocol.js';
+
+type Source = NonNullable<WidgetOf<'counter'>['source']>;
+type Gifter = WidgetOf<'top-gifters'>['entries'][number];
+
+/** How much one event adds to a goal or counter fed by `source` (0: nothing). */
+export function amountFor(source: Source, event: StreamEvent): number {
+  switch (source) {
+    case 'likes':
+      return event.type === 'like' ? event.data.likeCount : 0;
+    case 'gifts':
+      return event.type === 'gift' ? event.data.repeatCount : 0;
+    case 'diamonds':
+      return diamondsOf(event);
+    case 'follows':
+      return event.type === 'follow' ? 1 : 0;
+    case 'shares':
+      return event.type === 'share' ? 1 : 0;
+    case 'subscribes':
+      return event.type === 'subscribe' ? 1 : 0;
+  }
+}
+
+/** Diamonds of a gift event: the gift's value × how many were sent. */
+export function diamondsOf(event: StreamEvent): number {
+  return event.type === 'gift' ? (event.data.diamondCount ?? 0) * event.data.repeatCount : 0;
+}
+
+/** Stays a safe integer however long the stream runs. */
+const add = (a: number, b: number) => Math.min(Number.MAX_SAFE_INTEGER, a + b);
+
+/** The top gifters after `uniqueId` gave `diamonds`: sorted by diamonds, at most `max` entries. */
+export function rankGifters(
+  entries: readonly Gifter[],
+  gifter: Omit<Gifter, 'diamonds'>,
+  diamonds: number,
+  max: number,
+): Gifter[] {
+  const next = entries.map((e) =>
+    e.uniqueId === gifter.uniqueId
+      ? { ...e, nickname: gifter.nickname, diamonds: add(e.diamonds, diamonds) }
+      : e,
+  );
+  if (!entries.some((e) => e.uniqueId === gifter.uniqueId)) next.push({ ...gifter, diamonds });
+  // Array.prototype.sort is stable: on a tie whoever got there first stays ahead.
+  return next.sort((a, b) => b.diamonds - a.diamonds).slice(0, max);
+}
+
+function applyToWidget(widget: Widget, event: StreamEvent): Widget | undefined {
+  switch (widget.type) {
+    case 'goal': {
+      const amount = amountFor(widget.source, event);
+      return amount > 0 ? { ...widget, current: add(widget.current, amount) } : undefined;
+    }
+    case 'counter': {
+      const amount = widget.source ? amountFor(widget.source, event) : 0;
+      return amount > 0 ? { ...widget, value: add(widget.value, amount) } : undefined;
+    }
+    case 'top-gifters': {
+      const diamonds = diamondsOf(event);
+      if (diamonds <= 0) return undefined;
+      const gifter = { uniqueId: event.user.uniqueId, nickname: event.user.nickname };
+      const entries = rankGifters(widget.entries, gifter, diamonds, widget.maxEntries);
+      // A small gift from someone outside the list changes nothing.
+      return sameGifters(entries, widget.entries) ? undefined : { ...widget, entries };
+    }
+    default:
+      // Text, image, alert, chat and event-list widgets keep no state in the daemon.
+      return undefined;
+  }
+}
+
+function sameGifters(a: readonly Gifter[], b: readonly Gifter[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every(
+      (e, i) =>
+        e.uniqueId === b[i]!.uniqueId && e.nickname === b[i]!.nickname && e.diamonds === b[i]!.diamonds,
+    )
+  );
+}
+
+/**
+ * Applies one stream event to an overlay's widgets. Returns the widgets it changed (new objects;
+ * the input is not modified), or undefined when none changed.
+ */
+export function applyEvent(widgets: readonly Widget[], event: StreamEvent): Widget[] | undefined {
+  const changed: Widget[] = [];
+  for (const widget of widgets) {
+    const next = applyToWidget(widget, event);
+    if (next) changed.push(next);
+  }
+  return changed.length > 0 ? changed : undefined;
+}
+
+/**
+ * The `reset` command (decisions: goal progress, counter value and top-gifters list back to zero).
+ * Returns the changed widget, or undefined for another command, another kind, or nothing to reset.
+ */
+export function applyCommand(widget: Widget, command: string): Widget | undefined {
+  if (command !== 'reset') return undefined;
+  switch (widget.type) {
+    case 'goal':
+      return widget.current === 0 ? undefined : { ...widget, current: 0 };
+    case 'counter':
+      return widget.value === 0 ? undefined : { ...widget, value: 0 };
+    case 'top-gifters':
+      return widget.entries.length === 0 ? undefined : { ...widget, entries: [] };
+    default:
+      return undefined;
+  }
+}
+
+/** The full widget list with `changed` swapped in by id (order kept). */
+export function mergeWidgets(widgets: readonly Widget[], changed: readonly Widget[]): Widget[] {
+  const byId = new Map(changed.map((w) => [w.id, w]));
+  return widgets.map((w) => byId.get(w.id) ?? w);
+}
