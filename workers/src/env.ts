@@ -2,6 +2,10 @@
 export interface GatekeeperEnv {
   /** Tunnel records, remote config, membership cache. */
   GATEKEEPER_KV: KVNamespace;
+  /** Single-use OAuth `state` values and temporary auth codes (KV cannot make anything single-use). */
+  ONE_TIME_STORE: DurableObjectNamespace<import('./one-time-store.js').OneTimeStore>;
+  /** Per-IP limits on /auth/*, /validate and /tunnels/* (the Workers `ratelimits` binding). */
+  RATE_LIMITER: RateLimit;
   /** The Gatekeeper's own origin: JWT `iss`, and the base of the OAuth redirect_uri. */
   PUBLIC_BASE_URL: string;
   MEMBERSHIP_CLIENT_ID: string;

@@ -3,11 +3,24 @@ import { Hono } from 'hono';
 import type { Health } from '../../shared/protocol.js';
 import type { AppEnv } from './env.js';
 import { ApiError, errorResponse } from './errors.js';
+import { rateLimit } from './middleware/rate-limit.js';
+import { authRoutes } from './routes/auth.js';
+import { configRoutes } from './routes/config.js';
+import { jwksRoutes } from './routes/jwks.js';
+import { validateRoutes } from './routes/validate.js';
 import { VERSION } from './version.js';
+
+export { OneTimeStore } from './one-time-store.js';
 
 export const app = new Hono<AppEnv>();
 
 app.get('/health', (c) => c.json({ status: 'ok', version: VERSION } satisfies Health));
+app.route('/', configRoutes);
+app.route('/', jwksRoutes);
+app.route('/', authRoutes);
+app.route('/', validateRoutes);
+// Decisions §2: the tunnel endpoints are rate limited per IP too; this must precede their routes.
+app.use('/tunnels/*', rateLimit('tunnels'));
 
 app.notFound(() => errorResponse(new ApiError('not_found', 'No such route')));
 app.onError((err) => {

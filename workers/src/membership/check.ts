@@ -1,0 +1,76 @@
+// The current tier of a signed-in user: the cached verdict, re-checked at the platform at most hourly.
+import type { Tier } from '../../../shared/protocol.js';
+import type { GatekeeperEnv } from '../env.js';
+import { loadRemoteConfig } from '../remote-config.js';
+import { openToken, sealToken } from '../token-cipher.js';
+import { type MemberRecord, readMember, writeMember } from './member-store.js';
+import { patreonProvider } from './patreon.js';
+import { MembershipError } from './provider.js';
+import { resolveTier } from './tier.js';
+
+/** Decisions §2: the platform is asked at most once an hour per user. */
+export const RECHECK_INTERVAL_MS = 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+
+/**
+ * Resolves the user's tier now; null when no membership is on record (never signed in here, or the
+ * record expired), which only a new login can settle.
+ * - A verdict younger than an hour is used as is.
+ * - Otherwise the stored refresh token is exchanged (the rotated one is stored at once, before
+ *   anything else can fail) and the identity re-read.
+ * - The platform unavailable (network, timeout, 429, 5xx): the last verdict stands while it is
+ *   younger than `grace.hours`; after that the user counts as lapsed (`free`). A platform that
+ *   cannot confirm a membership for days is treated like one that denies it.
+ * - The platform refusing the refresh token (access revoked at the platform): lapsed, `free`.
+ */
+export async function currentTier(
+  env: GatekeeperEnv,
+  userId: string,
+  now = Date.now(),
+): Promise<Tier | null> {
+  const record = await readMember(env, userId);
+  if (!record) return null;
+  if (now - record.checked_at < RECHECK_INTERVAL_MS) return record.tier;
+  const config = await loadRemoteConfig(env);
+  const sealed = record.refresh_token;
+  const refreshToken = sealed === null ? null : await openToken(env, userId, sealed);
+  if (refreshToken === null) return lapse(env, userId, record, now);
+
+  const provider = patreonProvider(env);
+  let working: MemberRecord = record;
+  try {
+    const tokens = await provider.refresh(refreshToken);
+    working = { ...record, refresh_token: await sealToken(env, userId, tokens.refreshToken) };
+    await writeMember(env, userId, working);
+    const identity = await provider.identity(tokens.accessToken);
+    const tier = resolveTier(identity, env.MEMBERSHIP_CAMPAIGN_ID, config.membership.tiers);
+    await writeMember(env, userId, { ...working, tier, checked_at: now });
+    return tier;
+  } catch (err) {
+    if (!(err instanceof MembershipError)) throw err;
+    console.error(`membership re-check of ${userId} failed (${err.kind}): ${err.message}`);
+    if (err.kind === 'rejected') {
+      // Another request may have rotated the token a moment ago; its fresh verdict then stands.
+      const latest = await readMember(env, userId);
+      if (latest && latest.refresh_token !== sealed && now - latest.checked_at < RECHECK_INTERVAL_MS) {
+        return latest.tier;
+      }
+      return lapse(env, userId, working, now);
+    }
+    if (now - record.checked_at <= config.grace.hours * HOUR_MS) {
+      return record.tier;
+    }
+    return 'free';
+  }
+}
+
+/** The platform no longer vouches for the user: remember `free` and drop the dead refresh token. */
+async function lapse(
+  env: GatekeeperEnv,
+  userId: string,
+  record: MemberRecord,
+  now: number,
+): Promise<Tier | null> {
+  await writeMember(env, userId, { ...record, tier: 'free', checked_at: now, refresh_token: null });
+  return 'free';
+}

@@ -1,0 +1,66 @@
+// A Durable Object that makes OAuth `state` values and temporary auth codes single-use (decisions §2).
+import { DurableObject } from 'cloudflare:workers';
+import type { GatekeeperEnv } from './env.js';
+
+/**
+ * Each value lives in the object named after its key, so `take` of one key is serialised by the
+ * runtime. `take` is one synchronous `DELETE … RETURNING`: of two concurrent takes, exactly one
+ * sees the row, the other finds nothing. Expired rows read as absent and an alarm purges them.
+ */
+export class OneTimeStore extends DurableObject<GatekeeperEnv> {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: GatekeeperEnv) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(
+      'CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at INTEGER NOT NULL)',
+    );
+  }
+
+  /** Stores `value` under `key` for `ttlMs`; a key is written once (a collision is refused). */
+  async put(key: string, value: string, ttlMs: number): Promise<boolean> {
+    const expiresAt = Date.now() + ttlMs;
+    const inserted = this.sql
+      .exec(
+        'INSERT OR IGNORE INTO entries (key, value, expires_at) VALUES (?, ?, ?) RETURNING key',
+        key,
+        value,
+        expiresAt,
+      )
+      .toArray();
+    const alarm = await this.ctx.storage.getAlarm();
+    if (alarm === null || alarm > expiresAt) await this.ctx.storage.setAlarm(expiresAt);
+    return inserted.length === 1;
+  }
+
+  /** Returns the value and deletes it, or null when it is unknown, already taken or expired. */
+  take(key: string): string | null {
+    const rows = this.sql
+      .exec<{ value: string; expires_at: number }>(
+        'DELETE FROM entries WHERE key = ? RETURNING value, expires_at',
+        key,
+      )
+      .toArray();
+    const row = rows[0];
+    if (!row || row.expires_at <= Date.now()) return null;
+    return row.value;
+  }
+
+  override async alarm(): Promise<void> {
+    this.sql.exec('DELETE FROM entries WHERE expires_at <= ?', Date.now());
+    const next = this.sql
+      .exec<{ next: number | null }>('SELECT MIN(expires_at) AS next FROM entries')
+      .toArray()[0]?.next;
+    if (typeof next === 'number') await this.ctx.storage.setAlarm(next);
+  }
+}
+
+/** Client side of the store: one object per key (by name), so unrelated codes never contend. */
+export function oneTimeStore(env: GatekeeperEnv, kind: 'state' | 'code') {
+  const stub = (key: string) => env.ONE_TIME_STORE.get(env.ONE_TIME_STORE.idFromName(`${kind}:${key}`));
+  return {
+    put: (key: string, value: string, ttlMs: number) => stub(key).put(key, value, ttlMs),
+    take: (key: string) => stub(key).take(key),
+  };
+}

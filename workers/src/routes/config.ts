@@ -1,0 +1,15 @@
+// GET /config: the remote configuration, cacheable for a minute and revalidated by ETag (decisions §2).
+import { Hono } from 'hono';
+import { etag } from 'hono/etag';
+import type { AppEnv } from '../env.js';
+import { loadRemoteConfig } from '../remote-config.js';
+
+export const configRoutes = new Hono<AppEnv>();
+
+// A strong ETag: the SHA-256 of the exact body bytes, so equal bodies (and only those) share a tag.
+configRoutes.use('/config', etag({ generateDigest: (body) => crypto.subtle.digest('SHA-256', body) }));
+
+configRoutes.get('/config', async (c) => {
+  c.header('Cache-Control', 'public, max-age=60');
+  return c.json(await loadRemoteConfig(c.env));
+});

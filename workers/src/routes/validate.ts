@@ -1,0 +1,39 @@
+// POST /validate: a fresh licence while the membership holds; 403 `membership_inactive` once it lapsed (decisions §2).
+import { Hono } from 'hono';
+import { errorBody, type ValidateResponse } from '../../../shared/protocol.js';
+import type { AppEnv } from '../env.js';
+import { ApiError } from '../errors.js';
+import { bearerToken, signLicence, verifyLicence } from '../licence.js';
+import { currentTier } from '../membership/check.js';
+import { rateLimit } from '../middleware/rate-limit.js';
+
+export const validateRoutes = new Hono<AppEnv>();
+
+validateRoutes.use('/validate', rateLimit('validate'));
+
+validateRoutes.post('/validate', async (c) => {
+  // Decisions §2: a missing or malformed token is `invalid_token` here, like a forged one.
+  let raw: string;
+  try {
+    raw = bearerToken(c.req.header('Authorization'));
+  } catch {
+    throw new ApiError('invalid_token', 'Authorization: Bearer <licence token> is required');
+  }
+  const claims = await verifyLicence(c.env, raw);
+  const tier = await currentTier(c.env, claims.sub);
+  if (tier === null)
+    throw new ApiError('invalid_token', 'No membership is on record for this licence; sign in again');
+
+  const { token, expiresAt } = await signLicence(c.env, { sub: claims.sub, tier });
+  const licence: ValidateResponse = { token, tier, expires_at: expiresAt.toISOString() };
+  c.header('Cache-Control', 'no-store');
+  // A Premium licence whose membership lapsed: refused, but the body carries a Free licence so the
+  // app carries on within the Free limits without a new login.
+  if (claims.tier === 'premium' && tier === 'free') {
+    return c.json(
+      { ...errorBody('membership_inactive', 'The membership is no longer active'), ...licence },
+      403,
+    );
+  }
+  return c.json(licence);
+});
