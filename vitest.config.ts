@@ -31,7 +31,12 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
-          include: ['shared/**/*.test.ts', 'daemon/src/**/*.test.ts', 'test/daemon/**/*.test.ts'],
+          include: [
+            'shared/**/*.test.ts',
+            'daemon/src/**/*.test.ts',
+            'daemon/page/src/**/*.test.ts',
+            'test/daemon/**/*.test.ts',
+          ],
           testTimeout: 15_000,
         },
       },

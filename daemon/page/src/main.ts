@@ -1,7 +1,37 @@
-// The overlay page OBS shows: reads the injected globals and renders the overlay's widgets.
+// The overlay page OBS shows: reads the injected globals, subscribes over WebSocket, renders the widgets.
+import { connect } from './connection.js';
 import { readGlobals } from './globals.js';
+import { OverlayView } from './overlay-view.js';
 
-const stage = document.getElementById('stage') as HTMLDivElement;
+const stage = document.getElementById('stage');
 const globals = readGlobals();
-stage.dataset.state = globals ? 'ready' : 'missing-globals';
-if (globals) stage.dataset.overlayId = globals.overlayId;
+if (stage instanceof HTMLElement) {
+  stage.dataset.state = globals ? 'ready' : 'missing-globals';
+  if (globals) {
+    stage.dataset.overlayId = globals.overlayId;
+    const view = new OverlayView(stage);
+    document.body.dataset.connection = 'closed';
+    connect(globals, {
+      onState: (state) => {
+        // The stage keeps its last picture while closed: viewers never see an error.
+        document.body.dataset.connection = state;
+      },
+      onMessage: (message) => {
+        switch (message.type) {
+          case 'init':
+            view.replace(message.overlay, message.widgets);
+            break;
+          case 'overlay-update':
+            if (message.overlayId === globals.overlayId) view.replace(message.overlay, message.widgets);
+            break;
+          case 'stream-event':
+            view.onStreamEvent(message.event);
+            break;
+          case 'overlay-command':
+            view.onCommand(message);
+            break;
+        }
+      },
+    });
+  }
+}

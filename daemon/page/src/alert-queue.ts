@@ -1,0 +1,90 @@
+// Alerts one after another: each shows for its duration, never two at once, in arrival order.
+
+export interface QueuedAlert {
+  text: string;
+  /** Milliseconds on screen. */
+  duration: number;
+  /** A media file name, served at /assets/<name>. */
+  image?: string;
+  sound?: string;
+}
+
+/** The timer functions the queue needs; the page passes window's, tests a fake clock. */
+export interface Scheduler<H> {
+  setTimeout(callback: () => void, ms: number): H;
+  clearTimeout(handle: H): void;
+}
+
+export interface AlertQueueOptions {
+  /** Pause between two alerts so the first has left before the next appears. */
+  gapMs?: number;
+  /** Alerts waiting beyond this are dropped (the newest), so a gift flood cannot queue for hours. */
+  maxWaiting?: number;
+}
+
+export class AlertQueue<H> {
+  private readonly waiting: QueuedAlert[] = [];
+  private shown: QueuedAlert | undefined;
+  private timer: H | undefined;
+  private readonly gapMs: number;
+  private readonly maxWaiting: number;
+
+  constructor(
+    private readonly scheduler: Scheduler<H>,
+    /** Called with the alert to show, or undefined to hide it. */
+    private readonly onChange: (alert: QueuedAlert | undefined) => void,
+    options: AlertQueueOptions = {},
+  ) {
+    this.gapMs = options.gapMs ?? 250;
+    this.maxWaiting = options.maxWaiting ?? 50;
+  }
+
+  /** The alert on screen, if any. */
+  get current(): QueuedAlert | undefined {
+    return this.shown;
+  }
+
+  get pending(): number {
+    return this.waiting.length;
+  }
+
+  /** Returns false when the alert was dropped because too many are waiting. */
+  enqueue(alert: QueuedAlert): boolean {
+    if (this.waiting.length >= this.maxWaiting) return false;
+    this.waiting.push(alert);
+    if (this.shown === undefined && this.timer === undefined) this.next();
+    return true;
+  }
+
+  /** Hides the current alert and drops the waiting ones. */
+  clear(): void {
+    if (this.timer !== undefined) this.scheduler.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.waiting.length = 0;
+    if (this.shown) {
+      this.shown = undefined;
+      this.onChange(undefined);
+    }
+  }
+
+  private next(): void {
+    const alert = this.waiting.shift();
+    if (!alert) return;
+    this.shown = alert;
+    this.onChange(alert);
+    this.timer = this.scheduler.setTimeout(() => this.hide(), alert.duration);
+  }
+
+  private hide(): void {
+    this.shown = undefined;
+    this.onChange(undefined);
+    if (this.waiting.length === 0) {
+      this.timer = undefined;
+      return;
+    }
+    this.timer = this.scheduler.setTimeout(() => {
+      this.timer = undefined;
+      this.next();
+    }, this.gapMs);
+  }
+}

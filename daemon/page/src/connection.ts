@@ -1,0 +1,79 @@
+// The page's WebSocket to the daemon: address, `init`, validated messages, recovery by reloading.
+import { encodeClientMessage, parseServerMessage, type ServerMessage } from '../../../shared/protocol.js';
+import type { PageGlobals } from './globals.js';
+
+/** `ws://host` on http, `wss://host` on https (the tunnel serves the page over https; interface §6). */
+export function socketUrl(location: { protocol: string; host: string }): string {
+  return `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}`;
+}
+
+/** Reload backoff: 1 s, 2 s, 4 s … capped at 30 s. `attempt` counts from 0. */
+export function reloadDelay(attempt: number): number {
+  return Math.min(30_000, 1000 * 2 ** Math.min(Math.max(attempt, 0), 15));
+}
+
+const ATTEMPT_KEY = 'overlay-reload-attempt';
+
+/** Reload attempts survive the reload itself in sessionStorage (absent storage: start from 0). */
+function readAttempt(): number {
+  try {
+    const n = Number(sessionStorage.getItem(ATTEMPT_KEY) ?? '0');
+    return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function writeAttempt(n: number): void {
+  try {
+    if (n === 0) sessionStorage.removeItem(ATTEMPT_KEY);
+    else sessionStorage.setItem(ATTEMPT_KEY, String(n));
+  } catch {
+    // Storage may be disabled; the backoff then restarts at 1 s.
+  }
+}
+
+export interface ConnectionHooks {
+  onMessage(message: ServerMessage): void;
+  onState(state: 'open' | 'closed'): void;
+}
+
+/**
+ * Connects and subscribes. Page tokens are single-use (interface §5.2), so a lost connection
+ * cannot simply reconnect: the page reloads to get a fresh token, backing off between tries.
+ */
+export function connect(globals: PageGlobals, hooks: ConnectionHooks): void {
+  let reloading = false;
+  const scheduleReload = () => {
+    if (reloading) return;
+    reloading = true;
+    hooks.onState('closed');
+    const attempt = readAttempt();
+    writeAttempt(attempt + 1);
+    window.setTimeout(() => window.location.reload(), reloadDelay(attempt));
+  };
+
+  let socket: WebSocket;
+  try {
+    socket = new WebSocket(socketUrl(window.location));
+  } catch {
+    scheduleReload();
+    return;
+  }
+  socket.addEventListener('open', () => {
+    socket.send(encodeClientMessage({ action: 'init', overlayId: globals.overlayId, token: globals.token }));
+  });
+  socket.addEventListener('message', (event: MessageEvent<unknown>) => {
+    if (typeof event.data !== 'string') return;
+    const parsed = parseServerMessage(event.data);
+    // A message that does not validate is ignored, never half-applied.
+    if (!parsed.ok) return;
+    if (parsed.value.type === 'init') {
+      writeAttempt(0);
+      hooks.onState('open');
+    }
+    hooks.onMessage(parsed.value);
+  });
+  socket.addEventListener('close', scheduleReload);
+  socket.addEventListener('error', () => socket.close());
+}

@@ -1,0 +1,290 @@
+// Draws an overlay's widgets with plain DOM and applies stream events and commands to them.
+import {
+  type OverlayCommand,
+  type OverlayMeta,
+  PlaySoundPayload,
+  parseWith,
+  SetTextPayload,
+  ShowAlertPayload,
+  type StreamEvent,
+  type Widget,
+  type WidgetOf,
+} from '../../../shared/protocol.js';
+import { AlertQueue, type QueuedAlert } from './alert-queue.js';
+import { ALERT_EVENT_TYPES, describeEvent, pushBounded } from './describe-event.js';
+
+/** /assets/<name>, each path segment encoded. */
+export function assetUrl(name: string): string {
+  return `/assets/${name.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/** Scale that fits the overlay into the viewport without enlarging it. */
+export function fitScale(overlay: OverlayMeta, viewport: { width: number; height: number }): number {
+  if (viewport.width <= 0 || viewport.height <= 0) return 1;
+  return Math.min(1, viewport.width / overlay.width, viewport.height / overlay.height);
+}
+
+interface ChatLine {
+  who: string;
+  text: string;
+}
+
+/** What the page remembers per widget between `overlay-update`s (the daemon keeps the rest). */
+interface Runtime {
+  lines: ChatLine[];
+  events: string[];
+  alerts?: AlertQueue<number>;
+  text?: string;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className?: string,
+  text?: string,
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  // textContent only: event text comes from viewers and is never parsed as HTML.
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function playSound(name: string, volume = 1): void {
+  try {
+    const audio = new Audio(assetUrl(name));
+    audio.volume = volume;
+    audio.play().catch(() => {
+      // Autoplay may be refused outside OBS; the overlay carries on silently.
+    });
+  } catch {
+    // No audio support: nothing to do.
+  }
+}
+
+export class OverlayView {
+  private overlay: OverlayMeta | undefined;
+  private widgets: Widget[] = [];
+  private readonly elements = new Map<string, HTMLElement>();
+  private readonly runtime = new Map<string, Runtime>();
+
+  constructor(private readonly stage: HTMLElement) {
+    window.addEventListener('resize', () => this.fit());
+  }
+
+  /** Replaces the whole state (interface §6.2: `init` and `overlay-update` are full replacements). */
+  replace(overlay: OverlayMeta, widgets: Widget[]): void {
+    this.overlay = overlay;
+    this.widgets = widgets;
+    for (const [id, rt] of this.runtime) {
+      const widget = widgets.find((w) => w.id === id);
+      if (!widget) {
+        rt.alerts?.clear();
+        this.runtime.delete(id);
+      } else if (widget.type === 'text') {
+        // New content from the daemon wins over an earlier set-text.
+        delete rt.text;
+      }
+    }
+    this.stage.style.width = `${overlay.width}px`;
+    this.stage.style.height = `${overlay.height}px`;
+    this.fit();
+    const fragment = document.createDocumentFragment();
+    this.elements.clear();
+    for (const widget of widgets) {
+      const node = this.build(widget);
+      this.elements.set(widget.id, node);
+      fragment.append(node);
+    }
+    this.stage.replaceChildren(fragment);
+  }
+
+  onStreamEvent(event: StreamEvent): void {
+    for (const widget of this.widgets) {
+      const rt = this.rt(widget.id);
+      if (widget.type === 'chat' && event.type === 'chat') {
+        pushBounded(
+          rt.lines,
+          { who: event.user.nickname || event.user.uniqueId, text: event.data.comment },
+          widget.maxMessages,
+        );
+        this.redraw(widget);
+      } else if (
+        widget.type === 'event-list' &&
+        (!widget.eventTypes || widget.eventTypes.includes(event.type))
+      ) {
+        pushBounded(rt.events, describeEvent(event), widget.maxEvents);
+        this.redraw(widget);
+      } else if (widget.type === 'alert' && ALERT_EVENT_TYPES.has(event.type)) {
+        this.alertQueue(widget).enqueue({
+          text: describeEvent(event),
+          duration: widget.duration,
+          ...(widget.image ? { image: widget.image } : {}),
+          ...(widget.sound ? { sound: widget.sound } : {}),
+        });
+      }
+    }
+  }
+
+  /** interface §6.2 rule 2: an unknown command, or one for an unknown widget, is ignored silently. */
+  onCommand(message: OverlayCommand): void {
+    const widget = this.widgets.find((w) => w.id === message.widgetId);
+    if (!widget) return;
+    const { command, payload } = message;
+    if (command === 'show-alert' && widget.type === 'alert') {
+      const parsed = parseWith(ShowAlertPayload, payload);
+      if (!parsed.ok) return;
+      const { text, duration, image, sound } = parsed.value;
+      const pickedImage = image ?? widget.image;
+      const pickedSound = sound ?? widget.sound;
+      this.alertQueue(widget).enqueue({
+        text,
+        duration,
+        ...(pickedImage ? { image: pickedImage } : {}),
+        ...(pickedSound ? { sound: pickedSound } : {}),
+      });
+    } else if (command === 'play-sound') {
+      const parsed = parseWith(PlaySoundPayload, payload);
+      if (parsed.ok) playSound(parsed.value.sound, parsed.value.volume);
+    } else if (command === 'set-text' && widget.type === 'text') {
+      const parsed = parseWith(SetTextPayload, payload);
+      if (!parsed.ok) return;
+      this.rt(widget.id).text = parsed.value.text;
+      this.redraw(widget);
+    } else if (command === 'reset') {
+      const rt = this.rt(widget.id);
+      if (widget.type === 'chat') rt.lines.length = 0;
+      else if (widget.type === 'event-list') rt.events.length = 0;
+      else if (widget.type === 'alert') rt.alerts?.clear();
+      else if (widget.type === 'goal') this.widgets = this.swap({ ...widget, current: 0 });
+      else if (widget.type === 'counter') this.widgets = this.swap({ ...widget, value: 0 });
+      else if (widget.type === 'top-gifters') this.widgets = this.swap({ ...widget, entries: [] });
+      else return;
+      this.redraw(this.widgets.find((w) => w.id === widget.id) ?? widget);
+    }
+  }
+
+  private swap(next: Widget): Widget[] {
+    return this.widgets.map((w) => (w.id === next.id ? next : w));
+  }
+
+  private fit(): void {
+    if (!this.overlay) return;
+    const scale = fitScale(this.overlay, { width: window.innerWidth, height: window.innerHeight });
+    this.stage.style.transform = scale < 1 ? `scale(${scale})` : '';
+  }
+
+  private rt(id: string): Runtime {
+    let rt = this.runtime.get(id);
+    if (!rt) {
+      rt = { lines: [], events: [] };
+      this.runtime.set(id, rt);
+    }
+    return rt;
+  }
+
+  private alertQueue(widget: WidgetOf<'alert'>): AlertQueue<number> {
+    const rt = this.rt(widget.id);
+    rt.alerts ??= new AlertQueue(
+      { setTimeout: (cb, ms) => window.setTimeout(cb, ms), clearTimeout: (h) => window.clearTimeout(h) },
+      (alert) => {
+        if (alert?.sound) playSound(alert.sound);
+        const current = this.widgets.find((w) => w.id === widget.id);
+        if (current) this.redraw(current);
+      },
+    );
+    return rt.alerts;
+  }
+
+  private redraw(widget: Widget): void {
+    const old = this.elements.get(widget.id);
+    if (!old) return;
+    const node = this.build(widget);
+    old.replaceWith(node);
+    this.elements.set(widget.id, node);
+  }
+
+  private build(widget: Widget): HTMLElement {
+    const box = el('div', `widget widget-${widget.type}`);
+    box.dataset.widgetId = widget.id;
+    box.dataset.widgetType = widget.type;
+    box.style.left = `${widget.x}px`;
+    box.style.top = `${widget.y}px`;
+    if (widget.width !== undefined) box.style.width = `${widget.width}px`;
+    if (widget.height !== undefined) box.style.height = `${widget.height}px`;
+    if ('color' in widget && widget.color) box.style.color = widget.color;
+    if ('fontSize' in widget && widget.fontSize) box.style.fontSize = `${widget.fontSize}px`;
+    const rt = this.runtime.get(widget.id);
+    switch (widget.type) {
+      case 'text':
+        box.textContent = rt?.text ?? widget.content;
+        if (widget.fontFamily) box.style.fontFamily = widget.fontFamily;
+        break;
+      case 'image': {
+        const img = el('img');
+        img.src = assetUrl(widget.src);
+        img.alt = '';
+        box.append(img);
+        break;
+      }
+      case 'alert':
+        this.buildAlert(box, rt?.alerts?.current);
+        break;
+      case 'goal': {
+        const share = Math.min(1, widget.current / widget.target);
+        const bar = el('div', 'goal-bar');
+        const fill = el('div', 'goal-fill');
+        fill.style.width = `${(share * 100).toFixed(2)}%`;
+        if (widget.color) fill.style.background = widget.color;
+        bar.append(fill);
+        box.append(
+          el('div', 'goal-title', widget.title),
+          bar,
+          el('div', 'goal-count', `${widget.current} / ${widget.target}`),
+        );
+        box.dataset.current = String(widget.current);
+        break;
+      }
+      case 'chat':
+        for (const line of rt?.lines ?? []) {
+          const row = el('div', 'chat-line');
+          row.append(el('span', 'chat-user', line.who), el('span', 'chat-text', ` ${line.text}`));
+          box.append(row);
+        }
+        break;
+      case 'counter':
+        box.append(
+          el('span', 'counter-label', widget.label ? `${widget.label} ` : ''),
+          el('span', 'counter-value', String(widget.value)),
+        );
+        box.dataset.value = String(widget.value);
+        break;
+      case 'event-list':
+        for (const line of rt?.events ?? []) box.append(el('div', 'event-line', line));
+        break;
+      case 'top-gifters': {
+        const list = el('ol', 'gifters');
+        for (const entry of widget.entries.slice(0, widget.maxEntries)) {
+          list.append(el('li', 'gifter', `${entry.nickname || entry.uniqueId} — ${entry.diamonds}`));
+        }
+        box.append(list);
+        break;
+      }
+    }
+    return box;
+  }
+
+  private buildAlert(box: HTMLElement, alert: QueuedAlert | undefined): void {
+    if (!alert) return;
+    const card = el('div', 'alert-card');
+    if (alert.image) {
+      const img = el('img', 'alert-image');
+      img.src = assetUrl(alert.image);
+      img.alt = '';
+      card.append(img);
+    }
+    const text = el('div', 'alert-text', alert.text);
+    text.dataset.alert = '';
+    card.append(text);
+    box.append(card);
+  }
+}
