@@ -1,0 +1,199 @@
+// The data directory as a live source (decisions §3): first start, external edits, corrupt and deleted files, atomic writes.
+import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../helpers/daemon.js';
+
+let daemon: TestDaemon;
+let overlayId: string;
+let file: string;
+
+beforeAll(async () => {
+  daemon = await startTestDaemon();
+  overlayId = daemon.overlays.list()[0]!.id;
+  file = join(daemon.dataDir.overlaysDir, `${overlayId}.json`);
+});
+afterAll(() => daemon?.stop());
+
+describe('first start', () => {
+  it('creates the layout: one demo overlay, empty rules, media/, admin.key', async () => {
+    expect(await readdir(daemon.dataDir.overlaysDir)).toEqual([`${overlayId}.json`]);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
+      id: overlayId,
+      name: 'Demo overlay',
+      width: 1920,
+      height: 1080,
+    });
+    expect(JSON.parse(await readFile(daemon.dataDir.rulesFile, 'utf8'))).toEqual([]);
+    expect((await stat(daemon.dataDir.mediaDir)).isDirectory()).toBe(true);
+  });
+});
+
+describe('edits made by other programs', () => {
+  it('broadcasts an edited file as overlay-update within a second', async () => {
+    const client = await subscribe(daemon, overlayId);
+    const edited = { ...JSON.parse(await readFile(file, 'utf8')), name: 'Edited by hand' };
+    const started = Date.now();
+    await writeFile(file, JSON.stringify(edited, null, 2));
+    const update = await client.next((m) => m.type === 'overlay-update', 2000);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(update).toMatchObject({ type: 'overlay-update', overlayId, overlay: { name: 'Edited by hand' } });
+    expect(daemon.overlays.get(overlayId)?.name).toBe('Edited by hand');
+    client.close();
+  });
+
+  it('picks up an editor-style atomic replace (write elsewhere, rename over)', async () => {
+    const client = await subscribe(daemon, overlayId);
+    const edited = { ...JSON.parse(await readFile(file, 'utf8')), name: 'Renamed over' };
+    await writeFile(`${file}.swp`, JSON.stringify(edited));
+    await rename(`${file}.swp`, file);
+    expect(await client.next((m) => m.type === 'overlay-update', 2000)).toMatchObject({
+      overlay: { name: 'Renamed over' },
+    });
+    client.close();
+  });
+
+  it('reports a corrupt file with its path and reason, keeps the last good state, never overwrites it', async () => {
+    const client = await subscribe(daemon, overlayId);
+    const before = daemon.overlays.get(overlayId);
+    const corrupt = '{"id": "broken", "name": ';
+    await writeFile(file, corrupt);
+    await waitFor(
+      () => daemon.logs.some((line) => line.includes(file) && line.includes('not valid JSON')),
+      2000,
+      'the report',
+    );
+    expect(daemon.overlays.get(overlayId)).toEqual(before);
+    // A change through the API would overwrite the file: refused while it cannot be read.
+    const put = await api(daemon, 'PUT', `/api/overlays/${overlayId}`, {
+      name: 'API',
+      width: 10,
+      height: 10,
+    });
+    expect(put.status).toBe(409);
+    expect((await put.json()).error.message).toContain(file);
+    expect(await readFile(file, 'utf8')).toBe(corrupt);
+    // The page still gets the last good state.
+    expect((await fetch(`${daemon.url}/overlay/${overlayId}`)).status).toBe(200);
+    expect(client.received.filter((m) => m.type === 'overlay-update')).toEqual([]);
+
+    // Fixing the file brings it back in force.
+    await writeFile(file, JSON.stringify({ ...before, name: 'Fixed' }));
+    expect(await client.next((m) => m.type === 'overlay-update', 2000)).toMatchObject({
+      overlay: { name: 'Fixed' },
+    });
+    client.close();
+  });
+
+  it('reports a file that is valid JSON but not an overlay, naming the field', async () => {
+    const other = join(daemon.dataDir.overlaysDir, '11111111-1111-4111-8111-111111111111.json');
+    await writeFile(
+      other,
+      JSON.stringify({
+        id: '11111111-1111-4111-8111-111111111111',
+        name: 'x',
+        width: 'wide',
+        height: 1,
+        widgets: [],
+      }),
+    );
+    await waitFor(
+      () => daemon.logs.some((line) => line.includes(other) && line.includes('width')),
+      2000,
+      'the report',
+    );
+    expect(daemon.overlays.get('11111111-1111-4111-8111-111111111111')).toBeUndefined();
+    await rm(other);
+  });
+
+  it('adds an overlay whose file appears, and removes one whose file is deleted', async () => {
+    const id = '22222222-2222-4222-8222-222222222222';
+    const path = join(daemon.dataDir.overlaysDir, `${id}.json`);
+    await writeFile(path, JSON.stringify({ id, name: 'Dropped in', width: 100, height: 100, widgets: [] }));
+    await waitFor(() => daemon.overlays.get(id) !== undefined, 2000, 'the new overlay');
+    const client = await subscribe(daemon, id);
+    await rm(path);
+    expect((await client.closed).code).toBe(1000);
+    expect(daemon.overlays.get(id)).toBeUndefined();
+    expect((await fetch(`${daemon.url}/overlay/${id}`)).status).toBe(404);
+  });
+});
+
+describe('writes of the daemon', () => {
+  it('broadcasts its own write once, not again when the watcher sees the file change', async () => {
+    const client = await subscribe(daemon, overlayId);
+    const res = await api(daemon, 'PUT', `/api/overlays/${overlayId}`, {
+      name: 'Once',
+      width: 640,
+      height: 480,
+    });
+    expect(res.status).toBe(200);
+    await client.next((m) => m.type === 'overlay-update');
+    // A later, different change is the next message: nothing was echoed in between.
+    await api(daemon, 'PUT', `/api/overlays/${overlayId}`, { name: 'Twice', width: 640, height: 480 });
+    await client.next((m) => m.type === 'overlay-update' && m.overlay.name === 'Twice');
+    // Give the watcher time to report both writes (settle time + slack) before counting.
+    const settled = Date.now() + 500;
+    await waitFor(() => Date.now() > settled, 1000);
+    expect(
+      client.received
+        .filter((m) => m.type === 'overlay-update')
+        .map((m) => m.type === 'overlay-update' && m.overlay.name),
+    ).toEqual(['Once', 'Twice']);
+    client.close();
+  });
+
+  it('coalesces a burst of updates and leaves no temporary files', async () => {
+    const base = daemon.overlays.get(overlayId)!;
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => daemon.overlays.update({ ...base, name: `Burst ${i}` })),
+    );
+    expect(JSON.parse(await readFile(file, 'utf8')).name).toBe('Burst 19');
+    expect((await readdir(daemon.dataDir.overlaysDir)).filter((name) => name.includes('.tmp'))).toEqual([]);
+  });
+});
+
+describe('rules.json', () => {
+  it('picks up an external edit and keeps the last good rules when it breaks', async () => {
+    const rules = [
+      {
+        id: 'hand',
+        trigger: 'follow',
+        actions: [{ overlayId, widgetId: 'w', command: 'show-alert', payload: {} }],
+      },
+    ];
+    await writeFile(daemon.dataDir.rulesFile, JSON.stringify(rules));
+    await waitFor(() => daemon.rules.current().length === 1, 2000, 'the edited rules');
+    await writeFile(daemon.dataDir.rulesFile, '[{"id": 1}]');
+    await waitFor(
+      () => daemon.logs.some((line) => line.includes(daemon.dataDir.rulesFile)),
+      2000,
+      'the report',
+    );
+    expect(daemon.rules.current()[0]?.id).toBe('hand');
+    const put = await api(daemon, 'PUT', '/api/rules', []);
+    expect(put.status).toBe(409);
+    expect(await readFile(daemon.dataDir.rulesFile, 'utf8')).toBe('[{"id": 1}]');
+  });
+});
+
+describe('restart', () => {
+  it('loads what was persisted, and reports a corrupt file at start without touching it', async () => {
+    const dataDir = daemon.dataDir.root;
+    const first = await startTestDaemon({ dataDir: `${dataDir}-restart` });
+    const id = first.overlays.list()[0]!.id;
+    await api(first, 'PUT', `/api/overlays/${id}`, { name: 'Persisted', width: 10, height: 10 });
+    const broken = join(first.dataDir.overlaysDir, '33333333-3333-4333-8333-333333333333.json');
+    await writeFile(broken, 'not json');
+    await first.close();
+    const second = await startTestDaemon({ dataDir: `${dataDir}-restart` });
+    try {
+      expect(second.overlays.get(id)?.name).toBe('Persisted');
+      expect(second.logs.some((line) => line.includes(broken))).toBe(true);
+      expect(await readFile(broken, 'utf8')).toBe('not json');
+    } finally {
+      await second.close();
+      await rm(`${dataDir}-restart`, { recursive: true, force: true });
+    }
+  });
+});
