@@ -8,6 +8,7 @@ import { authRoutes } from './routes/auth.js';
 import { configRoutes } from './routes/config.js';
 import { jwksRoutes } from './routes/jwks.js';
 import { validateRoutes } from './routes/validate.js';
+import { tunnelRoutes } from './tunnels/routes.js';
 import { VERSION } from './version.js';
 
 export { OneTimeStore } from './one-time-store.js';
@@ -21,6 +22,7 @@ app.route('/', authRoutes);
 app.route('/', validateRoutes);
 // Decisions §2: the tunnel endpoints are rate limited per IP too; this must precede their routes.
 app.use('/tunnels/*', rateLimit('tunnels'));
+app.route('/tunnels', tunnelRoutes);
 
 app.notFound(() => errorResponse(new ApiError('not_found', 'No such route')));
 app.onError((err) => {

@@ -1,0 +1,267 @@
+// Provisioning, status and deletion of a user's tunnel (decisions §2): idempotent, safe under
+// concurrent calls, and leaving nothing behind when a step fails half way.
+//
+// Cloudflare is the source of truth; the KV record is an index that can be lost and rebuilt.
+// Every provision converges: find or create the tunnel `overlay-<subdomain>`, make its ingress
+// what it should be, find or create the CNAME, fetch the connector token, store the record.
+// Whatever this call created is deleted again if a later step fails (docs/tunnels.md).
+import type { ProvisionResponse, TunnelStatus } from '../../../shared/protocol.js';
+import {
+  CF_DNS_RECORD_EXISTS,
+  CF_DUPLICATE_TUNNEL_NAME,
+  type CloudflareApi,
+  CloudflareApiError,
+  type DnsRecordInfo,
+  type IngressRule,
+  type TunnelInfo,
+} from '../cloudflare-api.js';
+import { ApiError } from '../errors.js';
+import { HostnameTakenError, toHttpError } from './errors.js';
+import { tunnelState } from './state.js';
+import type { TunnelRecord, TunnelStore } from './store.js';
+import { deriveSubdomain } from './subdomain.js';
+
+export const DEFAULT_ORIGIN_SERVICE = 'http://localhost:7890';
+/** Every tunnel answers hosts other than its own with 404 (cloudflared's catch-all rule). */
+const CATCH_ALL: IngressRule = { service: 'http_status:404' };
+
+export interface TunnelSettings {
+  /** TUNNEL_DOMAIN: the zone's domain (or a subdomain of it) under which tunnel hosts live. */
+  domain: string;
+  /** TUNNEL_ORIGIN_SERVICE: where cloudflared sends the traffic, on the streamer's machine. */
+  originService: string;
+  subdomainSecret: string;
+}
+
+/** The names a user's tunnel has everywhere, all derived from the user id. */
+interface TunnelNames {
+  userId: string;
+  subdomain: string;
+  hostname: string;
+  tunnelName: string;
+  publicUrl: string;
+}
+
+/** What this provision call created, so that a failure deletes exactly that. */
+interface Created {
+  tunnelId?: string;
+  dnsRecordId?: string;
+}
+
+const cnameTarget = (tunnelId: string) => `${tunnelId}.cfargotunnel.com`;
+
+const pointsAt = (record: DnsRecordInfo, tunnelId: string) =>
+  record.type === 'CNAME' && record.content.toLowerCase() === cnameTarget(tunnelId);
+
+function sameIngress(have: IngressRule[], want: IngressRule[]): boolean {
+  return (
+    have.length === want.length &&
+    have.every(
+      (rule, i) =>
+        (rule.hostname ?? '') === (want[i]?.hostname ?? '') &&
+        rule.service === want[i]?.service &&
+        (rule.path ?? '') === (want[i]?.path ?? ''),
+    )
+  );
+}
+
+export class TunnelService {
+  constructor(
+    private readonly api: CloudflareApi,
+    private readonly store: TunnelStore,
+    private readonly settings: TunnelSettings,
+  ) {}
+
+  async names(userId: string): Promise<TunnelNames> {
+    const subdomain = await deriveSubdomain(this.settings.subdomainSecret, userId);
+    const hostname = `${subdomain}.${this.settings.domain}`;
+    return {
+      userId,
+      subdomain,
+      hostname,
+      tunnelName: `overlay-${subdomain}`,
+      publicUrl: `https://${hostname}`,
+    };
+  }
+
+  /** `created` is true when this call made the tunnel (201), false when it already existed (200). */
+  async provision(userId: string): Promise<{ created: boolean; response: ProvisionResponse }> {
+    const names = await this.names(userId);
+    const created: Created = {};
+    try {
+      const stored = await this.store.get(userId);
+      const tunnel =
+        (stored && (await this.api.getTunnel(stored.tunnel_id))) ||
+        (await this.findTunnel(names.tunnelName)) ||
+        (await this.createTunnel(names.tunnelName, created));
+      await this.ensureIngress(tunnel.id, names, created.tunnelId === tunnel.id);
+      const record = await this.ensureCname(tunnel.id, names, created);
+      const token = await this.api.getConnectorToken(tunnel.id);
+      const next: TunnelRecord = {
+        user_id: userId,
+        tunnel_id: tunnel.id,
+        tunnel_name: names.tunnelName,
+        subdomain: names.subdomain,
+        hostname: names.hostname,
+        dns_record_id: record.id,
+        created_at: new Date(tunnel.created_at).toISOString(),
+      };
+      // KV allows one write a second per key: a repeated provision does not rewrite an unchanged record.
+      if (JSON.stringify(stored) !== JSON.stringify(next)) await this.store.put(next);
+      return {
+        created: created.tunnelId !== undefined,
+        response: {
+          tunnel_id: tunnel.id,
+          tunnel_token: token,
+          public_url: names.publicUrl,
+          subdomain: names.subdomain,
+        },
+      };
+    } catch (err) {
+      await this.rollback(created, names);
+      throw toHttpError(err);
+    }
+  }
+
+  async status(userId: string): Promise<TunnelStatus> {
+    const names = await this.names(userId);
+    try {
+      const stored = await this.store.get(userId);
+      const tunnel =
+        (stored && (await this.api.getTunnel(stored.tunnel_id))) || (await this.findTunnel(names.tunnelName));
+      if (!tunnel) {
+        // The tunnel was deleted behind our back: the record points at nothing.
+        if (stored) await this.store.delete(userId);
+        throw new ApiError('not_found', 'This user has no tunnel');
+      }
+      const connections = await this.api.countConnections(tunnel.id);
+      const state = tunnelState(tunnel);
+      return {
+        tunnel_id: tunnel.id,
+        subdomain: names.subdomain,
+        public_url: names.publicUrl,
+        active: state === 'active',
+        state,
+        connections,
+        created_at: new Date(stored?.created_at ?? tunnel.created_at).toISOString(),
+      };
+    } catch (err) {
+      throw toHttpError(err);
+    }
+  }
+
+  /**
+   * Deletes the DNS record first (the hostname stops routing), then the tunnel after closing its
+   * connections (Cloudflare refuses to delete a connected tunnel), then the record. Each step is
+   * idempotent, so a call that failed half way is finished by the next one.
+   */
+  async remove(userId: string): Promise<void> {
+    const names = await this.names(userId);
+    try {
+      const stored = await this.store.get(userId);
+      const tunnel =
+        (stored && (await this.api.getTunnel(stored.tunnel_id))) || (await this.findTunnel(names.tunnelName));
+      const tunnelIds = [...new Set([tunnel?.id, stored?.tunnel_id].filter((id) => id !== undefined))];
+      const records = (await this.api.findDnsRecords(names.hostname)).filter((r) =>
+        tunnelIds.some((id) => pointsAt(r, id)),
+      );
+      if (!stored && !tunnel && records.length === 0)
+        throw new ApiError('not_found', 'This user has no tunnel');
+      for (const record of records) await this.api.deleteDnsRecord(record.id);
+      if (tunnel) {
+        await this.api.clearConnections(tunnel.id);
+        await this.api.deleteTunnel(tunnel.id);
+      }
+      await this.store.delete(userId);
+    } catch (err) {
+      throw toHttpError(err);
+    }
+  }
+
+  private async findTunnel(name: string): Promise<TunnelInfo | null> {
+    const found = await this.api.findTunnels(name);
+    // Names are unique among live tunnels; the oldest wins should that ever not hold.
+    return found.sort((a, b) => a.created_at.localeCompare(b.created_at))[0] ?? null;
+  }
+
+  private async createTunnel(name: string, created: Created): Promise<TunnelInfo> {
+    try {
+      const tunnel = await this.api.createTunnel(name);
+      created.tunnelId = tunnel.id;
+      return tunnel;
+    } catch (err) {
+      if (!(err instanceof CloudflareApiError)) throw err;
+      if (err.has(CF_DUPLICATE_TUNNEL_NAME)) {
+        // A concurrent provision for the same user created it between our lookup and our create.
+        const winner = await this.findTunnel(name);
+        if (winner) return winner;
+      } else if (err.ambiguous) {
+        // The create may have happened although we saw no answer: if the tunnel exists now,
+        // it is treated as ours so that the rollback removes it.
+        const maybe = await this.findTunnel(name).catch(() => null);
+        if (maybe) created.tunnelId = maybe.id;
+      }
+      throw err;
+    }
+  }
+
+  private async ensureIngress(tunnelId: string, names: TunnelNames, isNew: boolean): Promise<void> {
+    const want: IngressRule[] = [
+      { hostname: names.hostname, service: this.settings.originService },
+      CATCH_ALL,
+    ];
+    // A tunnel that already existed keeps its configuration (and version) when it is already right.
+    if (!isNew && sameIngress(await this.api.getIngress(tunnelId), want)) return;
+    await this.api.putIngress(tunnelId, want);
+  }
+
+  private async ensureCname(tunnelId: string, names: TunnelNames, created: Created): Promise<DnsRecordInfo> {
+    const lookup = async () => {
+      const records = await this.api.findDnsRecords(names.hostname);
+      const ours = records.find((r) => pointsAt(r, tunnelId));
+      if (ours) return ours;
+      if (records.length > 0) {
+        throw new HostnameTakenError(
+          `${names.hostname} already has a DNS record that does not point at this tunnel`,
+        );
+      }
+      return null;
+    };
+    const existing = await lookup();
+    if (existing) return existing;
+    try {
+      const record = await this.api.createCname(
+        names.hostname,
+        cnameTarget(tunnelId),
+        `overlay tunnel ${names.tunnelName}; managed by the Gatekeeper`,
+      );
+      created.dnsRecordId = record.id;
+      return record;
+    } catch (err) {
+      if (!(err instanceof CloudflareApiError)) throw err;
+      if (err.has(CF_DNS_RECORD_EXISTS)) {
+        // Created since our lookup: by a concurrent provision of this user (fine), or by someone else (conflict).
+        const now = await lookup();
+        if (now) return now;
+      } else if (err.ambiguous) {
+        const maybe = await lookup().catch(() => null);
+        if (maybe) created.dnsRecordId = maybe.id;
+      }
+      throw err;
+    }
+  }
+
+  /** Best effort, newest first; a rollback failure is logged and the original error still answers. */
+  private async rollback(created: Created, names: TunnelNames): Promise<void> {
+    if (created.dnsRecordId) {
+      await this.api
+        .deleteDnsRecord(created.dnsRecordId)
+        .catch((err) => console.error(`rollback: DNS record ${names.hostname} left behind`, err));
+    }
+    if (created.tunnelId) {
+      await this.api
+        .deleteTunnel(created.tunnelId)
+        .catch((err) => console.error(`rollback: tunnel ${names.tunnelName} left behind`, err));
+    }
+  }
+}
