@@ -1,0 +1,165 @@
+// The command line as a user runs it: a child process on its TypeScript sources (decisions §3).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeDataDir, pageToken } from '../helpers/daemon.js';
+import { connectWs } from '../helpers/ws.js';
+
+const ENTRY = fileURLToPath(new URL('./fixtures/cli-entry.ts', import.meta.url));
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function run(args: string[]): Run {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Resolves with the first stdout match, or fails when the process exits or time runs out. */
+function waitForOutput(r: Run, pattern: RegExp, timeoutMs = 10_000): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const match = pattern.exec(r.stdout());
+      if (match) {
+        cleanup();
+        resolve(match);
+      }
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`no ${pattern} in time; stdout: ${r.stdout()} stderr: ${r.stderr()}`));
+    }, timeoutMs);
+    const onExit = () => {
+      cleanup();
+      reject(new Error(`exited before ${pattern}; stderr: ${r.stderr()}`));
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      r.child.stdout?.off('data', check);
+      r.child.off('exit', onExit);
+    };
+    r.child.stdout?.on('data', check);
+    r.child.once('exit', onExit);
+    check();
+  });
+}
+
+async function startCli(): Promise<{ r: Run; port: number; overlayId: string }> {
+  const dir = await makeDataDir();
+  dirs.push(dir);
+  const r = run(['--port', '0', '--data-dir', dir]);
+  const match = await waitForOutput(
+    r,
+    /overlay "Demo overlay": http:\/\/127\.0\.0\.1:(\d+)\/overlay\/([0-9a-f-]{36})/,
+  );
+  return { r, port: Number(match[1]), overlayId: match[2]! };
+}
+
+describe('overlay-daemon', () => {
+  it('starts on a free port and prints the data directory and the demo overlay URL', async () => {
+    const { r, port } = await startCli();
+    expect(r.stdout()).toContain('data directory:');
+    const res = await fetch(`http://127.0.0.1:${port}/status`);
+    expect(await res.json()).toEqual({ running: true, port });
+  }, 20_000);
+
+  it('says in one line that the port is in use, and exits 1', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const address = blocker.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const dir = await makeDataDir();
+    dirs.push(dir);
+    try {
+      const r = run(['--port', String(port), '--data-dir', dir]);
+      expect(await r.exited).toBe(1);
+      expect(r.stderr().trim()).toBe(
+        `overlay-daemon: port ${port} on 127.0.0.1 is already in use (is another overlay-daemon running? try --port)`,
+      );
+    } finally {
+      blocker.close();
+    }
+  }, 20_000);
+
+  it('closes WebSocket clients with 1001 and exits 0 on SIGTERM', async () => {
+    const { r, port, overlayId } = await startCli();
+    const token = await pageToken({ port }, overlayId);
+    const client = await connectWs(`ws://127.0.0.1:${port}`);
+    client.sendInit(overlayId, token);
+    await client.next((m) => m.type === 'init');
+    r.child.kill('SIGTERM');
+    expect((await client.closed).code).toBe(1001);
+    expect(await r.exited).toBe(0);
+  }, 20_000);
+
+  it('prints a warning for a non-loopback --host', async () => {
+    const dir = await makeDataDir();
+    dirs.push(dir);
+    const r = run(['--host', '0.0.0.0', '--port', '0', '--data-dir', dir]);
+    await waitForOutput(r, /listening on/);
+    expect(r.stderr()).toMatch(
+      /warning: --host 0\.0\.0\.0 makes the overlay server reachable from other devices/,
+    );
+  }, 20_000);
+
+  it.each([
+    [['--help'], /overlay-daemon \[start\] \[options\]/],
+    [['start', '--help'], /--init-timeout-ms N/],
+    [['status', '--help'], /Exits 0 when it is running/],
+  ])(
+    '%j prints help and exits 0',
+    async (args, pattern) => {
+      const r = run(args);
+      expect(await r.exited).toBe(0);
+      expect(r.stdout()).toMatch(pattern);
+    },
+    20_000,
+  );
+
+  it('rejects an unknown option with exit 2', async () => {
+    const r = run(['--bogus']);
+    expect(await r.exited).toBe(2);
+    expect(r.stderr()).toContain('--bogus');
+  }, 20_000);
+
+  it('status prints the running daemon status (exit 0), or says none answers (exit 1)', async () => {
+    const { port } = await startCli();
+    const ok = run(['status', '--port', String(port)]);
+    expect(await ok.exited).toBe(0);
+    expect(JSON.parse(ok.stdout())).toEqual({ running: true, port });
+
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const address = blocker.address();
+    const freePort = typeof address === 'object' && address ? address.port : 0;
+    await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    const none = run(['status', '--port', String(freePort)]);
+    expect(await none.exited).toBe(1);
+    expect(none.stderr()).toContain('no overlay server is answering');
+  }, 20_000);
+});
