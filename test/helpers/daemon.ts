@@ -100,7 +100,7 @@ export async function api(
 
 /** Loads an overlay's page like a browser would and returns the token injected into it. */
 export async function pageToken(
-  daemon: RunningDaemon,
+  daemon: { port: number },
   overlayId: string,
   localAddress?: string,
 ): Promise<string> {
