@@ -34,7 +34,9 @@ async function loadKeys(env: GatekeeperEnv): Promise<KeyMaterial> {
   const privateKey = (await importJWK(jwk, ALG)) as CryptoKey;
   const { d: _d, ...publicJwk } = jwk;
   const current: JWK = { ...publicJwk, alg: ALG, use: 'sig' };
-  const older: JWK[] = env.JWT_PUBLIC_JWKS ? (JSON.parse(env.JWT_PUBLIC_JWKS) as { keys: JWK[] }).keys : [];
+  const listed: JWK[] = env.JWT_PUBLIC_JWKS ? (JSON.parse(env.JWT_PUBLIC_JWKS) as { keys: JWK[] }).keys : [];
+  // Published as is: a private member pasted into the rotation list by mistake must never leave.
+  const older = listed.map(({ d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, k: _k, ...key }) => key);
   const publicJwks = { keys: [current, ...older.filter((k) => k.kid !== current.kid)] };
   return { kid: jwk.kid, privateKey, publicJwks, verifyKeys: createLocalJWKSet(publicJwks) };
 }

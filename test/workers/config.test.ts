@@ -1,0 +1,66 @@
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_CONFIG, RemoteConfig } from '../../shared/config.js';
+import { parseWith } from '../../shared/protocol.js';
+import { gatekeeper } from './helpers/gatekeeper.js';
+
+afterEach(async () => {
+  await env.GATEKEEPER_KV.delete('config');
+  vi.restoreAllMocks();
+});
+
+describe('GET /config', () => {
+  it('serves the bundled default, cacheable for a minute, with a strong ETag', async () => {
+    const res = await gatekeeper('/config');
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toEqual(DEFAULT_CONFIG);
+    expect(parseWith(RemoteConfig, body).ok).toBe(true);
+    expect(res.headers.get('Cache-Control')).toBe('public, max-age=60');
+    expect(res.headers.get('ETag')).toMatch(/^"[0-9a-f]{64}"$/);
+  });
+
+  it('answers a matching If-None-Match with 304 and no body', async () => {
+    const etag = (await gatekeeper('/config')).headers.get('ETag') ?? '';
+    for (const ifNoneMatch of [etag, `"other", ${etag}`, `W/${etag}`]) {
+      const res = await gatekeeper('/config', { headers: { 'If-None-Match': ifNoneMatch } });
+      expect(res.status).toBe(304);
+      expect(await res.text()).toBe('');
+      expect(res.headers.get('ETag')).toBe(etag);
+      expect(res.headers.get('Cache-Control')).toBe('public, max-age=60');
+    }
+    const stale = await gatekeeper('/config', { headers: { 'If-None-Match': '"stale"' } });
+    expect(stale.status).toBe(200);
+  });
+
+  it('serves the operator config from KV, with a different ETag', async () => {
+    const defaultTag = (await gatekeeper('/config')).headers.get('ETag');
+    const custom = {
+      ...DEFAULT_CONFIG,
+      version: 2,
+      grace: { hours: 24 },
+      membership: { tiers: { '123': 'premium' } },
+      newFeature: { enabled: true },
+    };
+    await env.GATEKEEPER_KV.put('config', JSON.stringify(custom));
+    const res = await gatekeeper('/config');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(custom);
+    expect(res.headers.get('ETag')).not.toBe(defaultTag);
+    const revalidated = await gatekeeper('/config', { headers: { 'If-None-Match': defaultTag ?? '' } });
+    expect(revalidated.status).toBe(200);
+  });
+
+  it.each([
+    ['not JSON', '{version: 2'],
+    ['missing tiers', JSON.stringify({ ...DEFAULT_CONFIG, tiers: undefined })],
+    ['an unknown tier value', JSON.stringify({ ...DEFAULT_CONFIG, membership: { tiers: { '1': 'gold' } } })],
+  ])('logs a KV config that is %s and serves the default', async (_label, text) => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    await env.GATEKEEPER_KV.put('config', text);
+    const res = await gatekeeper('/config');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(DEFAULT_CONFIG);
+    expect(logged).toHaveBeenCalledWith(expect.stringContaining('not a valid remote configuration'));
+  });
+});

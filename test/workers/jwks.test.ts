@@ -1,0 +1,47 @@
+import { env } from 'cloudflare:workers';
+import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  gatekeeper,
+  login,
+  premiumPatron,
+  uniqueUserId,
+  useTestConfig,
+  WARM_UP_TIMEOUT_MS,
+  warmUpOneTimeStore,
+} from './helpers/gatekeeper.js';
+
+beforeAll(async () => {
+  await useTestConfig();
+  await warmUpOneTimeStore();
+}, WARM_UP_TIMEOUT_MS);
+
+describe('GET /.well-known/jwks.json', () => {
+  it('publishes the public key only: no private member leaks', async () => {
+    const res = await gatekeeper('/.well-known/jwks.json');
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const jwks: JSONWebKeySet = JSON.parse(text);
+    expect(jwks.keys).toHaveLength(1);
+    const [key] = jwks.keys;
+    expect(key).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });
+    expect(key?.kid).toBe(JSON.parse(env.JWT_PRIVATE_JWK).kid);
+    for (const secret of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k']) expect(key).not.toHaveProperty(secret);
+    expect(text).not.toContain(JSON.parse(env.JWT_PRIVATE_JWK).d);
+  });
+
+  it('verifies a licence issued by the login, by its kid', async () => {
+    const user = uniqueUserId('jwks');
+    await premiumPatron(user);
+    const { token } = await login(user);
+    const jwks: JSONWebKeySet = await (await gatekeeper('/.well-known/jwks.json')).json();
+    const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), {
+      issuer: env.PUBLIC_BASE_URL,
+      audience: 'overlay-daemon',
+      algorithms: ['EdDSA'],
+    });
+    expect(payload).toMatchObject({ sub: user, tier: 'premium' });
+    expect(payload.exp! - payload.iat!).toBe(7 * 24 * 60 * 60);
+    expect(decodeProtectedHeader(token)).toMatchObject({ alg: 'EdDSA', typ: 'JWT', kid: jwks.keys[0]?.kid });
+  });
+});

@@ -1,0 +1,284 @@
+import { env } from 'cloudflare:workers';
+import { importJWK, type JWK, SignJWT } from 'jose';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parseWith, ValidateResponse } from '../../shared/protocol.js';
+import {
+  ageMembership,
+  HOUR,
+  injectFailure,
+  login,
+  patreonBase,
+  patreonCounters,
+  premiumPatron,
+  revokePatreonGrant,
+  setPatreonUser,
+  TEST_CONFIG,
+  uniqueUserId,
+  useTestConfig,
+  validate,
+  WARM_UP_TIMEOUT_MS,
+  warmUpOneTimeStore,
+} from './helpers/gatekeeper.js';
+
+interface Body {
+  token?: string;
+  tier?: string;
+  expires_at?: string;
+  error?: { code: string; message: string };
+}
+const bodyOf = async (res: Response): Promise<Body> => res.json();
+
+beforeAll(async () => {
+  await useTestConfig();
+  await warmUpOneTimeStore();
+}, WARM_UP_TIMEOUT_MS);
+
+async function premiumLogin(label: string) {
+  const user = uniqueUserId(label);
+  await premiumPatron(user);
+  const { token } = await login(user);
+  return { user, token };
+}
+
+describe('POST /validate for an active member', () => {
+  it('returns a fresh licence with the tier and an ISO expiry about 7 days out', async () => {
+    const { token } = await premiumLogin('validate-fresh');
+    const res = await validate(token);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('Cache-Control')).toBe('no-store');
+    const body = await bodyOf(res);
+    expect(parseWith(ValidateResponse, body).ok).toBe(true);
+    expect(body.tier).toBe('premium');
+    expect(body.token).not.toBe(token);
+    const days = (Date.parse(body.expires_at ?? '') - Date.now()) / (24 * HOUR);
+    expect(days).toBeGreaterThan(6.99);
+    expect(days).toBeLessThanOrEqual(7);
+    // The new licence validates in turn.
+    expect((await validate(body.token ?? '')).status).toBe(200);
+  });
+
+  it('asks the platform at most once an hour, refreshing and rotating the platform token', async () => {
+    const { user, token } = await premiumLogin('validate-hourly');
+    const afterLogin = await patreonCounters(user);
+    for (let i = 0; i < 3; i++) expect((await validate(token)).status).toBe(200);
+    expect(await patreonCounters(user)).toEqual(afterLogin);
+
+    await ageMembership(user, HOUR + 1000);
+    expect((await validate(token)).status).toBe(200);
+    const afterRecheck = await patreonCounters(user);
+    expect(afterRecheck.refresh_grants).toBe(afterLogin.refresh_grants + 1);
+    expect(afterRecheck.identity_requests).toBe(afterLogin.identity_requests + 1);
+    // The refresh token used is spent at the platform; the Worker stored the rotated one.
+    const spent = await fetch(`${patreonBase()}/api/oauth2/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: afterLogin.last_refresh_token ?? '',
+        client_id: 'test-client-id',
+        client_secret: 'test-client-secret',
+      }),
+    });
+    expect(spent.status).toBe(400);
+    const stored = await env.GATEKEEPER_KV.get(`member:${user}`);
+    expect(stored).not.toContain(afterRecheck.last_refresh_token);
+
+    for (let i = 0; i < 2; i++) expect((await validate(token)).status).toBe(200);
+    expect((await patreonCounters(user)).identity_requests).toBe(afterRecheck.identity_requests);
+    // A second hour later the rotated token works too.
+    await ageMembership(user, HOUR + 1000);
+    expect((await validate(token)).status).toBe(200);
+    expect((await patreonCounters(user)).refresh_grants).toBe(afterRecheck.refresh_grants + 1);
+  });
+
+  it('upgrades a Free licence once the person becomes a Premium patron', async () => {
+    const user = uniqueUserId('validate-upgrade');
+    await setPatreonUser(user, { patron_status: null });
+    const { token, tier } = await login(user);
+    expect(tier).toBe('free');
+    expect((await bodyOf(await validate(token))).tier).toBe('free');
+    await premiumPatron(user);
+    await ageMembership(user, HOUR + 1000);
+    const res = await validate(token);
+    expect(res.status).toBe(200);
+    expect((await bodyOf(res)).tier).toBe('premium');
+  });
+});
+
+describe('POST /validate for a lapsed member', () => {
+  it.each(['declined_patron', 'former_patron'] as const)(
+    'answers 403 membership_inactive with a Free licence once the patron is %s',
+    async (status) => {
+      const { user, token } = await premiumLogin(`lapsed-${status}`);
+      await setPatreonUser(user, { patron_status: status, tiers: [] });
+      // Still within the hour: the cached verdict stands.
+      expect((await validate(token)).status).toBe(200);
+      await ageMembership(user, HOUR + 1000);
+      const res = await validate(token);
+      expect(res.status).toBe(403);
+      const body = await bodyOf(res);
+      expect(body.error).toEqual({ code: 'membership_inactive', message: expect.any(String) });
+      expect(body.tier).toBe('free');
+      // The Free licence in the body keeps the app going within the Free limits.
+      const free = await validate(body.token ?? '');
+      expect(free.status).toBe(200);
+      expect((await bodyOf(free)).tier).toBe('free');
+    },
+  );
+
+  it('counts access revoked at the platform as lapsed', async () => {
+    const { user, token } = await premiumLogin('lapsed-revoked');
+    await revokePatreonGrant(user);
+    await ageMembership(user, HOUR + 1000);
+    const res = await validate(token);
+    expect(res.status).toBe(403);
+    expect(await bodyOf(res)).toMatchObject({ error: { code: 'membership_inactive' }, tier: 'free' });
+  });
+});
+
+describe('POST /validate while the platform is down', () => {
+  it.each([
+    ['500 from the token endpoint', { endpoint: 'token', status: 500 }],
+    ['429 from the token endpoint', { endpoint: 'token', status: 429, retry_after: 60 }],
+    ['503 from the identity endpoint', { endpoint: 'identity', status: 503 }],
+  ] as const)('keeps a Premium member signed in within the grace period (%s)', async (_label, failure) => {
+    const { user, token } = await premiumLogin('outage-grace');
+    await injectFailure(user, failure);
+    await ageMembership(user, 5 * HOUR);
+    const res = await validate(token);
+    expect(res.status).toBe(200);
+    expect((await bodyOf(res)).tier).toBe('premium');
+    // The platform is back: the next validation re-checks and succeeds.
+    const before = await patreonCounters(user);
+    expect((await validate(token)).status).toBe(200);
+    expect((await patreonCounters(user)).identity_requests).toBe(before.identity_requests + 1);
+  });
+
+  it('treats a member the platform could not confirm for longer than grace.hours as lapsed', async () => {
+    const { user, token } = await premiumLogin('outage-beyond-grace');
+    await injectFailure(user, { endpoint: 'token', status: 500 });
+    await ageMembership(user, (TEST_CONFIG.grace.hours + 1) * HOUR);
+    const res = await validate(token);
+    expect(res.status).toBe(403);
+    expect(await bodyOf(res)).toMatchObject({ error: { code: 'membership_inactive' }, tier: 'free' });
+    // Once the platform answers again, an active membership is Premium again.
+    const recovered = await validate(token);
+    expect(recovered.status).toBe(200);
+    expect((await bodyOf(recovered)).tier).toBe('premium');
+  });
+});
+
+describe('POST /validate refuses bad tokens with 401 invalid_token', () => {
+  const base64url = (text: string) => btoa(text).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  const privateJwk = (): JWK => JSON.parse(env.JWT_PRIVATE_JWK);
+  const claims = (sub: string) => ({ tier: 'premium', sub, jti: crypto.randomUUID() });
+
+  async function signWith(
+    options: { iss?: string; aud?: string; iat?: number; exp?: number; key?: JWK; kid?: string },
+    sub: string,
+  ) {
+    const jwk = options.key ?? privateJwk();
+    const now = Math.floor(Date.now() / 1000);
+    return new SignJWT(claims(sub))
+      .setProtectedHeader({ alg: 'EdDSA', kid: options.kid ?? privateJwk().kid ?? '', typ: 'JWT' })
+      .setIssuer(options.iss ?? env.PUBLIC_BASE_URL)
+      .setAudience(options.aud ?? 'overlay-daemon')
+      .setIssuedAt(options.iat ?? now)
+      .setExpirationTime(options.exp ?? now + 3600)
+      .sign(await importJWK(jwk, 'EdDSA'));
+  }
+
+  let user: string;
+  let good: string;
+  beforeAll(async () => {
+    ({ user, token: good } = await premiumLogin('bad-tokens'));
+  });
+
+  const cases: [string, () => Promise<string | null>][] = [
+    ['a missing Authorization header', async () => null],
+    ['a malformed token', async () => 'not.a.jwt'],
+    ['garbage', async () => 'garbage'],
+    [
+      'a token signed with another key under our kid',
+      async () => {
+        const { privateKey } = (await crypto.subtle.generateKey({ name: 'Ed25519' }, true, [
+          'sign',
+          'verify',
+        ])) as CryptoKeyPair;
+        const other = (await crypto.subtle.exportKey('jwk', privateKey)) as JWK;
+        return signWith({ key: other }, user);
+      },
+    ],
+    [
+      'alg: none',
+      async () => {
+        const header = base64url(JSON.stringify({ alg: 'none', typ: 'JWT', kid: privateJwk().kid }));
+        const now = Math.floor(Date.now() / 1000);
+        const payload = base64url(
+          JSON.stringify({
+            ...claims(user),
+            iss: env.PUBLIC_BASE_URL,
+            aud: 'overlay-daemon',
+            iat: now,
+            exp: now + 3600,
+          }),
+        );
+        return `${header}.${payload}.`;
+      },
+    ],
+    [
+      'HS256 keyed with the public key',
+      async () => {
+        const { d: _d, ...publicJwk } = privateJwk();
+        const secret = new TextEncoder().encode(JSON.stringify(publicJwk));
+        const now = Math.floor(Date.now() / 1000);
+        return new SignJWT(claims(user))
+          .setProtectedHeader({ alg: 'HS256', kid: privateJwk().kid ?? '', typ: 'JWT' })
+          .setIssuer(env.PUBLIC_BASE_URL)
+          .setAudience('overlay-daemon')
+          .setIssuedAt(now)
+          .setExpirationTime(now + 3600)
+          .sign(secret);
+      },
+    ],
+    [
+      'an expired token (beyond the 30 s tolerance)',
+      async () => {
+        const now = Math.floor(Date.now() / 1000);
+        return signWith({ iat: now - 8 * 86400, exp: now - 31 }, user);
+      },
+    ],
+    ['another issuer', async () => signWith({ iss: 'https://evil.example' }, user)],
+    ['another audience', async () => signWith({ aud: 'someone-else' }, user)],
+    [
+      'a genuine token whose payload was edited',
+      async () => {
+        const [header, payload, signature] = good.split('.');
+        const edited = {
+          ...JSON.parse(atob((payload ?? '').replace(/-/g, '+').replace(/_/g, '/'))),
+          tier: 'premium',
+          sub: 'x',
+        };
+        return `${header}.${base64url(JSON.stringify(edited))}.${signature}`;
+      },
+    ],
+  ];
+
+  it.each(cases)('%s', async (_label, make) => {
+    const res = await validate(await make());
+    expect(res.status).toBe(401);
+    expect((await bodyOf(res)).error?.code).toBe('invalid_token');
+  });
+
+  it('accepts a token within the 30 s clock tolerance, signed by our key (the control case)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const res = await validate(await signWith({ iat: now - 3600, exp: now - 10 }, user));
+    expect(res.status).toBe(200);
+  });
+
+  it('refuses a genuine token of someone with no membership on record', async () => {
+    const res = await validate(await signWith({}, uniqueUserId('never-logged-in')));
+    expect(res.status).toBe(401);
+    expect((await bodyOf(res)).error?.code).toBe('invalid_token');
+  });
+});
