@@ -27,8 +27,10 @@ export async function startDevPage(server: Server, port: () => number): Promise<
   return {
     async render(overlayId, token) {
       const source = await readFile(indexPath, 'utf8');
-      // Relative to the page folder's root, so ./src/main.ts becomes /overlay-dev/src/main.ts.
-      const html = await vite.transformIndexHtml(`${DEV_BASE}index.html`, source);
+      // The page is served at /overlay/<id>, where ./src/… would resolve wrongly: make its URLs root-relative
+      // so that Vite prefixes them with the base (/src/main.ts → /overlay-dev/src/main.ts).
+      const rooted = source.replace(/\b(src|href)="\.\//g, '$1="/');
+      const html = await vite.transformIndexHtml('/index.html', rooted);
       return injectGlobals(html, { overlayId, port: port(), token });
     },
     middleware: (req, res, next) => vite.middlewares(req, res, next),

@@ -1,0 +1,30 @@
+// --dev: the page comes from daemon/page through Vite in middleware mode, with HMR on the daemon's own port.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestDaemon, subscribe, type TestDaemon } from '../helpers/daemon.js';
+
+let daemon: TestDaemon;
+
+beforeAll(async () => {
+  daemon = await startTestDaemon({ dev: true });
+}, 30_000);
+afterAll(() => daemon?.stop());
+
+describe('--dev', () => {
+  it('serves the source page through Vite with the globals injected, and its modules transformed', async () => {
+    const id = daemon.overlays.list()[0]!.id;
+    const res = await fetch(`${daemon.url}/overlay/${id}`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain(`window.__APP_OVERLAY_ID__="${id}"`);
+    expect(html).toContain('/overlay-dev/@vite/client');
+    const entry = /src="(\/overlay-dev\/src\/main\.ts)"/.exec(html)?.[1];
+    expect(entry).toBeDefined();
+    const module = await fetch(`${daemon.url}${entry}`);
+    expect(module.status).toBe(200);
+    expect(module.headers.get('content-type')).toMatch(/javascript/);
+    expect(module.headers.get('x-content-type-options')).toBe('nosniff');
+    // The overlay WebSocket still works beside Vite's HMR socket.
+    const client = await subscribe(daemon, id);
+    client.close();
+  }, 30_000);
+});
