@@ -1,5 +1,5 @@
 // A small stand-in for the Gatekeeper on 127.0.0.1:0 that speaks its documented bodies and error codes (decisions §2).
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeJwtPayload } from '../../daemon/src/licence/jwt-payload.js';
@@ -20,6 +20,11 @@ export interface FakeGatekeeper {
   /** Signs an (unverifiable) token the way the Gatekeeper shapes its claims. */
   issueToken(sub: string, tier: Tier, ttlSeconds?: number): string;
   close(): Promise<void>;
+}
+
+/** Stable per user, like the real one (decisions §2), so a test knows the hostname before provisioning. */
+export function fakeSubdomain(userId: string): string {
+  return `o-${createHash('sha256').update(userId).digest('hex').slice(0, 16)}`;
 }
 
 function b64url(value: unknown): string {
@@ -123,7 +128,7 @@ export async function startFakeGatekeeper(
       const existing = fake.tunnels.get(claims.sub);
       const record = existing ?? {
         tunnel_id: randomUUID(),
-        subdomain: `o-${randomBytes(8).toString('hex')}`,
+        subdomain: fakeSubdomain(claims.sub),
         tunnel_token: Buffer.from(
           JSON.stringify({ a: 'account', t: randomUUID(), s: randomBytes(32).toString('base64') }),
         ).toString('base64'),

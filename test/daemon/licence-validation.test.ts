@@ -136,6 +136,21 @@ describe('licence validation schedule', () => {
     }
   });
 
+  it('a sign-in by another process is picked up; its own writes do not trigger more validations', async () => {
+    const m = makeManager();
+    expect((await m.start()).state).toBe('signed_out');
+    const validations = () => gatekeeper.requests.filter((r) => r.path === '/validate').length;
+    const before = validations();
+    await m.reloadIfChanged();
+    expect(validations()).toBe(before);
+    await signIn(); // `overlay-daemon login` in another terminal
+    await m.reloadIfChanged();
+    expect(validations()).toBe(before + 1);
+    expect(m.status()).toMatchObject({ tier: 'premium', state: 'valid' });
+    await m.reloadIfChanged(); // license.json now holds the token this manager wrote itself
+    expect(validations()).toBe(before + 1);
+  });
+
   it('signed out: free tier, no validation request', async () => {
     const before = gatekeeper.requests.filter((r) => r.path === '/validate').length;
     const status = await makeManager().start();

@@ -84,10 +84,16 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
 
   /** Loads license.json and the cached config, validates once, then keeps validating on a jittered schedule. */
   async start(): Promise<LicenceStatus> {
+    await this.load();
+    return this.refresh();
+  }
+
+  /** Reads license.json and the cached config without asking the Gatekeeper: the verdict offline. */
+  async load(): Promise<LicenceStatus> {
     this.#stopped = false;
     this.#config = await readCachedConfig(this.configFile);
     await this.#load();
-    return this.refresh();
+    return this.status();
   }
 
   stop(): void {
@@ -96,12 +102,31 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     this.#timer = undefined;
   }
 
+  /** Stops the schedule and waits for a validation under way, so nothing writes to the data dir afterwards. */
+  async close(): Promise<void> {
+    this.stop();
+    await this.#inFlight;
+  }
+
   /** Re-reads license.json (a `login` or `logout` from another process) and asks the Gatekeeper now. */
   refresh(): Promise<LicenceStatus> {
-    this.#inFlight ??= this.#check().finally(() => {
-      this.#inFlight = undefined;
-    });
+    this.#inFlight ??= this.#check()
+      .catch((err: Error) => {
+        // A full disk or a vanished data dir must not take the daemon down: keep the verdict in memory.
+        this.#log(`licence check failed: ${err.message}`);
+        return this.status();
+      })
+      .finally(() => {
+        this.#inFlight = undefined;
+      });
     return this.#inFlight;
+  }
+
+  /** For a watch on license.json: asks the Gatekeeper only when another process signed in or out, not after our own writes. */
+  async reloadIfChanged(): Promise<void> {
+    const read = await readLicence(this.licenceFile);
+    const token = read.ok ? read.record?.token : undefined;
+    if (read.ok && token !== this.#record?.token) await this.refresh();
   }
 
   status(): LicenceStatus {

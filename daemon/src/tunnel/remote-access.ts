@@ -1,0 +1,83 @@
+// Wires licence and tunnel into a running daemon: GET /status fields, tier limits, the connector, file watches.
+import { unwatchFile, watchFile } from 'node:fs';
+import type { RunningDaemon } from '../daemon.js';
+import { GatekeeperClient, gatekeeperUrl } from '../licence/gatekeeper-client.js';
+import { LicenceManager, type LicenceStatus } from '../licence/licence-manager.js';
+import type { SupervisorOptions } from './cloudflared.js';
+import { tunnelFilePath } from './tunnel-file.js';
+import { TunnelService } from './tunnel-service.js';
+
+export interface RemoteAccessOptions {
+  /** --gatekeeper (else $OVERLAY_GATEKEEPER_URL, else the default). */
+  gatekeeper?: string | undefined;
+  /** --cloudflared (else `cloudflared` on PATH). */
+  cloudflared?: string | undefined;
+  log?: (line: string) => void;
+  /** How often license.json and tunnel.json are checked for a `login`, `logout` or `tunnel up/down` (ms). */
+  watchIntervalMs?: number;
+  supervisor?: Pick<SupervisorOptions, 'backoff' | 'env'>;
+}
+
+export interface RemoteAccess {
+  licence: LicenceManager;
+  tunnel: TunnelService;
+  /** The first validation with the Gatekeeper (the daemon does not wait for it to serve). */
+  firstCheck: Promise<LicenceStatus>;
+  close(): Promise<void>;
+}
+
+type DaemonSeams = Pick<RunningDaemon, 'dataDir' | 'statusFields' | 'overlays'> & {
+  tunnelHost: string | undefined;
+};
+
+export async function startRemoteAccess(
+  daemon: DaemonSeams,
+  options: RemoteAccessOptions = {},
+): Promise<RemoteAccess> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const root = daemon.dataDir.root;
+  const licence = new LicenceManager({
+    dataDir: root,
+    client: new GatekeeperClient(gatekeeperUrl(options.gatekeeper)),
+    log: (line) => log(`[licence] ${line}`),
+  });
+  await licence.load();
+  const tunnel = new TunnelService({
+    dataDir: root,
+    executable: options.cloudflared ?? 'cloudflared',
+    canUseTunnel: () => licence.canUseTunnel(),
+    setTunnelHost: (host) => {
+      daemon.tunnelHost = host;
+    },
+    overlays: () => daemon.overlays.list(),
+    log,
+    ...(options.supervisor ? { supervisor: options.supervisor } : {}),
+  });
+  daemon.statusFields.set('licence', () => licence.status());
+  daemon.statusFields.set('tunnel', () => tunnel.status());
+  licence.on('change', () => void tunnel.sync());
+
+  // `login`, `logout` and `tunnel up/down` run as separate processes and leave their result in the data dir.
+  const interval = options.watchIntervalMs ?? 1000;
+  const licenceFile = licence.licenceFile;
+  const tunnelFile = tunnelFilePath(root);
+  const onLicenceFile = () => void licence.reloadIfChanged();
+  const onTunnelFile = () => void tunnel.sync();
+  watchFile(licenceFile, { interval, persistent: false }, onLicenceFile);
+  watchFile(tunnelFile, { interval, persistent: false }, onTunnelFile);
+
+  await tunnel.sync();
+  const firstCheck = licence.refresh();
+
+  return {
+    licence,
+    tunnel,
+    firstCheck,
+    async close() {
+      unwatchFile(licenceFile, onLicenceFile);
+      unwatchFile(tunnelFile, onTunnelFile);
+      await licence.close();
+      await tunnel.close();
+    },
+  };
+}
