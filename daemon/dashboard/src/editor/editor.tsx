@@ -31,7 +31,9 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
   const { shared } = props;
   const [history, setHistory] = useState<History<Overlay>>(() => startHistory(props.overlay));
   const [selected, setSelected] = useState<string | undefined>();
-  const [saveState, setSaveState] = useState<SaveState>('saved');
+  const [saving, setSaving] = useState(false);
+  /** The layout the daemon last refused, so the refusal shows until the next edit. */
+  const [refused, setRefused] = useState<Overlay | undefined>();
   const [saveError, setSaveError] = useState<string | undefined>();
   const [autoSave, setAutoSave] = useState(true);
   const [preview, setPreview] = useState(true);
@@ -45,39 +47,46 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
   latest.current = overlay;
   const lastSaved = useRef(props.overlay);
   const inFlight = useRef(false);
+  const autoSaveRef = useRef(autoSave);
+  autoSaveRef.current = autoSave;
   const save = useCallback(async () => {
     if (inFlight.current) return;
     const target = latest.current;
-    if (target === lastSaved.current) return setSaveState('saved');
-    if (!parseWith(OverlayInput, inputOf(target)).ok) return setSaveState('invalid');
+    if (target === lastSaved.current || !parseWith(OverlayInput, inputOf(target)).ok) return;
     inFlight.current = true;
-    setSaveState('saving');
+    setSaving(true);
     try {
       const saved = await shared.api.saveOverlay(target);
       lastSaved.current = target;
       shared.overlaySaved(saved);
       setSaveError(undefined);
-      setSaveState(latest.current === target ? 'saved' : 'pending');
     } catch (err) {
       setSaveError(describeError(err));
-      setSaveState('failed');
+      setRefused(target);
     } finally {
       inFlight.current = false;
+      setSaving(false);
     }
-    if (latest.current !== target && latest.current !== lastSaved.current) void save();
+    // Edits made while this PUT was on its way go out now (the last state wins).
+    if (autoSaveRef.current && latest.current !== target && latest.current !== lastSaved.current) void save();
   }, [shared]);
 
   useEffect(() => {
-    if (overlay === lastSaved.current) {
-      if (!inFlight.current) setSaveState('saved');
-      return;
-    }
-    if (!validation.ok) return setSaveState('invalid');
-    setSaveState('pending');
-    if (!autoSave) return;
+    if (!autoSave || overlay === lastSaved.current || !validation.ok) return;
     const timer = setTimeout(() => void save(), AUTOSAVE_DELAY_MS);
     return () => clearTimeout(timer);
   }, [overlay, validation.ok, autoSave, save]);
+
+  // Derived during render, so it is never stale between an edit and the next effect.
+  const saveState: SaveState = saving
+    ? 'saving'
+    : overlay === lastSaved.current
+      ? 'saved'
+      : !validation.ok
+        ? 'invalid'
+        : refused === overlay
+          ? 'failed'
+          : 'pending';
 
   const edit = useCallback(
     (change: (o: Overlay) => Overlay, key?: string) => setHistory((h) => commit(h, change(h.present), key)),

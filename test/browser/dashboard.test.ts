@@ -1,0 +1,308 @@
+// The streamer's dashboard in Chromium against the real daemon: sign-in, editor, media, rules, test events.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/chromium.js';
+import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+
+const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS; // a folder: docs/images when refreshing the docs
+const POLL = { timeout: 10_000, interval: 50 };
+
+// A 2×2 PNG, so an upload is a real image the browser can decode.
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAYAAABytg0kAAAAFklEQVR4nGP8z8Dwn4GBgYGJAQoAAA8DAQDhm0sGAAAAAElFTkSuQmCC',
+  'base64',
+);
+
+let daemon: TestDaemon;
+let browser: Browser;
+let context: BrowserContext;
+let dashboard: Page;
+let adminKey: string;
+
+async function api(path: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(`${daemon.url}${path}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${adminKey}`, 'Content-Type': 'application/json', ...init.headers },
+  });
+}
+
+interface WidgetJson {
+  id: string;
+  type: string;
+  x: number;
+  y: number;
+  [key: string]: unknown;
+}
+
+async function overlayWidgets(id: string): Promise<WidgetJson[]> {
+  const body: { widgets: WidgetJson[] } = await (await api(`/api/overlays/${id}`)).json();
+  return body.widgets;
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
+}
+
+/** Waits for the editor to report that the daemon has the current layout. */
+async function saved(page: Page): Promise<void> {
+  await expect
+    .poll(() => page.locator('[data-save-state]').getAttribute('data-save-state'), POLL)
+    .toBe('saved');
+}
+
+async function openTab(name: string): Promise<void> {
+  await dashboard.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name }).click();
+}
+
+beforeAll(async () => {
+  [daemon, browser] = await Promise.all([startTestDaemon(), launchChromium()]);
+  adminKey = (await readFile(join(daemon.dataDir.root, 'admin.key'), 'utf8')).trim();
+  context = await browser.newContext({ viewport: { width: 1400, height: 950 } });
+  dashboard = await context.newPage();
+});
+afterAll(async () => {
+  await browser?.close();
+  await daemon?.stop();
+});
+
+describe('dashboard access', () => {
+  it('without a key, says to open the sign-in URL, and the daemon refuses keyless API calls', async () => {
+    const page = await browser.newPage();
+    const response = await page.goto(`${daemon.url}/dashboard`);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+    await page.getByText('Open the sign-in URL printed by overlay-daemon').waitFor();
+    const keyless = await page.evaluate(async () => {
+      const r = await fetch('/api/overlays');
+      return { status: r.status, body: await r.json() };
+    });
+    expect(keyless).toMatchObject({ status: 401, body: { error: { code: 'unauthenticated' } } });
+    await page.close();
+  });
+
+  it('shows clearly when the daemon refuses the key it was given', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${daemon.url}/dashboard#key=not-the-key`);
+    await page.getByText("The daemon refused this dashboard's key").waitFor();
+    expect(await page.getByRole('alert').first().textContent()).toContain('401 unauthenticated');
+    await page.close();
+  });
+
+  it('signs in with the printed URL, then takes the key out of the address bar', async () => {
+    await dashboard.goto(`${daemon.url}/dashboard#key=${encodeURIComponent(adminKey)}`);
+    await dashboard.getByRole('heading', { name: 'Overlays' }).waitFor();
+    expect(dashboard.url()).toBe(`${daemon.url}/dashboard`);
+    // The demo overlay of a new data directory, with its OBS URL.
+    const demo = daemon.overlays.list()[0]!;
+    await dashboard.getByRole('heading', { name: demo.name }).waitFor();
+    expect(
+      await dashboard.locator(`[data-overlay-id="${demo.id}"] input[readonly]`).first().inputValue(),
+    ).toBe(`${daemon.url}/overlay/${demo.id}`);
+    // A reload keeps the session (sessionStorage), without the key in the URL.
+    await dashboard.reload();
+    await dashboard.getByRole('heading', { name: demo.name }).waitFor();
+    await shot(dashboard, 'dashboard-overlays.png');
+  });
+});
+
+describe('canvas editor', () => {
+  let overlayId: string;
+  let textId: string;
+
+  it('creates an overlay, adds a text widget, edits its text, and an open overlay page shows it', async () => {
+    await dashboard.getByRole('button', { name: 'New overlay' }).click();
+    await dashboard.getByLabel('Name').fill('Stream scene');
+    await dashboard.getByRole('button', { name: 'Create overlay' }).click();
+    await dashboard.getByRole('heading', { name: 'Stream scene' }).waitFor();
+    overlayId = (await dashboard.locator('section.editor').getAttribute('data-overlay-id')) ?? '';
+    expect(daemon.overlays.get(overlayId)?.name).toBe('Stream scene');
+
+    const obs = await context.newPage();
+    await obs.setViewportSize({ width: 1920, height: 1080 });
+    await obs.goto(`${daemon.url}/overlay/${overlayId}`);
+
+    await dashboard.getByRole('button', { name: '+ Text' }).click();
+    await dashboard.getByLabel('Text', { exact: true }).fill('Hello OBS');
+    await saved(dashboard);
+    const widgets = await overlayWidgets(overlayId);
+    expect(widgets).toHaveLength(1);
+    expect(widgets[0]).toMatchObject({ type: 'text', content: 'Hello OBS' });
+    textId = widgets[0]!.id;
+    // overlay-update reaches the page already open, as it reaches OBS.
+    await obs.getByText('Hello OBS').waitFor({ timeout: 10_000 });
+    await obs.close();
+  });
+
+  it('drags a widget with the pointer, nudges it with arrows, and undoes and redoes', async () => {
+    const before = (await overlayWidgets(overlayId))[0]!;
+    const box = await dashboard.locator(`[data-widget-id="${textId}"]`).boundingBox();
+    expect(box).not.toBeNull();
+    const scale = Number(await dashboard.locator('.canvas').getAttribute('data-scale'));
+    const start = { x: box!.x + 10, y: box!.y + 10 };
+    await dashboard.mouse.move(start.x, start.y);
+    await dashboard.mouse.down();
+    await dashboard.mouse.move(start.x + 100, start.y + 50, { steps: 5 });
+    await dashboard.mouse.up();
+    await saved(dashboard);
+    const dragged = (await overlayWidgets(overlayId))[0]!;
+    expect(dragged.x - before.x).toBeCloseTo(100 / scale, -0.5);
+    expect(dragged.y - before.y).toBeCloseTo(50 / scale, -0.5);
+
+    // The dragged widget has focus: arrows nudge 1 px, Shift+arrow 10 px.
+    await dashboard.keyboard.press('ArrowRight');
+    await dashboard.keyboard.press('Shift+ArrowDown');
+    await saved(dashboard);
+    expect((await overlayWidgets(overlayId))[0]).toMatchObject({ x: dragged.x + 1, y: dragged.y + 10 });
+
+    await dashboard.keyboard.press('Control+z'); // undoes the Shift+ArrowDown
+    await dashboard.keyboard.press('Control+z'); // undoes the ArrowRight
+    await dashboard.keyboard.press('Control+z'); // undoes the drag
+    await saved(dashboard);
+    expect((await overlayWidgets(overlayId))[0]).toMatchObject({ x: before.x, y: before.y });
+    await dashboard.getByRole('button', { name: 'Redo' }).click();
+    await saved(dashboard);
+    expect((await overlayWidgets(overlayId))[0]).toMatchObject({ x: dragged.x, y: dragged.y });
+  });
+
+  it('refuses to save a field the schema rejects, and names the field beside it', async () => {
+    const size = dashboard.getByLabel('Font size (px)');
+    await size.fill('5000');
+    await dashboard.locator('#prop-fontSize-error').waitFor();
+    expect(await dashboard.locator('[data-save-state]').getAttribute('data-save-state')).toBe('invalid');
+    expect(await dashboard.getByRole('alert').first().textContent()).toContain('widgets.0.fontSize');
+    await size.fill('72');
+    await saved(dashboard);
+    expect((await overlayWidgets(overlayId))[0]).toMatchObject({ fontSize: 72 });
+  });
+});
+
+describe('media', () => {
+  it('refuses a file that is not an image or a sound before sending it', async () => {
+    await openTab('Media');
+    await dashboard.getByLabel(/Upload images or sounds/).setInputFiles({
+      name: 'notes.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from('hello'),
+    });
+    await dashboard.getByText('“notes.txt” is not an image').waitFor();
+  });
+
+  it('uploads an image, lists it, and places it on an overlay the open page shows', async () => {
+    await dashboard.getByLabel(/Upload images or sounds/).setInputFiles({
+      name: 'logo.png',
+      mimeType: 'image/png',
+      buffer: PNG,
+    });
+    await dashboard.getByText('Uploaded logo.png.').waitFor();
+    await dashboard.locator('[data-media-name="logo.png"]').waitFor();
+    const served = await fetch(`${daemon.url}/assets/logo.png`);
+    expect(served.status).toBe(200);
+    expect(Buffer.from(await served.arrayBuffer()).equals(PNG)).toBe(true);
+    await shot(dashboard, 'dashboard-media.png');
+
+    await openTab('Overlays');
+    const card = dashboard.locator('li.overlay-card', { hasText: 'Stream scene' });
+    const overlayId = (await card.getAttribute('data-overlay-id')) ?? '';
+    const obs = await context.newPage();
+    await obs.goto(`${daemon.url}/overlay/${overlayId}`);
+    await card.getByRole('button', { name: 'Edit widgets' }).click();
+    await dashboard.getByRole('button', { name: '+ Image' }).click();
+    await saved(dashboard);
+    const image = (await overlayWidgets(overlayId)).find((w) => w.type === 'image');
+    expect(image).toMatchObject({ src: 'logo.png' });
+    await obs.locator('img[src*="logo.png"]').waitFor({ state: 'attached', timeout: 10_000 });
+    await obs.close();
+  });
+});
+
+describe('rules and the test panel', () => {
+  it('turns a gift into an alert: a rule made here fires from the test panel onto the overlay page', async () => {
+    await openTab('Overlays');
+    const card = dashboard.locator('li.overlay-card', { hasText: 'Stream scene' });
+    const overlayId = (await card.getAttribute('data-overlay-id')) ?? '';
+    await card.getByRole('button', { name: 'Edit widgets' }).click();
+    await dashboard.getByRole('button', { name: '+ Alert' }).click();
+    await saved(dashboard);
+    const alert = (await overlayWidgets(overlayId)).find((w) => w.type === 'alert');
+    expect(alert).toBeDefined();
+    await shot(dashboard, 'dashboard-editor.png');
+
+    await openTab('Rules');
+    await dashboard.getByRole('button', { name: 'New rule', exact: true }).click();
+    const rule = dashboard.locator('li.rule').last();
+    await rule.getByLabel('Name', { exact: true }).fill('Roses become an alert');
+    await rule.getByLabel('Gift name is').fill('Rose');
+    await rule.getByLabel('Overlay').selectOption({ label: 'Stream scene' });
+    await rule.getByLabel('Widget', { exact: true }).selectOption(alert!.id);
+    await dashboard.getByRole('button', { name: 'Save rules' }).click();
+    await dashboard.getByText('Saved 1 rule.').waitFor();
+    const rules: unknown = await (await api('/api/rules')).json();
+    expect(rules).toMatchObject([
+      {
+        name: 'Roses become an alert',
+        trigger: 'gift',
+        conditions: { giftName: 'Rose' },
+        actions: [{ overlayId, widgetId: alert!.id, command: 'show-alert' }],
+      },
+    ]);
+    await shot(dashboard, 'dashboard-rules.png');
+
+    const obs = await context.newPage();
+    await obs.goto(`${daemon.url}/overlay/${overlayId}`);
+    await openTab('Test events');
+    await dashboard.getByLabel('Nickname').fill('Alice');
+    await dashboard.getByLabel('How many').fill('99');
+    await dashboard.getByRole('button', { name: 'Send gift event' }).click();
+    await dashboard.getByText('Fired: Roses become an alert').waitFor();
+    await shot(dashboard, 'dashboard-test-events.png');
+    await obs.getByText('Alice sent 99 × Rose').waitFor({ timeout: 10_000 });
+    await obs.close();
+  });
+
+  it('refuses an invalid rule and names the field, as the daemon does', async () => {
+    await openTab('Rules');
+    await dashboard.getByRole('button', { name: 'New rule', exact: true }).click();
+    const rule = dashboard.locator('li.rule').last();
+    await rule.getByLabel('Widget', { exact: true }).selectOption('');
+    await rule.getByLabel('Cooldown (ms)').fill('-5');
+    await rule.locator('#rule-1-cooldownMs-error').waitFor();
+    await rule.locator('#rule-1-actions-0-widgetId-error').waitFor();
+    await dashboard.getByRole('button', { name: 'Save rules' }).click();
+    await dashboard.getByText(/^Not saved: 1\.cooldownMs: /).waitFor();
+    // Nothing was sent: the daemon still has the one good rule.
+    expect(await (await api('/api/rules')).json()).toHaveLength(1);
+
+    // The daemon, sent the same rule directly, refuses it with the field in the common error body.
+    const bad = await api('/api/rules', {
+      method: 'PUT',
+      body: JSON.stringify([
+        {
+          id: 'r1',
+          trigger: 'gift',
+          actions: [{ overlayId: daemon.overlays.list()[0]!.id, widgetId: '', command: 'x' }],
+        },
+      ]),
+    });
+    expect(bad.status).toBe(400);
+    const body: { error: { code: string; message: string } } = await bad.json();
+    expect(body.error.code).toBe('bad_request');
+    expect(body.error.message).toMatch(/^0\.actions\.0\.widgetId: /);
+    await dashboard.getByRole('button', { name: 'Discard changes' }).click();
+  });
+});
+
+describe('status', () => {
+  it('shows what /status reports and the overlay clients connected now', async () => {
+    const demo = daemon.overlays.list()[0]!;
+    const obs = await context.newPage();
+    await obs.goto(`${daemon.url}/overlay/${demo.id}`);
+    await openTab('Status');
+    await dashboard.locator('[data-field="running"]').getByText('yes').waitFor();
+    const row = dashboard.locator(`tr[data-overlay-id="${demo.id}"] td`).nth(1);
+    await expect.poll(() => row.textContent(), { timeout: 15_000, interval: 200 }).toBe('1');
+    await shot(dashboard, 'dashboard-status.png');
+    await obs.close();
+  });
+});
