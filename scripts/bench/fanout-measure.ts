@@ -1,0 +1,88 @@
+// The two fan-out measurements (paced latency, windowed throughput) shared by the fan-out and growth benchmarks.
+import { performance } from 'node:perf_hooks';
+import type { ControlClient, Subscribers } from './clients.js';
+import { giftBody } from './clients.js';
+import { cpuSeconds } from './proc.js';
+import { type Summary, summarize } from './stats.js';
+
+let nextSeq = 1;
+
+export interface LatencyFigures {
+  /** Ingest (POST issued) to receipt, per delivery, ms. */
+  latency: Summary;
+  events: number;
+}
+
+/**
+ * One event at a time: POST, wait until every subscriber has it, next. With several servers the
+ * events alternate between them, so a burst of load from elsewhere on the machine hits all alike.
+ */
+export async function measureLatency(
+  sides: readonly { subs: Subscribers; control: ControlClient }[],
+  events: number,
+  warmup = 10,
+): Promise<LatencyFigures[]> {
+  for (let i = 0; i < warmup + events; i++) {
+    for (const { subs, control } of sides) {
+      subs.recording = i >= warmup;
+      const seq = nextSeq++;
+      const all = subs.expect(seq);
+      const res = await control.call('POST', '/api/events', giftBody(seq));
+      if (res.status !== 202) throw new Error(`POST /api/events answered ${res.status}: ${res.body}`);
+      await all;
+      subs.recording = false;
+    }
+  }
+  return sides.map(({ subs }) => {
+    const latency = summarize(subs.latencies);
+    subs.latencies = [];
+    return { latency, events };
+  });
+}
+
+export interface ThroughputFigures {
+  /** Events fully ingested and fanned out per second. */
+  eventsPerSec: number;
+  /** Messages received by all clients per second (events/s × N). */
+  deliveriesPerSec: number;
+  /** CPU time of the server process per event, µs. */
+  serverCpuUsPerEvent: number;
+  events: number;
+}
+
+/**
+ * Keeps `window` POSTs in flight for `durationMs` (at most `maxEvents`), then waits for every
+ * delivery; rates are over the time from the first POST to the last receipt.
+ */
+export async function measureThroughput(
+  subs: Subscribers,
+  control: ControlClient,
+  serverPid: number,
+  options: { durationMs: number; maxEvents: number; window: number },
+): Promise<ThroughputFigures> {
+  const pending: Promise<void>[] = [];
+  const deliveredBefore = subs.delivered;
+  const cpuBefore = await cpuSeconds(serverPid);
+  const start = performance.now();
+  let sent = 0;
+  const worker = async () => {
+    while (performance.now() - start < options.durationMs && sent < options.maxEvents) {
+      sent++;
+      const seq = nextSeq++;
+      pending.push(subs.expect(seq, 30_000));
+      const res = await control.call('POST', '/api/events', giftBody(seq));
+      if (res.status !== 202) throw new Error(`POST /api/events answered ${res.status}: ${res.body}`);
+    }
+  };
+  await Promise.all(Array.from({ length: options.window }, worker));
+  await Promise.all(pending);
+  const elapsedSec = (subs.lastReceiveAt - start) / 1000;
+  const cpuAfter = await cpuSeconds(serverPid);
+  const deliveries = subs.delivered - deliveredBefore;
+  return {
+    eventsPerSec: sent / elapsedSec,
+    deliveriesPerSec: deliveries / elapsedSec,
+    serverCpuUsPerEvent: ((cpuAfter - cpuBefore) * 1e6) / sent,
+    events: sent,
+  };
+}

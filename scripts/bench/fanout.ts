@@ -1,0 +1,192 @@
+// Benchmark 1, fan-out: one stream event ingested through POST /api/events reaching N subscribed WebSocket clients.
+import type { ServerChild } from './child.js';
+import { ControlClient, Subscribers, type Target } from './clients.js';
+import { type BenchContext, startBaselineChild, startDaemonChild } from './context.js';
+import {
+  type LatencyFigures,
+  measureLatency,
+  measureThroughput,
+  type ThroughputFigures,
+} from './fanout-measure.js';
+import { type Section, table } from './report.js';
+import { fmt, median, ratio, summarize } from './stats.js';
+
+export const FANOUT_SIZES = [10, 100, 1000] as const;
+
+/** Paced events per size (latency), and how long each throughput round lasts. */
+const LATENCY_EVENTS: Record<number, number> = { 10: 200, 100: 200, 1000: 60 };
+const THROUGHPUT_MS = 1000;
+const THROUGHPUT_MAX_EVENTS = 20_000;
+const WINDOW = 4;
+/** Throughput rounds per server and size, alternating daemon and baseline so drift hits both. */
+const ROUNDS = 3;
+
+export interface FanoutPoint {
+  n: number;
+  latency: LatencyFigures;
+  throughput: ThroughputFigures;
+}
+
+export interface FanoutResult {
+  daemon: FanoutPoint[];
+  baseline: FanoutPoint[];
+}
+
+interface Side {
+  name: 'daemon' | 'baseline';
+  child: ServerChild;
+  subs: Subscribers;
+  control: ControlClient;
+  overlayIds: string[];
+}
+
+function emptyLatency(): LatencyFigures {
+  return { latency: summarize([]), events: 0 };
+}
+
+function medianThroughput(rounds: ThroughputFigures[]): ThroughputFigures {
+  return {
+    eventsPerSec: median(rounds.map((r) => r.eventsPerSec)),
+    deliveriesPerSec: median(rounds.map((r) => r.deliveriesPerSec)),
+    serverCpuUsPerEvent: median(rounds.map((r) => r.serverCpuUsPerEvent)),
+    events: rounds.reduce((sum, r) => sum + r.events, 0),
+  };
+}
+
+export async function runFanout(ctx: BenchContext): Promise<{ section: Section; result: FanoutResult }> {
+  const daemon = await startDaemonChild(ctx, ['--no-rules']);
+  const bare = await startBaselineChild(ctx, 'bare-broadcast-server');
+  const sides: Side[] = [];
+  try {
+    const daemonTarget: Target = { port: daemon.port, adminKey: daemon.adminKey };
+    const bareTarget: Target = { port: bare.ready.port };
+    sides.push(
+      {
+        name: 'daemon',
+        child: daemon,
+        subs: new Subscribers(daemonTarget),
+        control: new ControlClient(daemonTarget),
+        overlayIds: daemon.overlayIds.slice(0, 1),
+      },
+      {
+        name: 'baseline',
+        child: bare,
+        subs: new Subscribers(bareTarget),
+        control: new ControlClient(bareTarget),
+        overlayIds: ['bare'],
+      },
+    );
+    const result: FanoutResult = { daemon: [], baseline: [] };
+    for (const n of FANOUT_SIZES) {
+      for (const side of sides) await side.subs.add(n - side.subs.count, side.overlayIds);
+      ctx.log(`fan-out: N=${n} clients connected to both servers`);
+      const latencies = await measureLatency(sides, LATENCY_EVENTS[n] ?? 100);
+      const latency = new Map<Side, LatencyFigures>(sides.map((s, i) => [s, latencies[i] ?? emptyLatency()]));
+      const rounds = new Map<Side, ThroughputFigures[]>(sides.map((s) => [s, []]));
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+          rounds.get(side)?.push(
+            await measureThroughput(side.subs, side.control, side.child.pid, {
+              durationMs: THROUGHPUT_MS,
+              maxEvents: THROUGHPUT_MAX_EVENTS,
+              window: WINDOW,
+            }),
+          );
+        }
+      }
+      for (const side of sides) {
+        const point: FanoutPoint = {
+          n,
+          latency: latency.get(side) ?? emptyLatency(),
+          throughput: medianThroughput(rounds.get(side) ?? []),
+        };
+        result[side.name].push(point);
+        ctx.log(
+          `fan-out: ${side.name} N=${n}: ${fmt(point.throughput.eventsPerSec)} events/s, p50 ${fmt(point.latency.latency.p50)} ms, p99 ${fmt(point.latency.latency.p99)} ms`,
+        );
+      }
+    }
+    return { section: fanoutSection(result), result };
+  } finally {
+    for (const side of sides) {
+      await side.subs.close();
+      side.control.close();
+    }
+    await Promise.all([daemon.stop(), bare.stop()]);
+  }
+}
+
+function fanoutSection(result: FanoutResult): Section {
+  const rows: string[][] = [];
+  for (const [i, d] of result.daemon.entries()) {
+    const b = result.baseline[i];
+    if (!b) continue;
+    rows.push([
+      String(d.n),
+      `${fmt(d.throughput.eventsPerSec)} (${fmt(d.throughput.deliveriesPerSec)})`,
+      `${fmt(b.throughput.eventsPerSec)} (${fmt(b.throughput.deliveriesPerSec)})`,
+      ratio(d.throughput.eventsPerSec, b.throughput.eventsPerSec),
+      `${fmt(d.latency.latency.p50)} / ${fmt(d.latency.latency.p99)} / ${fmt(d.latency.latency.max)}`,
+      `${fmt(b.latency.latency.p50)} / ${fmt(b.latency.latency.p99)} / ${fmt(b.latency.latency.max)}`,
+      ratio(d.latency.latency.p99, b.latency.latency.p99),
+      `${fmt(d.throughput.serverCpuUsPerEvent)} / ${fmt(b.throughput.serverCpuUsPerEvent)}`,
+    ]);
+  }
+  const d100 = result.daemon.find((p) => p.n === 100);
+  const b100 = result.baseline.find((p) => p.n === 100);
+  const headlines: Section['headlines'] = [];
+  if (d100 && b100) {
+    const tputRatio = d100.throughput.eventsPerSec / b100.throughput.eventsPerSec;
+    headlines.push(
+      {
+        benchmark: '1 fan-out',
+        measure: 'events/s at N=100',
+        value: fmt(d100.throughput.eventsPerSec),
+        baseline: fmt(b100.throughput.eventsPerSec),
+        ratio: ratio(d100.throughput.eventsPerSec, b100.throughput.eventsPerSec),
+        target: '≥ 0.8× baseline',
+        met: tputRatio >= 0.8,
+      },
+      {
+        benchmark: '1 fan-out',
+        measure: 'p99 ingest→receipt at N=100',
+        value: `${fmt(d100.latency.latency.p99)} ms`,
+        baseline: `${fmt(b100.latency.latency.p99)} ms`,
+        ratio: ratio(d100.latency.latency.p99, b100.latency.latency.p99),
+        target: '< 5 ms',
+        met: d100.latency.latency.p99 < 5,
+      },
+    );
+  }
+  return {
+    title: '1. Fan-out: one event to N overlay clients',
+    headlines,
+    body: [
+      'One `gift` POSTed to `/api/events` (admin key, from 127.0.0.1) reaching N subscribed clients of one overlay,',
+      'each subscribed the real way (page load for a token, WebSocket, `init`) from 127.1.x.y, ten per address, so the',
+      "daemon's 10-per-IP limit stays on. Baseline: a bare `ws` server plus a bare `node:http` POST handler that",
+      'broadcasts the body (scripts/bench/servers/bare-broadcast-server.ts). Both servers run in child processes started',
+      'the same way; the clients and the clock are in the bench process.',
+      '',
+      `Throughput: ${WINDOW} POSTs kept in flight for ${THROUGHPUT_MS / 1000} s, ${ROUNDS} rounds per server alternating,`,
+      'median shown; rate = events / (first POST → last receipt). Latency: one event at a time (after 10 warm-up events),',
+      'alternating between the daemon and the baseline,',
+      'from the moment the POST is issued to each client receiving it; p50 / p99 / max over every delivery.',
+      'Server CPU: utime+stime of the server process over the throughput rounds ÷ events.',
+      '',
+      ...table(
+        [
+          'N',
+          'daemon events/s (deliveries/s)',
+          'baseline events/s (deliveries/s)',
+          'throughput ratio',
+          'daemon p50 / p99 / max ms',
+          'baseline p50 / p99 / max ms',
+          'p99 ratio',
+          'server CPU µs/event daemon / baseline',
+        ],
+        rows,
+      ),
+    ],
+  };
+}

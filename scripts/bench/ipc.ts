@@ -1,0 +1,46 @@
+// The messages between the bench process and its server children (over Node's IPC channel), validated on arrival.
+import * as v from 'valibot';
+
+/** Child → parent once listening. */
+export const ReadyMessage = v.object({
+  type: v.literal('ready'),
+  port: v.number(),
+  /** The daemon's admin key (absent for the baselines). */
+  adminKey: v.optional(v.string()),
+  /** Overlay ids in force at start. */
+  overlayIds: v.optional(v.array(v.string())),
+});
+export type ReadyMessage = v.InferOutput<typeof ReadyMessage>;
+
+/** Parent → child. `gc` runs a full collection (the child runs with --expose-gc); `stop` exits. */
+export const Command = v.object({ id: v.number(), command: v.picklist(['gc', 'stop']) });
+export type Command = v.InferOutput<typeof Command>;
+
+/** Child → parent when a command is done. */
+export const Done = v.object({ type: v.literal('done'), id: v.number() });
+
+export const ChildMessage = v.variant('type', [ReadyMessage, Done]);
+export type ChildMessage = v.InferOutput<typeof ChildMessage>;
+
+/** Answers `gc` and `stop` in a child; `stop` runs `close` first. */
+export function serveCommands(close: () => Promise<void>): void {
+  process.on('message', (raw) => {
+    const parsed = v.safeParse(Command, raw);
+    if (!parsed.success) return;
+    const { id, command } = parsed.output;
+    if (command === 'gc') {
+      const gc = globalThis.gc;
+      // Two passes: the first may only queue finalisers that free more on the second.
+      gc?.();
+      gc?.();
+      process.send?.({ type: 'done', id });
+      return;
+    }
+    void close().finally(() => {
+      process.send?.({ type: 'done', id }, () => process.exit(0));
+    });
+  });
+  process.on('disconnect', () => {
+    void close().finally(() => process.exit(0));
+  });
+}
