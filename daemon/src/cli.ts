@@ -4,12 +4,16 @@ import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from './d
 import { isLoopbackIp } from './net-policy.js';
 import { PACKAGE_VERSION } from './package-root.js';
 import { defaultDataDir } from './store.js';
+import { createLicenceManager, type RemoteAccess, startRemoteAccess } from './tunnel/remote-access.js';
+import { isRemoteCommand, runRemoteCommand } from './tunnel/remote-cli.js';
 
 const MAIN_HELP = `overlay-daemon ${PACKAGE_VERSION}: browser-source overlays for live-streamers
 
 Usage:
   overlay-daemon [start] [options]   run the overlay server (the default command)
   overlay-daemon status [--port N]   ask a running overlay server how it is
+  overlay-daemon login | logout      sign in to (or out of) your membership for Premium
+  overlay-daemon tunnel up | down | status   remote access at https://<your subdomain> (Premium)
   overlay-daemon <command> --help    help on one command
 
 Run "overlay-daemon start --help" for the server's options.
@@ -25,6 +29,8 @@ Options:
   --data-dir DIR         where overlays, rules and media live (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
   --dev                  serve the overlay page from its sources through Vite, with hot reload
   --init-timeout-ms N    how long a WebSocket client may take to send init (default 5000)
+  --gatekeeper URL       the licence server (default: $OVERLAY_GATEKEEPER_URL, else the public one)
+  --cloudflared PATH     the tunnel connector (default: cloudflared on PATH)
   -h, --help             show this help
 `;
 
@@ -70,6 +76,8 @@ function parseCommandLine(argv: string[]) {
       'data-dir': { type: 'string' },
       dev: { type: 'boolean' },
       'init-timeout-ms': { type: 'string' },
+      gatekeeper: { type: 'string' },
+      cloudflared: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -102,6 +110,9 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   }
   const { values, positionals } = parsed;
   const command = positionals[0];
+  if (isRemoteCommand(command)) {
+    return await runRemoteCommand(command, positionals[1], values, io, () => start(values, io));
+  }
   if (positionals.length > 1) {
     io.err(`overlay-daemon: unexpected argument "${positionals[1]}". Run "overlay-daemon --help".\n`);
     return 2;
@@ -151,9 +162,16 @@ async function start(values: Values, io: CliIo): Promise<number> {
     );
   }
   const dataDir = values['data-dir'] ?? defaultDataDir();
+  const remoteOptions = {
+    gatekeeper: values.gatekeeper,
+    cloudflared: values.cloudflared,
+    log: (line: string) => io.err(`${line}\n`),
+  };
+  const licence = createLicenceManager(dataDir, remoteOptions);
   let daemon: RunningDaemon;
   try {
     daemon = await startDaemon({
+      limits: licence,
       port,
       host,
       dataDir,
@@ -183,9 +201,12 @@ async function start(values: Values, io: CliIo): Promise<number> {
   for (const overlay of daemon.overlays.list()) {
     io.out(`overlay "${overlay.name}": ${daemon.url}/overlay/${overlay.id}\n`);
   }
+  // Licence, tier limits and the tunnel (when `tunnel up` has stored one).
+  const remote: RemoteAccess = await startRemoteAccess(daemon, { ...remoteOptions, licence });
   io.out('press Ctrl+C to stop\n');
   const signal = await io.stopSignal();
   io.out(`${signal}: shutting down\n`);
+  await remote.close();
   await daemon.close();
   return 0;
 }

@@ -15,6 +15,7 @@ import {
 import { RuleList } from '../../shared/rules.js';
 import { readBody } from './body.js';
 import type { Hub } from './hub.js';
+import type { LimitDecision } from './licence/limits.js';
 import {
   checkMediaName,
   listMedia,
@@ -35,6 +36,14 @@ export interface ControlApiContext {
   /** The seam every stream event goes through (ingest.ts). */
   ingest: (event: v.InferOutput<typeof StreamEvent>) => void;
   log: (line: string) => void;
+  /** Tier limits of the licence (licence/licence-manager.ts); absent: no limits. */
+  limits?: CreationLimits | undefined;
+}
+
+/** Refuses to create beyond the tier's limits; existing overlays and rules are never touched. */
+export interface CreationLimits {
+  canCreateOverlay(count: number): LimitDecision;
+  canSaveRules(count: number, previousCount: number): LimitDecision;
 }
 
 /** Compares the bearer token with the admin key in constant time (hashing first evens out lengths). */
@@ -103,6 +112,8 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   app.post('/api/overlays', async (req, res) => {
     const input = await readJson(req, res, OverlayInput);
     if (!input) return;
+    const allowed = ctx.limits?.canCreateOverlay(overlays.list().length) ?? { ok: true };
+    if (!allowed.ok) return sendError(res, allowed.code, allowed.message);
     const overlay = await overlays.create(input);
     sendJson(res, 201, overlay, { Location: `/api/overlays/${overlay.id}` });
   });
@@ -151,6 +162,8 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   app.put('/api/rules', async (req, res) => {
     const list = await readJson(req, res, RuleList);
     if (!list) return;
+    const allowed = ctx.limits?.canSaveRules(list.length, rules.current().length) ?? { ok: true };
+    if (!allowed.ok) return sendError(res, allowed.code, allowed.message);
     const result = await rules.replace(list);
     if (result.ok) return sendJson(res, 200, result.rules);
     sendError(res, 'conflict', result.message);

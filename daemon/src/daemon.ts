@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Polka } from 'polka';
 import { ConnectionLimiter } from './connection-limit.js';
+import type { CreationLimits } from './control-api.js';
 import type { DevPage } from './dev-page.js';
 import { createFrontDoor, createUpgradeListener } from './front-door.js';
 import { createHttpApp, type PageRenderer } from './http.js';
@@ -37,6 +38,8 @@ export interface DaemonOptions {
   maxBufferedBytes?: number;
   /** How long an edited file must be quiet before it is read (ms). */
   watchSettleMs?: number;
+  /** Tier limits on creating overlays and rules (the licence manager). */
+  limits?: CreationLimits;
   /** Extra steps of event handling after the broadcast (rules engine, widget state). */
   eventHandlers?: EventHandler[];
   log?: (line: string) => void;
@@ -144,6 +147,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     ingest,
     mediaDir: dataDir.mediaDir,
     log,
+    limits: options.limits,
     ...(options.dev
       ? { devMiddleware: (req, res, next) => (devPage ? devPage.middleware(req, res, next) : next()) }
       : {}),

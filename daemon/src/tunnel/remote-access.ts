@@ -16,6 +16,21 @@ export interface RemoteAccessOptions {
   /** How often license.json and tunnel.json are checked for a `login`, `logout` or `tunnel up/down` (ms). */
   watchIntervalMs?: number;
   supervisor?: Pick<SupervisorOptions, 'backoff' | 'env'>;
+  /** A manager made beforehand (its limits are handed to startDaemon); else one is made here. */
+  licence?: LicenceManager;
+}
+
+/** The daemon's licence, talking to the Gatekeeper chosen by --gatekeeper / $OVERLAY_GATEKEEPER_URL. */
+export function createLicenceManager(
+  dataDir: string,
+  options: Pick<RemoteAccessOptions, 'gatekeeper' | 'log'> = {},
+): LicenceManager {
+  const log = options.log ?? ((line: string) => console.error(line));
+  return new LicenceManager({
+    dataDir,
+    client: new GatekeeperClient(gatekeeperUrl(options.gatekeeper)),
+    log: (line) => log(`[licence] ${line}`),
+  });
 }
 
 export interface RemoteAccess {
@@ -36,11 +51,7 @@ export async function startRemoteAccess(
 ): Promise<RemoteAccess> {
   const log = options.log ?? ((line: string) => console.error(line));
   const root = daemon.dataDir.root;
-  const licence = new LicenceManager({
-    dataDir: root,
-    client: new GatekeeperClient(gatekeeperUrl(options.gatekeeper)),
-    log: (line) => log(`[licence] ${line}`),
-  });
+  const licence = options.licence ?? createLicenceManager(root, options);
   await licence.load();
   const tunnel = new TunnelService({
     dataDir: root,
