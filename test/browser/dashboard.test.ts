@@ -103,7 +103,6 @@ describe('dashboard access', () => {
     // A reload keeps the session (sessionStorage), without the key in the URL.
     await dashboard.reload();
     await dashboard.getByRole('heading', { name: demo.name }).waitFor();
-    await shot(dashboard, 'dashboard-overlays.png');
   });
 });
 
@@ -302,7 +301,30 @@ describe('status', () => {
     await dashboard.locator('[data-field="running"]').getByText('yes').waitFor();
     const row = dashboard.locator(`tr[data-overlay-id="${demo.id}"] td`).nth(1);
     await expect.poll(() => row.textContent(), { timeout: 15_000, interval: 200 }).toBe('1');
-    await shot(dashboard, 'dashboard-status.png');
     await obs.close();
+  });
+
+  it('shows the licence and the tunnel, and offers the tunnel URL of each overlay when there is one', async () => {
+    daemon.statusFields.set('licence', () => ({
+      tier: 'premium',
+      valid_until: '2026-12-01T00:00:00.000Z',
+      state: 'valid',
+    }));
+    daemon.statusFields.set('tunnel', () => ({
+      public_url: 'https://o-example.overlays.test',
+      connector: 'running',
+    }));
+    await openTab('Status');
+    await dashboard.locator('[data-field="licence"]').getByText('premium').waitFor();
+    await dashboard.locator('[data-field="tunnel"]').getByText('https://o-example.overlays.test').waitFor();
+    await shot(dashboard, 'dashboard-status.png');
+    await openTab('Overlays');
+    const demo = daemon.overlays.list()[0]!;
+    const card = dashboard.locator(`li.overlay-card[data-overlay-id="${demo.id}"]`);
+    await card.getByRole('button', { name: 'Copy tunnel URL' }).waitFor();
+    expect(await card.getByLabel(/Tunnel URL/).inputValue()).toBe(
+      `https://o-example.overlays.test/overlay/${demo.id}`,
+    );
+    await shot(dashboard, 'dashboard-overlays.png');
   });
 });

@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { type Overlay, OverlayInput, parseWith } from '../../../shared/protocol.js';
 import type { JsonRecord } from './api.js';
 import type { Shared } from './app.js';
-import { tunnelPublicUrl } from './status-fields.js';
+import { tunnelConnector, tunnelPublicUrl } from './status-fields.js';
 import { ConfirmButton, CopyButton, describeError, FieldError, Notice } from './ui.js';
 
 const SIZES = [
@@ -124,6 +124,7 @@ function OverlayCard(props: {
   shared: Shared;
   overlay: Overlay;
   tunnel: string | undefined;
+  connector: string | undefined;
   onEdit: () => void;
 }) {
   const { shared, overlay } = props;
@@ -158,7 +159,7 @@ function OverlayCard(props: {
       {tunnelUrl && (
         <div class="url-row">
           <label>
-            Tunnel URL (reachable from anywhere)
+            Tunnel URL (reachable from anywhere{props.connector ? `; connector ${props.connector}` : ''})
             <input readOnly value={tunnelUrl} onFocus={(e) => e.currentTarget.select()} />
           </label>
           <CopyButton text={tunnelUrl} label="Copy tunnel URL" />
@@ -235,6 +236,7 @@ export function OverlaysView(props: { shared: Shared; onEdit: (id: string) => vo
             shared={shared}
             overlay={o}
             tunnel={tunnel}
+            connector={tunnelConnector(status)}
             onEdit={() => props.onEdit(o.id)}
           />
         ))}

@@ -25,4 +25,10 @@ export function tunnelPublicUrl(status: JsonRecord | undefined): string | undefi
   return httpsUrl(status.public_url) ?? httpsUrl(status.tunnel_url) ?? httpsUrl(status.publicUrl);
 }
 
+/** The tunnel connector's state (`running`, `restarting`, `stopped`) when the daemon reports one. */
+export function tunnelConnector(status: JsonRecord | undefined): string | undefined {
+  const tunnel = status?.tunnel;
+  return isRecord(tunnel) && typeof tunnel.connector === 'string' ? tunnel.connector : undefined;
+}
+
 export { isRecord };

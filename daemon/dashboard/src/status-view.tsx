@@ -22,6 +22,10 @@ const LABELS: Record<string, string> = {
   state: 'State',
   active: 'Active',
   connected: 'Connected',
+  connector: 'Connector',
+  valid_until: 'Valid until',
+  last_validated_at: 'Last checked',
+  reason: 'Why',
 };
 const label = (key: string) =>
   LABELS[key] ??

@@ -347,7 +347,7 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
 
 /** The real overlay page in an iframe: it receives overlay-update like OBS does. */
 function LivePreview(props: { overlay: Overlay; nonce: number }) {
-  const width = 320;
+  const width = 288;
   const scale = width / props.overlay.width;
   return (
     <div class="live-preview" style={{ width: `${width}px`, height: `${props.overlay.height * scale}px` }}>
