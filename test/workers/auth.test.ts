@@ -302,3 +302,25 @@ describe('POST /auth/exchange', () => {
     expect(await live.json()).toMatchObject({ tier: 'free' });
   });
 });
+
+describe('methods and sizes', () => {
+  it.each([
+    ['GET', '/auth/exchange', 'POST'],
+    ['POST', '/auth/membership', 'GET'],
+    ['DELETE', '/auth/callback', 'GET'],
+    ['GET', '/validate', 'POST'],
+    ['POST', '/config', 'GET'],
+    ['PUT', '/.well-known/jwks.json', 'GET'],
+  ])('answers %s %s with 405 and Allow: %s', async (method, path, allow) => {
+    const res = await gatekeeper(path, { method });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('Allow')).toBe(allow);
+    expect(await errorOf(res)).toBe('method_not_allowed');
+  });
+
+  it('refuses an exchange body over 4 KiB with 413 payload_too_large', async () => {
+    const res = await postJson('/auth/exchange', { code: 'x'.repeat(5000) });
+    expect(res.status).toBe(413);
+    expect(await errorOf(res)).toBe('payload_too_large');
+  });
+});

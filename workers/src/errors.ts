@@ -19,3 +19,10 @@ export function errorResponse(error: ApiError): Response {
     headers: error.headers,
   });
 }
+
+/** A handler for the other methods of a route: 405 with the `Allow` header (RFC 9110 §15.5.6). */
+export function methodNotAllowed(allow: string) {
+  return (): never => {
+    throw new ApiError('method_not_allowed', `Use ${allow}`, { Allow: allow });
+  };
+}

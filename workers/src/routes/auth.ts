@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { ExchangeRequest, parseJsonWith, Tier } from '../../../shared/protocol.js';
 import { randomToken } from '../base64url.js';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
-import { ApiError } from '../errors.js';
+import { ApiError, methodNotAllowed } from '../errors.js';
 import { signLicence } from '../licence.js';
 import { writeMember } from '../membership/member-store.js';
 import { patreonProvider } from '../membership/patreon.js';
@@ -110,8 +110,14 @@ authRoutes.get('/auth/callback', async (c) => {
 });
 
 authRoutes.post('/auth/exchange', async (c) => {
+  // Limits first: a declared length over the limit is refused before the body is read.
+  if (Number(c.req.header('Content-Length') ?? 0) > MAX_EXCHANGE_BODY_BYTES) {
+    throw new ApiError('payload_too_large', `The body is larger than ${MAX_EXCHANGE_BODY_BYTES} bytes`);
+  }
   const text = await c.req.text();
-  if (text.length > MAX_EXCHANGE_BODY_BYTES) throw new ApiError('payload_too_large', 'The body is too large');
+  if (text.length > MAX_EXCHANGE_BODY_BYTES) {
+    throw new ApiError('payload_too_large', `The body is larger than ${MAX_EXCHANGE_BODY_BYTES} bytes`);
+  }
   const body = parseJsonWith(ExchangeRequest, text);
   if (!body.ok) {
     throw new ApiError(
@@ -126,3 +132,7 @@ authRoutes.post('/auth/exchange', async (c) => {
   c.header('Cache-Control', 'no-store');
   return c.json({ token, tier: pending.value.tier });
 });
+
+authRoutes.all('/auth/membership', methodNotAllowed('GET'));
+authRoutes.all('/auth/callback', methodNotAllowed('GET'));
+authRoutes.all('/auth/exchange', methodNotAllowed('POST'));

@@ -2,6 +2,7 @@
 import { Hono } from 'hono';
 import { etag } from 'hono/etag';
 import type { AppEnv } from '../env.js';
+import { methodNotAllowed } from '../errors.js';
 import { loadRemoteConfig } from '../remote-config.js';
 
 export const configRoutes = new Hono<AppEnv>();
@@ -13,3 +14,4 @@ configRoutes.get('/config', async (c) => {
   c.header('Cache-Control', 'public, max-age=60');
   return c.json(await loadRemoteConfig(c.env));
 });
+configRoutes.all('/config', methodNotAllowed('GET'));

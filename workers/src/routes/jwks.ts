@@ -1,6 +1,7 @@
 // GET /.well-known/jwks.json: the public keys that verify licences (decisions §2), for the daemon and tools.
 import { Hono } from 'hono';
 import type { AppEnv } from '../env.js';
+import { methodNotAllowed } from '../errors.js';
 import { publicJwks } from '../licence.js';
 
 export const jwksRoutes = new Hono<AppEnv>();
@@ -10,3 +11,4 @@ jwksRoutes.get('/.well-known/jwks.json', async (c) => {
   c.header('Cache-Control', 'public, max-age=300');
   return c.json(await publicJwks(c.env));
 });
+jwksRoutes.all('/.well-known/jwks.json', methodNotAllowed('GET'));

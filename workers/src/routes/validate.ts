@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { errorBody, type ValidateResponse } from '../../../shared/protocol.js';
 import type { AppEnv } from '../env.js';
-import { ApiError } from '../errors.js';
+import { ApiError, methodNotAllowed } from '../errors.js';
 import { bearerToken, signLicence, verifyLicence } from '../licence.js';
 import { currentTier } from '../membership/check.js';
 import { rateLimit } from '../middleware/rate-limit.js';
@@ -37,3 +37,4 @@ validateRoutes.post('/validate', async (c) => {
   }
   return c.json(licence);
 });
+validateRoutes.all('/validate', methodNotAllowed('POST'));
