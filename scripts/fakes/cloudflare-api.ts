@@ -4,7 +4,7 @@
 // `result_info` on lists) on the real paths under /client/v4. Error codes 1013 (duplicate tunnel
 // name) and 81053 (a record with that host already exists) are the ones the real API returns;
 // the other codes are stand-ins with the real HTTP statuses. Control endpoints under /__fake/:
-//   POST /__fake/fail     {route, status, match?, nth?, count?, code?, message?, hang?, after?}
+//   POST /__fake/fail     {route, status, match?, nth?, count?, code?, message?, hang?, after?, stale?}
 //   POST /__fake/connect  {tunnel_id, connections, status?}   (0 connections: the connector drops)
 //   GET  /__fake/state    every tunnel (deleted ones too) and DNS record, and the request log
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -65,6 +65,8 @@ interface FailureRule {
   hang: boolean;
   /** Apply the call's effect first, then fail: the caller cannot know whether it happened. */
   after: boolean;
+  /** Answer success with an empty list: a read that does not see recent writes yet. */
+  stale: boolean;
   seen: number;
 }
 
@@ -465,6 +467,7 @@ export function startFakeCloudflare(port = 0, options: { apiToken?: string } = {
         message: stringField(body, 'message') ?? 'Injected failure',
         hang: flag('hang'),
         after: flag('after'),
+        stale: flag('stale'),
         seen: 0,
       });
       sendJson(res, 200, { ok: true });
@@ -534,8 +537,10 @@ export function startFakeCloudflare(port = 0, options: { apiToken?: string } = {
       }
     }
     const text = await readBody(req);
+    // Taken before the call runs: a deleted record's name is still known to the log.
+    const subject = subjectOf(`${path}${url.search}`, text, params);
     const reply = (status: number, result: ApiResult, name = route?.name ?? 'unknown') => {
-      log.push({ route: name, method, path, subject: subjectOf(path, text, params), status });
+      log.push({ route: name, method, path, subject, status });
       sendJson(res, status, envelope(result));
     };
 
@@ -553,7 +558,6 @@ export function startFakeCloudflare(port = 0, options: { apiToken?: string } = {
       }
     }
 
-    const subject = subjectOf(path, text, params);
     const rule = failures.find(
       (f) => f.route === route.name && (f.match === undefined || subject.includes(f.match)),
     );
@@ -570,6 +574,12 @@ export function startFakeCloudflare(port = 0, options: { apiToken?: string } = {
     return reply(result.ok ? (result.status ?? 200) : result.status, result);
 
     function injectFailure(f: FailureRule) {
+      if (f.stale) {
+        const empty = page([], url.searchParams);
+        log.push({ route: route?.name ?? 'unknown', method, path, subject, status: 200 });
+        sendJson(res, 200, envelope(empty));
+        return;
+      }
       if (f.hang) {
         // Never answer; the caller's timeout ends it. The socket is freed when the caller aborts.
         log.push({ route: route?.name ?? 'unknown', method, path, subject, status: 0 });

@@ -1,10 +1,16 @@
 // Shared pieces of the tunnel suites: licences, calls into the Worker, and the fake Cloudflare API's controls.
 
 import { env, exports } from 'cloudflare:workers';
-import { createHmac } from 'node:crypto';
 import { expect, inject } from 'vitest';
 import { ErrorBody, parseWith } from '../../shared/protocol.js';
 import { signLicence } from '../../workers/src/licence.js';
+
+declare module 'vitest' {
+  // Provided by test/workers/global-setup.ts (which the Workers test project does not type-check).
+  export interface ProvidedContext {
+    cloudflareBase: string;
+  }
+}
 
 export const cloudflareBase = inject('cloudflareBase');
 
@@ -57,15 +63,22 @@ export async function expectError(res: Response, status: number, code: string): 
   return parsed.ok ? parsed.value.error.message : '';
 }
 
-// --- Independent reference of the subdomain rule (decisions §2), with Node's crypto ----------------
+// --- Independent reference of the subdomain rule (decisions §2): HMAC, then RFC 4648 bit by bit ----
 
 const RFC4648 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-export function referenceSubdomain(userId: string): string {
-  const mac = createHmac('sha256', env.SUBDOMAIN_SECRET).update(userId).digest();
+export async function referenceSubdomain(userId: string): Promise<string> {
+  const enc = new TextEncoder();
+  const key = await crypto.subtle.importKey(
+    'raw',
+    enc.encode(env.SUBDOMAIN_SECRET),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
+  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, enc.encode(userId)));
   const bits = [...mac].map((b) => b.toString(2).padStart(8, '0')).join('');
   let out = '';
-  for (let i = 0; i + 5 <= bits.length && out.length < 16; i += 5)
-    out += RFC4648[Number.parseInt(bits.slice(i, i + 5), 2)];
+  for (let i = 0; out.length < 16; i += 5) out += RFC4648[Number.parseInt(bits.slice(i, i + 5), 2)];
   return `o-${out.toLowerCase()}`;
 }
 
@@ -130,6 +143,8 @@ export interface FailureSpec {
   count?: number;
   hang?: boolean;
   after?: boolean;
+  /** Answer a list call with success and no results, as a read that does not see recent writes. */
+  stale?: boolean;
 }
 
 /** Makes calls to one fake route about this subdomain fail (the fake's /__fake/fail). */

@@ -41,7 +41,7 @@ describe('tunnel life cycle', () => {
   it('provisions a remotely managed tunnel with its ingress, proxied CNAME and connector token', async () => {
     const userId = newUserId('life');
     const tunnel = await provisioned(await provision(userId), 201);
-    const subdomain = referenceSubdomain(userId);
+    const subdomain = await referenceSubdomain(userId);
     expect(tunnel.subdomain).toBe(subdomain);
     expect(tunnel.subdomain).toMatch(/^o-[a-z2-7]{16}$/);
     expect(tunnel.public_url).toBe(`https://${subdomain}.${env.TUNNEL_DOMAIN}`);
