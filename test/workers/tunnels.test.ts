@@ -136,6 +136,21 @@ describe('idempotent provisioning', () => {
     expect(second).toEqual(first);
 
     const after = await cloudflareHolds(first.subdomain);
+    // docs/tunnels.md: six API calls for a new tunnel, four for a repeat, none of them a write.
+    expect(before.calls.map((c) => c.route)).toEqual([
+      'tunnel.list',
+      'tunnel.create',
+      'config.put',
+      'dns.list',
+      'dns.create',
+      'token.get',
+    ]);
+    expect(after.calls.slice(before.calls.length).map((c) => c.route)).toEqual([
+      'tunnel.get',
+      'config.get',
+      'dns.list',
+      'token.get',
+    ]);
     expect(after.tunnels).toHaveLength(1);
     expect(after.records).toHaveLength(1);
     expect(after.records[0]?.id).toBe(before.records[0]?.id);
