@@ -52,6 +52,19 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        test: {
+          // The whole remote-access path: Gatekeeper under wrangler dev, fakes, daemon, stand-in connector, Chromium.
+          name: 'e2e',
+          environment: 'node',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/browser/global-setup.ts'],
+          testTimeout: 60_000,
+          // One `wrangler dev` start per suite (about 15 s here).
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

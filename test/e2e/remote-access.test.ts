@@ -1,0 +1,352 @@
+// The whole remote-access path on one machine: the Gatekeeper Worker under `wrangler dev` with the fake Patreon and
+// fake Cloudflare API, the daemon's CLI, the stand-in connector on a TLS "public" port, and Chromium as the viewer.
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { type CliIo, main } from '../../daemon/src/cli.js';
+import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
+import { readLicence } from '../../daemon/src/licence/licence-file.js';
+import { login } from '../../daemon/src/licence/login.js';
+import { freePort, type LocalStack, startLocalStack } from '../../scripts/local-stack.js';
+import { CHROMIUM_PATH } from '../helpers/chromium.js';
+
+const STANDIN = resolve('test/fixtures/cloudflared-standin');
+const DOMAIN = 'overlays.test';
+const STANDIN_ENV = [
+  'STANDIN_ORIGIN',
+  'STANDIN_FAKE_CLOUDFLARE',
+  'STANDIN_PUBLIC_PORT',
+  'STANDIN_TLS_CERT',
+  'STANDIN_TLS_KEY',
+];
+
+let dir: string;
+let dataDir: string;
+let stack: LocalStack;
+let publicPort: number;
+let browser: Browser;
+let context: BrowserContext;
+let daemonPort: number;
+let stopDaemon: () => void = () => {};
+let daemonExit: Promise<number>;
+const daemonOut: string[] = [];
+
+async function until<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Runs one CLI command to completion, the way a user would in another terminal. */
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(
+    [...args, '--data-dir', dataDir, '--gatekeeper', stack.gatekeeperUrl, '--cloudflared', STANDIN],
+    {
+      out: (t) => out.push(t),
+      err: (t) => err.push(t),
+      stopSignal: () => new Promise(() => {}),
+    },
+  );
+  return { code, out: out.join(''), err: err.join('') };
+}
+
+const local = (path: string, init: RequestInit = {}) => fetch(`http://127.0.0.1:${daemonPort}${path}`, init);
+
+/** A request to the public side of the tunnel, as a visitor at `from` would make it. */
+function viaTunnel(path: string, headers: Record<string, string> = {}, from = '127.0.0.1') {
+  return new Promise<{ status: number; body: string }>((resolveResponse, reject) => {
+    request(
+      { host: '127.0.0.1', port: publicPort, path, headers, localAddress: from, rejectUnauthorized: false },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () => resolveResponse({ status: res.statusCode ?? 0, body }));
+      },
+    )
+      .on('error', reject)
+      .end();
+  });
+}
+
+/** Resolves 'open' or 'refused' for a WebSocket through the tunnel from the given visitor address. */
+function wsVia(from: string): Promise<{ outcome: 'open' | 'refused'; ws: WebSocket }> {
+  const ws = new WebSocket(`wss://127.0.0.1:${publicPort}/`, {
+    localAddress: from,
+    rejectUnauthorized: false,
+  });
+  return new Promise((r) => {
+    ws.once('open', () => r({ outcome: 'open', ws }));
+    ws.once('unexpected-response', () => r({ outcome: 'refused', ws }));
+    ws.once('error', () => r({ outcome: 'refused', ws }));
+    ws.once('close', () => r({ outcome: 'refused', ws }));
+  });
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'e2e-remote-'));
+  dataDir = join(dir, 'data');
+  stack = await startLocalStack({ stateDir: join(dir, 'wrangler'), tunnelDomain: DOMAIN });
+  // The edge's certificate for *.overlays.test (Chromium is told to accept it).
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+      '-days',
+      '1',
+      '-subj',
+      `/CN=*.${DOMAIN}`,
+      '-addext',
+      `subjectAltName=DNS:*.${DOMAIN}`,
+    ],
+    { stdio: 'ignore' },
+  );
+  publicPort = await freePort();
+  Object.assign(process.env, {
+    STANDIN_FAKE_CLOUDFLARE: stack.cloudflare.url,
+    STANDIN_PUBLIC_PORT: String(publicPort),
+    STANDIN_TLS_CERT: join(dir, 'cert.pem'),
+    STANDIN_TLS_KEY: join(dir, 'key.pem'),
+  });
+
+  // `overlay-daemon start`, left running like in a terminal.
+  const io: CliIo = {
+    out: (t) => daemonOut.push(t),
+    err: (t) => daemonOut.push(t),
+    stopSignal: () =>
+      new Promise((r) => {
+        stopDaemon = () => r('SIGTERM');
+      }),
+  };
+  daemonExit = main(
+    [
+      'start',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--gatekeeper',
+      stack.gatekeeperUrl,
+      '--cloudflared',
+      STANDIN,
+    ],
+    io,
+  );
+  daemonPort = Number(
+    await until(
+      () => /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(daemonOut.join(''))?.[1],
+      'the daemon to listen',
+    ),
+  );
+  await until(
+    () => (daemonOut.join('').includes('press Ctrl+C') ? true : undefined),
+    'the daemon to be ready',
+  );
+  // The tunnel's ingress says localhost:7890; this daemon listens elsewhere, so tell the connector.
+  process.env.STANDIN_ORIGIN = `http://127.0.0.1:${daemonPort}`;
+
+  browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      // *.overlays.test is "the internet": it resolves to the connector's public port, as DNS would to the edge.
+      `--host-resolver-rules=MAP *.${DOMAIN} 127.0.0.1:${publicPort} , MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost`,
+    ],
+  });
+  context = await browser.newContext({ ignoreHTTPSErrors: true });
+});
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  stopDaemon();
+  await daemonExit;
+  await stack?.close();
+  for (const name of STANDIN_ENV) delete process.env[name];
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('remote access end to end', () => {
+  let subdomain = '';
+  let overlayId = '';
+
+  it('starts on the free tier, signed out', async () => {
+    const status = await (await local('/status')).json();
+    expect(status.licence).toMatchObject({ tier: 'free', state: 'signed_out' });
+    expect(status.tunnel).toMatchObject({ connector: 'stopped', public_url: null });
+  });
+
+  it('login: the browser goes through the platform and back to the loopback listener; the licence is stored 0600', async () => {
+    const page = await context.newPage();
+    const record = await login({
+      client: new GatekeeperClient(stack.gatekeeperUrl),
+      licenceFile: join(dataDir, 'license.json'),
+      openUrl: async (url) => {
+        await page.goto(url); // the Gatekeeper sends us to the platform's sign-in page
+        const authorize = new URL(page.url());
+        expect(authorize.origin).toBe(stack.patreon.url);
+        authorize.searchParams.set('login_hint', 'patron-premium'); // the member signs in and approves
+        await page.goto(authorize.toString());
+        return true;
+      },
+      log: () => {},
+    });
+    expect(await page.content()).toContain('You can close this tab');
+    await page.close();
+    expect(record).toMatchObject({ tier: 'premium', user_id: 'patron-premium' });
+    expect((await stat(join(dataDir, 'license.json'))).mode & 0o777).toBe(0o600);
+
+    // The running daemon notices the new licence and validates it with the Gatekeeper.
+    const licence = await until(async () => {
+      const s = await (await local('/status')).json();
+      return s.licence.state === 'valid' && s.licence.tier === 'premium' ? s.licence : undefined;
+    }, 'the daemon to validate the new licence');
+    expect(Date.parse(licence.valid_until)).toBeGreaterThan(Date.now() + 70 * 3_600_000);
+    const stored = await readLicence(join(dataDir, 'license.json'));
+    expect(stored.ok && stored.record?.token).not.toBe(record.token); // /validate returned a fresh JWT
+  });
+
+  it('tunnel up: provisions through the Gatekeeper; the running daemon starts the connector and the tunnel becomes active', async () => {
+    const up = await cli('tunnel', 'up', '--port', String(daemonPort));
+    expect(up.err).toBe('');
+    expect(up.code).toBe(0);
+    const url = /Tunnel ready: (https:\/\/(o-[a-z2-7]{16})\.overlays\.test)/.exec(up.out);
+    expect(url).not.toBeNull();
+    subdomain = url?.[2] ?? '';
+    overlayId = /\/overlay\/([0-9a-f-]{36})/.exec(up.out)?.[1] ?? '';
+    expect(up.out).toContain(`${url?.[1]}/overlay/${overlayId}`);
+    expect(up.out).toContain('The running overlay daemon connects the tunnel');
+
+    await until(
+      () =>
+        viaTunnel('/status').then(
+          (r) => (r.status === 200 ? r : undefined),
+          () => undefined,
+        ),
+      'the connector',
+    );
+    const status = await until(async () => {
+      const s = await cli('tunnel', 'status');
+      return s.out.includes(': active (') ? s.out : undefined;
+    }, 'the Gatekeeper to see the connection');
+    expect(status).toContain(`tunnel ${subdomain}: active (4 connections)`);
+  });
+
+  it('an overlay page loads in Chromium at https://<subdomain>.overlays.test and its wss:// WebSocket receives a stream event', async () => {
+    const page = await context.newPage();
+    const frames: string[] = [];
+    let socketUrl = '';
+    page.on('websocket', (ws) => {
+      socketUrl = ws.url();
+      ws.on('framereceived', (frame) => frames.push(String(frame.payload)));
+    });
+    const response = await page.goto(`https://${subdomain}.${DOMAIN}/overlay/${overlayId}`);
+    expect(response?.status()).toBe(200);
+    await until(
+      () => (frames.some((f) => f.includes('"type":"init"')) ? true : undefined),
+      'init over the tunnel',
+    );
+    expect(socketUrl).toMatch(new RegExp(`^wss://${subdomain}\\.overlays\\.test/?`));
+
+    const adminKey = (await readFile(join(dataDir, 'admin.key'), 'utf8')).trim();
+    const event = {
+      type: 'gift',
+      user: { uniqueId: 'far-viewer', nickname: 'Far Viewer' },
+      data: { giftName: 'Rose', repeatCount: 3 },
+    };
+    const posted = await local('/api/events', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${adminKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(event),
+    });
+    expect(posted.status).toBe(202);
+    const received = await until(
+      () => frames.find((f) => f.includes('"stream-event"') && f.includes('far-viewer')),
+      'the stream event through the tunnel',
+    );
+    expect(JSON.parse(received).event).toMatchObject(event);
+    await page.close();
+  });
+
+  it('counts the per-IP limit by CF-Connecting-IP: the 11th connection of one visitor is refused, another visitor still gets in', async () => {
+    const open: WebSocket[] = [];
+    try {
+      for (let i = 0; i < 10; i++) {
+        const { outcome, ws } = await wsVia('127.0.0.7');
+        open.push(ws);
+        expect(outcome).toBe('open');
+      }
+      const eleventh = await wsVia('127.0.0.7');
+      open.push(eleventh.ws);
+      expect(eleventh.outcome).toBe('refused');
+      const other = await wsVia('127.0.0.8');
+      open.push(other.ws);
+      expect(other.outcome).toBe('open');
+    } finally {
+      for (const ws of open) ws.terminate();
+    }
+  });
+
+  it('refuses the control API through the tunnel (404), even with the admin key', async () => {
+    const adminKey = (await readFile(join(dataDir, 'admin.key'), 'utf8')).trim();
+    const res = await viaTunnel('/api/overlays', { authorization: `Bearer ${adminKey}` });
+    expect(res.status).toBe(404);
+    expect(JSON.parse(res.body).error.code).toBe('not_found');
+    expect((await local('/api/overlays', { headers: { Authorization: `Bearer ${adminKey}` } })).status).toBe(
+      200,
+    );
+  });
+
+  it('tunnel down: the Gatekeeper deletes tunnel and DNS record, the daemon stops the connector', async () => {
+    const down = await cli('tunnel', 'down');
+    expect(down.code).toBe(0);
+    expect(down.out).toContain('Tunnel deleted');
+    await until(
+      () =>
+        viaTunnel('/status').then(
+          () => undefined,
+          () => true,
+        ),
+      'the public port to close',
+    );
+    const status = await (await local('/status')).json();
+    expect(status.tunnel).toMatchObject({ connector: 'stopped', public_url: null });
+    expect((await cli('tunnel', 'status')).out).toContain('No tunnel');
+    const state = await (await fetch(`${stack.cloudflare.url}/__fake/state`)).json();
+    expect(state.tunnels.every((t: { deleted_at: string | null }) => t.deleted_at !== null)).toBe(true);
+    expect(state.dns_records).toEqual([]);
+  });
+});
