@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/chromium.js';
-import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { rawRequest, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS; // a folder: docs/images when refreshing the docs
 const POLL = { timeout: 10_000, interval: 50 };
@@ -80,6 +80,31 @@ describe('dashboard access', () => {
     });
     expect(keyless).toMatchObject({ status: 401, body: { error: { code: 'unauthenticated' } } });
     await page.close();
+  });
+
+  it('is served on this computer only: through the tunnel it does not exist', async () => {
+    const local = await rawRequest(daemon.port, {
+      path: '/dashboard',
+      headers: { Host: `127.0.0.1:${daemon.port}` },
+    });
+    expect(local.status).toBe(200);
+    daemon.tunnelHost = 'o-example.overlays.test';
+    try {
+      // cloudflared connects from loopback but keeps the public Host.
+      const viaTunnel = await rawRequest(daemon.port, {
+        path: '/dashboard',
+        headers: { Host: daemon.tunnelHost },
+      });
+      expect(viaTunnel.status).toBe(404);
+      expect(viaTunnel.json()).toMatchObject({ error: { code: 'not_found' } });
+      const asset = await rawRequest(daemon.port, {
+        path: '/dashboard/assets/',
+        headers: { Host: daemon.tunnelHost },
+      });
+      expect(asset.status).toBe(404);
+    } finally {
+      daemon.tunnelHost = undefined;
+    }
   });
 
   it('shows clearly when the daemon refuses the key it was given', async () => {
