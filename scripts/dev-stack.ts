@@ -1,0 +1,135 @@
+// `npm run dev:stack`: the Gatekeeper (wrangler dev), fake Patreon and Cloudflare API, and the daemon with the
+// stand-in connector, all on this machine and offline, so login, tunnel and remote viewing can be tried end to end.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DEMO_USERS, startLocalStack } from './local-stack.js';
+
+const STATE_DIR = resolve('.wrangler/dev-stack');
+const DATA_DIR = join(STATE_DIR, 'daemon-data');
+const STANDIN = resolve('test/fixtures/cloudflared-standin');
+const DAEMON = resolve('bin/overlay-daemon.js');
+const port = (name: string, fallback: number) => Number(process.env[name] || fallback);
+const GATEKEEPER_PORT = port('DEV_STACK_GATEKEEPER_PORT', 8787);
+// The tunnels' ingress points at localhost:7890 (TUNNEL_ORIGIN_SERVICE), like a real streamer's machine.
+const DAEMON_PORT = port('DEV_STACK_DAEMON_PORT', 7890);
+const PUBLIC_PORT = port('DEV_STACK_PUBLIC_PORT', 8443);
+const DOMAIN = 'overlays.localhost';
+
+if (!existsSync(join('dist', 'daemon', 'src', 'cli.js'))) {
+  console.error('dev:stack runs the built daemon: run "npm run build" first.');
+  process.exit(1);
+}
+mkdirSync(STATE_DIR, { recursive: true });
+
+// The edge speaks HTTPS; a throwaway certificate for *.overlays.localhost (needs openssl; else plain HTTP).
+let tls: { cert: string; key: string } | undefined;
+try {
+  const cert = join(STATE_DIR, 'edge-cert.pem');
+  const key = join(STATE_DIR, 'edge-key.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '30',
+      '-subj',
+      `/CN=*.${DOMAIN}`,
+      '-addext',
+      `subjectAltName=DNS:*.${DOMAIN}`,
+    ],
+    { stdio: 'ignore' },
+  );
+  tls = { cert, key };
+} catch {
+  console.warn(
+    'openssl not found: the public port speaks plain HTTP, so overlays load but their WebSocket is refused',
+  );
+}
+
+console.log('starting the Gatekeeper under wrangler dev (about 15 s)…');
+const stack = await startLocalStack({
+  stateDir: STATE_DIR,
+  gatekeeperPort: GATEKEEPER_PORT,
+  tunnelDomain: DOMAIN,
+  log: (line) => {
+    if (/error|✘/i.test(line)) console.error(line);
+  },
+});
+
+const daemon: ChildProcess = spawn(
+  process.execPath,
+  [
+    DAEMON,
+    'start',
+    '--port',
+    String(DAEMON_PORT),
+    '--data-dir',
+    DATA_DIR,
+    '--gatekeeper',
+    stack.gatekeeperUrl,
+    '--cloudflared',
+    STANDIN,
+  ],
+  {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      STANDIN_ORIGIN: `http://127.0.0.1:${DAEMON_PORT}`,
+      STANDIN_FAKE_CLOUDFLARE: stack.cloudflare.url,
+      STANDIN_PUBLIC_PORT: String(PUBLIC_PORT),
+      ...(tls ? { STANDIN_TLS_CERT: tls.cert, STANDIN_TLS_KEY: tls.key } : {}),
+    },
+  },
+);
+
+const cli = `OVERLAY_GATEKEEPER_URL=${stack.gatekeeperUrl} OVERLAY_DATA_DIR=${DATA_DIR} npx overlay-daemon`;
+console.log(`
+Local stack (offline; Ctrl+C stops everything):
+  Gatekeeper        ${stack.gatekeeperUrl}   (wrangler dev, state in ${STATE_DIR})
+  fake Patreon      ${stack.patreon.url}   members: ${Object.keys(DEMO_USERS).join(', ')}
+  fake Cloudflare   ${stack.cloudflare.url}   (GET /__fake/state shows tunnels and DNS records)
+  overlay daemon    http://127.0.0.1:${DAEMON_PORT}   (data in ${DATA_DIR})
+  "public" edge     ${tls ? 'https' : 'http'}://127.0.0.1:${PUBLIC_PORT} once a tunnel is up (the stand-in connector)
+
+Try it, in another terminal:
+  1. ${cli} login
+     The browser stops at the fake Patreon page: add &login_hint=patron-premium to its address
+     (or patron-declined / never-pledged to see the free tier).
+  2. ${cli} tunnel up --port ${DAEMON_PORT} --cloudflared ${STANDIN}
+  3. ${cli} tunnel status
+  4. View an overlay "from the internet" (the URL printed by tunnel up):
+     chromium --user-data-dir=$(mktemp -d) --ignore-certificate-errors \\
+       --host-resolver-rules="MAP *.${DOMAIN} 127.0.0.1:${PUBLIC_PORT}" https://o-….${DOMAIN}/overlay/<id>
+  5. ${cli} tunnel down
+`);
+
+let stopping = false;
+async function stop(signal: NodeJS.Signals): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  if (daemon.exitCode === null) {
+    daemon.kill(signal);
+    await new Promise((r) => daemon.once('exit', r));
+  }
+  await stack.close();
+  process.exit(0);
+}
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));
+daemon.on('exit', (code) => {
+  if (!stopping) {
+    console.error(`the overlay daemon exited (${code}); stopping the stack`);
+    void stop('SIGTERM');
+  }
+});
