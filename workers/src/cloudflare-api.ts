@@ -25,7 +25,7 @@ const TunnelInfo = v.object({
   id: v.pipe(v.string(), v.uuid()),
   name: v.string(),
   status: v.optional(v.picklist(['inactive', 'degraded', 'healthy', 'down']), 'inactive'),
-  created_at: v.string(),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
   deleted_at: nullableString,
   conns_active_at: nullableString,
   conns_inactive_at: nullableString,
