@@ -174,12 +174,20 @@ describe('POST /validate refuses bad tokens with 401 invalid_token', () => {
   const claims = (sub: string) => ({ tier: 'premium', sub, jti: crypto.randomUUID() });
 
   async function signWith(
-    options: { iss?: string; aud?: string; iat?: number; exp?: number; key?: JWK; kid?: string },
+    options: {
+      iss?: string;
+      aud?: string;
+      iat?: number;
+      exp?: number;
+      key?: JWK;
+      kid?: string;
+      tier?: string;
+    },
     sub: string,
   ) {
     const jwk = options.key ?? privateJwk();
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT(claims(sub))
+    return new SignJWT({ ...claims(sub), tier: options.tier ?? 'premium' })
       .setProtectedHeader({ alg: 'EdDSA', kid: options.kid ?? privateJwk().kid ?? '', typ: 'JWT' })
       .setIssuer(options.iss ?? env.PUBLIC_BASE_URL)
       .setAudience(options.aud ?? 'overlay-daemon')
@@ -250,6 +258,7 @@ describe('POST /validate refuses bad tokens with 401 invalid_token', () => {
     ],
     ['another issuer', async () => signWith({ iss: 'https://evil.example' }, user)],
     ['another audience', async () => signWith({ aud: 'someone-else' }, user)],
+    ['our signature over an unknown tier', async () => signWith({ tier: 'gold' }, user)],
     [
       'a genuine token whose payload was edited',
       async () => {

@@ -1,6 +1,7 @@
 // Licence JWTs (decisions §2): EdDSA with a `kid`, pinned algorithm, issuer and audience, 30 s tolerance.
 import { createLocalJWKSet, importJWK, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import { TIERS, type Tier } from '../../shared/protocol.js';
+import * as v from 'valibot';
+import { parseWith, Tier } from '../../shared/protocol.js';
 import type { GatekeeperEnv, LicenceClaims } from './env.js';
 import { ApiError } from './errors.js';
 
@@ -8,6 +9,14 @@ export const LICENCE_AUDIENCE = 'overlay-daemon';
 export const LICENCE_TTL_SECONDS = 7 * 24 * 60 * 60;
 export const CLOCK_TOLERANCE_SECONDS = 30;
 const ALG = 'EdDSA';
+
+const LicenceClaimsSchema: v.GenericSchema<LicenceClaims> = v.object({
+  sub: v.pipe(v.string(), v.minLength(1)),
+  tier: Tier,
+  iat: v.number(),
+  exp: v.number(),
+  jti: v.string(),
+});
 
 interface KeyMaterial {
   kid: string;
@@ -81,17 +90,11 @@ export async function verifyLicence(env: GatekeeperEnv, token: string): Promise<
   } catch {
     throw new ApiError('invalid_token', 'The licence token is invalid or expired');
   }
-  const tier = payload.tier;
-  if (typeof tier !== 'string' || !(TIERS as readonly string[]).includes(tier)) {
-    throw new ApiError('invalid_token', 'The licence token carries no valid tier');
-  }
-  return {
-    sub: payload.sub as string,
-    tier: tier as Tier,
-    iat: payload.iat as number,
-    exp: payload.exp as number,
-    jti: payload.jti as string,
-  };
+  // The signature vouches for the issuer, not for the shape: the claims are still checked.
+  const claims = parseWith(LicenceClaimsSchema, payload);
+  if (!claims.ok)
+    throw new ApiError('invalid_token', `The licence token carries bad claims (${claims.error})`);
+  return claims.value;
 }
 
 /** The bearer token of an Authorization header, or `unauthenticated`. */

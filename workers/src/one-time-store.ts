@@ -18,20 +18,12 @@ export class OneTimeStore extends DurableObject<GatekeeperEnv> {
     );
   }
 
-  /** Stores `value` under `key` for `ttlMs`; a key is written once (a collision is refused). */
-  async put(key: string, value: string, ttlMs: number): Promise<boolean> {
+  /** Stores `value` under `key` for `ttlMs`. Keys are 256-bit random: a repeat is a bug and throws. */
+  async put(key: string, value: string, ttlMs: number): Promise<void> {
     const expiresAt = Date.now() + ttlMs;
-    const inserted = this.sql
-      .exec(
-        'INSERT OR IGNORE INTO entries (key, value, expires_at) VALUES (?, ?, ?) RETURNING key',
-        key,
-        value,
-        expiresAt,
-      )
-      .toArray();
+    this.sql.exec('INSERT INTO entries (key, value, expires_at) VALUES (?, ?, ?)', key, value, expiresAt);
     const alarm = await this.ctx.storage.getAlarm();
     if (alarm === null || alarm > expiresAt) await this.ctx.storage.setAlarm(expiresAt);
-    return inserted.length === 1;
   }
 
   /** Returns the value and deletes it, or null when it is unknown, already taken or expired. */
