@@ -7,6 +7,7 @@ import { decodeJwtPayload } from '../../daemon/src/licence/jwt-payload.js';
 import { readLicence } from '../../daemon/src/licence/licence-file.js';
 import { LoginError, login, logout } from '../../daemon/src/licence/login.js';
 import { listenForAuthCode } from '../../daemon/src/licence/loopback-listener.js';
+import { browserCommand, openBrowser } from '../../daemon/src/open-browser.js';
 import { makeDataDir } from '../helpers/daemon.js';
 import { type FakeGatekeeper, startFakeGatekeeper } from './licence-fake-gatekeeper.js';
 
@@ -166,5 +167,26 @@ describe('overlay-daemon login / logout', () => {
     await expect(pending).rejects.toThrow(LoginError);
     await expect(pending).rejects.toThrow(/invalid_code/);
     await expect(readLicence(licenceFile)).resolves.toEqual({ ok: true, record: undefined });
+  });
+});
+
+describe('opening the system browser', () => {
+  const url = 'http://127.0.0.1:8787/auth/membership?redirect_port=5000&x=a&b=c';
+
+  it('passes the URL as one argument to the opener, never through a shell that would split it at &', () => {
+    expect(browserCommand(url, 'linux')).toEqual(['xdg-open', [url]]);
+    expect(browserCommand(url, 'darwin')).toEqual(['open', [url]]);
+    expect(browserCommand(url, 'win32')).toEqual(['rundll32', ['url.dll,FileProtocolHandler', url]]);
+  });
+
+  it('reports false, without throwing, when there is no opener or the URL is not http(s)', async () => {
+    await expect(openBrowser('file:///etc/passwd')).resolves.toBe(false);
+    const path = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      await expect(openBrowser(url, 'linux')).resolves.toBe(false);
+    } finally {
+      process.env.PATH = path;
+    }
   });
 });

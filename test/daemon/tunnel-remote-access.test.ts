@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../../daemon/src/cli.js';
 import { type RunningDaemon, startDaemon } from '../../daemon/src/daemon.js';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
 import { writeLicence } from '../../daemon/src/licence/licence-file.js';
@@ -16,6 +17,7 @@ import {
 import { type RemoteAccess, startRemoteAccess } from '../../daemon/src/tunnel/remote-access.js';
 import { runRemoteCommand } from '../../daemon/src/tunnel/remote-cli.js';
 import { readTunnelFile, tunnelFilePath } from '../../daemon/src/tunnel/tunnel-file.js';
+import { freePort } from '../../scripts/local-stack.js';
 import { type FakeGatekeeper, fakeSubdomain, startFakeGatekeeper } from './licence-fake-gatekeeper.js';
 
 const STANDIN = resolve('test/fixtures/cloudflared-standin');
@@ -232,5 +234,54 @@ describe('the daemon runs the connector', () => {
     expect(r.tunnel.status().reason).toMatch(/not part of the free tier/);
     expect(d.tunnelHost).toBeUndefined();
     expect(d.overlays.list().length).toBe(before);
+  });
+
+  it('`tunnel up` with no daemon running starts one in the foreground with the tunnel; Ctrl+C stops both', async () => {
+    await signIn();
+    const port = await freePort();
+    const portFile = join(dataDir, 'public.port');
+    const env = {
+      STANDIN_ORIGIN: `http://127.0.0.1:${port}`,
+      STANDIN_PORT_FILE: portFile,
+      STANDIN_HOSTNAME: `${fakeSubdomain(USER)}.overlays.test`,
+    };
+    Object.assign(process.env, env);
+    const out: string[] = [];
+    let stop: (signal: string) => void = () => {};
+    try {
+      const exit = main(
+        [
+          'tunnel',
+          'up',
+          '--port',
+          String(port),
+          '--data-dir',
+          dataDir,
+          '--gatekeeper',
+          gatekeeper.url,
+          '--cloudflared',
+          STANDIN,
+        ],
+        {
+          out: (t) => out.push(t),
+          err: (t) => out.push(t),
+          stopSignal: () =>
+            new Promise((r) => {
+              stop = r;
+            }),
+        },
+      );
+      const publicSide = await until(publicPort(portFile), 'the connector to listen');
+      const text = out.join('');
+      expect(text).toContain(`Tunnel ready: https://${fakeSubdomain(USER)}.overlays.test`);
+      expect(text).toContain('Starting the overlay daemon with the tunnel');
+      expect(text).toContain(`listening on http://127.0.0.1:${port}`);
+      expect((await get(publicSide, '/status')).status).toBe(200);
+      stop('SIGINT');
+      await expect(exit).resolves.toBe(0);
+      await expect(get(publicSide, '/status')).rejects.toThrow(); // the connector went with the daemon
+    } finally {
+      for (const name of Object.keys(env)) delete process.env[name];
+    }
   });
 });
