@@ -15,7 +15,8 @@ const UserSetup = v.object({
 });
 const FailureSetup = v.object({
   endpoint: v.picklist(['token', 'identity']),
-  status: v.pipe(v.number(), v.integer(), v.minValue(400), v.maxValue(599)),
+  /** An HTTP error status, or 0 to drop the connection without an answer (a network failure). */
+  status: v.union([v.literal(0), v.pipe(v.number(), v.integer(), v.minValue(400), v.maxValue(599))]),
   retry_after: v.optional(v.number()),
   times: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 1),
 });
@@ -27,7 +28,7 @@ const FailureSetup = v.object({
  *   (never pledged: no membership at all).
  * - `POST /__fake/users/:id/revoke` revokes the user's grants (refresh → 400 invalid_grant, identity → 401).
  * - `POST /__fake/users/:id/failures` `{endpoint: "token"|"identity", status, retry_after?, times?}`
- *   makes the next `times` (default 1) calls for that user fail with `status`.
+ *   makes the next `times` (default 1) calls for that user fail with `status` (0: connection dropped).
  * - `GET /__fake/users/:id` returns `{token_requests, refresh_grants, identity_requests, last_refresh_token}`.
  * Authorize: `GET /oauth2/authorize?...&login_hint=<user id>` approves at once and redirects back
  * with `code` and `state`; `login_hint=deny` redirects with `error=access_denied`; without a hint it
@@ -71,6 +72,10 @@ export function startFakePatreon(options: FakePatreonOptions | number = {}): Pro
     const failure = user.failures.find((f) => f.endpoint === endpoint && f.times > 0);
     if (!failure) return false;
     failure.times -= 1;
+    if (failure.status === 0) {
+      res.socket?.destroy();
+      return true;
+    }
     const headers: Record<string, string> = failure.retryAfter
       ? { 'Retry-After': String(failure.retryAfter) }
       : {};

@@ -220,6 +220,7 @@ describe('GET /auth/callback errors', () => {
     ['the token endpoint fails', { endpoint: 'token', status: 500 }],
     ['the token endpoint rate limits', { endpoint: 'token', status: 429, retry_after: 30 }],
     ['the identity endpoint fails', { endpoint: 'identity', status: 503 }],
+    ['the identity endpoint drops the connection', { endpoint: 'identity', status: 0 }],
   ] as const)('answers 502 upstream_error when %s', async (_label, failure) => {
     const user = uniqueUserId('callback-upstream');
     await premiumPatron(user);

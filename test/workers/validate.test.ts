@@ -141,6 +141,7 @@ describe('POST /validate while the platform is down', () => {
     ['500 from the token endpoint', { endpoint: 'token', status: 500 }],
     ['429 from the token endpoint', { endpoint: 'token', status: 429, retry_after: 60 }],
     ['503 from the identity endpoint', { endpoint: 'identity', status: 503 }],
+    ['a dropped connection at the token endpoint', { endpoint: 'token', status: 0 }],
   ] as const)('keeps a Premium member signed in within the grace period (%s)', async (_label, failure) => {
     const { user, token } = await premiumLogin('outage-grace');
     await injectFailure(user, failure);
