@@ -4,7 +4,8 @@
 // `result_info` on lists) on the real paths under /client/v4. Error codes 1013 (duplicate tunnel
 // name) and 81053 (a record with that host already exists) are the ones the real API returns;
 // the other codes are stand-ins with the real HTTP statuses. Control endpoints under /__fake/:
-//   POST /__fake/fail     {route, status, match?, nth?, count?, code?, message?, hang?, after?, stale?}
+//   POST /__fake/fail     {route, status, match?, nth?, count?, code?, message?, hang?, after?, stale?,
+//                          retry_after?}
 //   POST /__fake/connect  {tunnel_id, connections, status?}   (0 connections: the connector drops)
 //   GET  /__fake/state    every tunnel (deleted ones too) and DNS record, and the request log
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -67,6 +68,8 @@ interface FailureRule {
   after: boolean;
   /** Answer success with an empty list: a read that does not see recent writes yet. */
   stale: boolean;
+  /** Seconds in the `Retry-After` header of an injected 429. */
+  retryAfter: number;
   seen: number;
 }
 
@@ -468,6 +471,7 @@ export function startFakeCloudflare(port = 0, options: { apiToken?: string } = {
         hang: flag('hang'),
         after: flag('after'),
         stale: flag('stale'),
+        retryAfter: num('retry_after', 0),
         seen: 0,
       });
       sendJson(res, 200, { ok: true });
@@ -585,7 +589,7 @@ export function startFakeCloudflare(port = 0, options: { apiToken?: string } = {
         log.push({ route: route?.name ?? 'unknown', method, path, subject, status: 0 });
         return;
       }
-      const headers: Record<string, string> = f.status === 429 ? { 'Retry-After': '0' } : {};
+      const headers: Record<string, string> = f.status === 429 ? { 'Retry-After': String(f.retryAfter) } : {};
       log.push({ route: route?.name ?? 'unknown', method, path, subject, status: f.status });
       sendJson(res, f.status, envelope(fail(f.status, f.code, f.message)), headers);
     }

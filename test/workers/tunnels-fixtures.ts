@@ -145,6 +145,8 @@ export interface FailureSpec {
   after?: boolean;
   /** Answer a list call with success and no results, as a read that does not see recent writes. */
   stale?: boolean;
+  /** Seconds in the Retry-After header of an injected 429. */
+  retry_after?: number;
 }
 
 /** Makes calls to one fake route about this subdomain fail (the fake's /__fake/fail). */

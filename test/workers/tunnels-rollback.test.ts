@@ -225,6 +225,23 @@ describe('retries are deliberate', () => {
     expect((await callsTo(subdomain, 'token.get')).map((c) => c.status)).toEqual([503, 200]);
   });
 
+  it('waits out a short Retry-After on a rate-limited read, and fails fast on a long one', async () => {
+    const patient = newUserId('429-short');
+    const patientSub = await referenceSubdomain(patient);
+    await injectFailure(patientSub, { route: 'token.get', status: 429, retry_after: 1 });
+    expect((await provision(patient)).status).toBe(201);
+    expect((await callsTo(patientSub, 'token.get')).map((c) => c.status)).toEqual([429, 200]);
+
+    const hurried = newUserId('429-long');
+    const hurriedSub = await referenceSubdomain(hurried);
+    await injectFailure(hurriedSub, { route: 'token.get', status: 429, retry_after: 120 });
+    const started = Date.now();
+    await expectError(await provision(hurried), 502, 'upstream_error');
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(await callsTo(hurriedSub, 'token.get')).toHaveLength(1);
+    await expectNothingLeft(hurriedSub);
+  });
+
   it(
     'retries an idempotent read after a timeout and succeeds',
     async () => {

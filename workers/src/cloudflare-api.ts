@@ -14,6 +14,8 @@ export const CLOUDFLARE_TIMEOUT_MS = 5_000;
 /** Attempts after the first, for idempotent calls only (reads, PUT, DELETE). */
 export const IDEMPOTENT_RETRIES = 2;
 export const DEFAULT_API_BASE = 'https://api.cloudflare.com/client/v4';
+/** The longest `Retry-After` of a 429 that is waited out; a longer one fails the call at once (502). */
+export const MAX_RETRY_AFTER_SECONDS = 2;
 
 /** API error codes the tunnel logic branches on (both are the real API's). */
 export const CF_DUPLICATE_TUNNEL_NAME = 1013;
@@ -126,9 +128,31 @@ async function loadSdk() {
       maxRetries: 0,
       timeout: CLOUDFLARE_TIMEOUT_MS,
       logLevel: 'off',
+      fetch: fetchWithBoundedRetryAfter,
       resources: [BaseCloudflared, Configurations, Connections, Token, BaseRecords],
     });
   return { newClient, errors };
+}
+
+/**
+ * The SDK sleeps for whatever `Retry-After` a 429 asks before retrying, unbounded; a user waiting
+ * on a provision is better served by a quick 502 than by a request held open for a minute. The SDK
+ * obeys `x-should-retry: false`, so a longer wait is turned into "do not retry".
+ */
+async function fetchWithBoundedRetryAfter(
+  input: string | URL | Request,
+  init?: RequestInit,
+): Promise<Response> {
+  const res = await fetch(input, init);
+  const retryAfter = res.status === 429 ? res.headers.get('retry-after') : null;
+  if (retryAfter === null) return res;
+  const seconds = /^\d+$/.test(retryAfter.trim())
+    ? Number(retryAfter)
+    : (Date.parse(retryAfter) - Date.now()) / 1000;
+  if (seconds <= MAX_RETRY_AFTER_SECONDS) return res;
+  const headers = new Headers(res.headers);
+  headers.set('x-should-retry', 'false');
+  return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
 }
 
 type Sdk = Awaited<ReturnType<typeof loadSdk>>;
