@@ -229,14 +229,19 @@ describe('remote access end to end', () => {
     expect(record).toMatchObject({ tier: 'premium', user_id: 'patron-premium' });
     expect((await stat(join(dataDir, 'license.json'))).mode & 0o777).toBe(0o600);
 
-    // The running daemon notices the new licence and validates it with the Gatekeeper.
-    const licence = await until(async () => {
-      const s = await (await local('/status')).json();
-      return s.licence.state === 'valid' && s.licence.tier === 'premium' ? s.licence : undefined;
+    // The running daemon notices the new licence and validates it: /validate returns a fresh JWT, which it stores.
+    const refreshed = await until(async () => {
+      const stored = await readLicence(join(dataDir, 'license.json'));
+      return stored.ok && stored.record && stored.record.token !== record.token ? stored.record : undefined;
     }, 'the daemon to validate the new licence');
+    expect(refreshed).toMatchObject({ tier: 'premium', verdict: 'ok', user_id: 'patron-premium' });
+    const { licence } = await (await local('/status')).json();
+    expect(licence).toMatchObject({
+      tier: 'premium',
+      state: 'valid',
+      last_validated_at: refreshed.validated_at,
+    });
     expect(Date.parse(licence.valid_until)).toBeGreaterThan(Date.now() + 70 * 3_600_000);
-    const stored = await readLicence(join(dataDir, 'license.json'));
-    expect(stored.ok && stored.record?.token).not.toBe(record.token); // /validate returned a fresh JWT
   });
 
   it('tunnel up: provisions through the Gatekeeper; the running daemon starts the connector and the tunnel becomes active', async () => {

@@ -264,8 +264,9 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
       await this.#load();
       return;
     }
-    await writeLicence(this.licenceFile, next);
+    // In force at once; the file follows (a failed write keeps the verdict in memory for this run).
     this.#record = next;
+    await writeLicence(this.licenceFile, next);
   }
 
   #schedule(): void {
