@@ -149,6 +149,8 @@ export const AlertWidget = v.object({
   sound: v.optional(MediaPath),
   color: v.optional(colour),
   fontSize: v.optional(v.pipe(finite, v.minValue(1), v.maxValue(1000))),
+  /** Event types the widget announces by itself; absent or empty: only `show-alert` commands. */
+  events: v.optional(v.pipe(v.array(v.picklist(STREAM_EVENT_TYPES)), v.maxLength(STREAM_EVENT_TYPES.length))),
 });
 
 export const GOAL_SOURCES = ['likes', 'gifts', 'diamonds', 'follows', 'shares', 'subscribes'] as const;

@@ -34,7 +34,7 @@ export interface ControlApiContext {
   hub: Hub;
   mediaDir: string;
   /** The seam every stream event goes through (ingest.ts). */
-  ingest: (event: v.InferOutput<typeof StreamEvent>) => void;
+  ingest: (event: v.InferOutput<typeof StreamEvent>) => { firedRules: string[] };
   log: (line: string) => void;
   /** Tier limits of the licence (licence/licence-manager.ts); absent: no limits. */
   limits?: CreationLimits | undefined;
@@ -153,8 +153,8 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   app.post('/api/events', async (req, res) => {
     const event = await readJson(req, res, StreamEvent);
     if (!event) return;
-    ctx.ingest(event);
-    sendJson(res, 202, { accepted: true });
+    const { firedRules } = ctx.ingest(event);
+    sendJson(res, 202, { accepted: true, firedRules });
   });
 
   app.get('/api/rules', (_req, res) => sendJson(res, 200, rules.current()));

@@ -5,6 +5,7 @@ import type { Polka } from 'polka';
 import { ConnectionLimiter } from './connection-limit.js';
 import type { CreationLimits } from './control-api.js';
 import type { DevPage } from './dev-page.js';
+import { createEventPipeline } from './event-pipeline.js';
 import { createFrontDoor, createUpgradeListener } from './front-door.js';
 import { createHttpApp, type PageRenderer } from './http.js';
 import { Hub } from './hub.js';
@@ -40,7 +41,7 @@ export interface DaemonOptions {
   watchSettleMs?: number;
   /** Tier limits on creating overlays and rules (the licence manager). */
   limits?: CreationLimits;
-  /** Extra steps of event handling after the broadcast (rules engine, widget state). */
+  /** Steps of event handling after the broadcast; default: the rules and widget state (event-pipeline.ts). */
   eventHandlers?: EventHandler[];
   log?: (line: string) => void;
 }
@@ -111,7 +112,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       hub.closeOverlay(change.overlayId);
     }
   });
-  const ingest = createIngest({ hub, overlays, rules, log }, options.eventHandlers);
+  const pipeline = options.eventHandlers ? undefined : createEventPipeline({ hub, overlays, rules, log });
+  const ingest = createIngest({ hub, overlays, rules, log }, options.eventHandlers ?? pipeline?.handlers);
 
   let boundPort = 0;
   const statusFields = new Map<string, () => unknown>();
@@ -211,6 +213,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       // Shutdown: stop accepting, say goodbye (1001) to WebSocket clients, stop watchers, flush writes.
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        pipeline?.close();
         await hub.close();
         await devPage?.close();
         await Promise.all([overlays.close(), rules.close()]);

@@ -66,6 +66,7 @@ export class Hub {
   });
   readonly #clients = new Map<WebSocket, ClientState>();
   readonly #byOverlay = new Map<string, Set<WebSocket>>();
+  readonly #commandListeners = new Set<(overlayId: string, command: OverlayCommandInput) => void>();
   readonly #options: Required<Omit<HubOptions, 'log'>> & { log: (line: string) => void };
   readonly #heartbeat: NodeJS.Timeout;
   #closing = false;
@@ -205,7 +206,15 @@ export class Hub {
       widgetId: command.widgetId,
       payload: command.payload,
     });
-    return this.#sendToOverlay(overlayId, text);
+    const sent = this.#sendToOverlay(overlayId, text);
+    for (const listener of this.#commandListeners) listener(overlayId, command);
+    return sent;
+  }
+
+  /** Told of every command sent (API or rule), e.g. so `reset` also resets the state the daemon keeps. */
+  onCommand(listener: (overlayId: string, command: OverlayCommandInput) => void): () => void {
+    this.#commandListeners.add(listener);
+    return () => this.#commandListeners.delete(listener);
   }
 
   /** Closes the connections of an overlay that no longer exists. */

@@ -26,10 +26,20 @@ export interface IngestContext {
   log: (line: string) => void;
 }
 
-/** One step of event handling. A step that fails is logged; the others still run. */
-export type EventHandler = (event: StreamEvent, ctx: IngestContext) => void | Promise<void>;
+/** What a step may report synchronously about an event: the ids of the rules it fired. */
+export interface HandlerReport {
+  firedRules?: string[];
+}
 
-export type Ingest = (event: StreamEvent) => void;
+/** One step of event handling. A step that fails is logged; the others still run. */
+export type EventHandler = (event: StreamEvent, ctx: IngestContext) => void | HandlerReport | Promise<void>;
+
+/** The answer of `POST /api/events` beyond `accepted`: every rule the event fired, in rule order. */
+export interface IngestReport {
+  firedRules: string[];
+}
+
+export type Ingest = (event: StreamEvent) => IngestReport;
 
 /** interface §6.2: every stream event reaches every subscribed client as `stream-event`. */
 export const broadcastStreamEvent: EventHandler = (event, ctx) => {
@@ -41,13 +51,16 @@ export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] =
   const fail = (err: unknown) =>
     ctx.log(`[ingest] handling an event failed: ${err instanceof Error ? err.message : String(err)}`);
   return (event) => {
+    const firedRules: string[] = [];
     for (const handler of handlers) {
       try {
         const result = handler(event, ctx);
         if (result instanceof Promise) result.catch(fail);
+        else if (result?.firedRules) firedRules.push(...result.firedRules);
       } catch (err) {
         fail(err);
       }
     }
+    return { firedRules };
   };
 }

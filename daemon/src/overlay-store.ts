@@ -42,6 +42,8 @@ export class OverlayStore {
   /** Files that could not be read, by overlay id: never written over (decisions §3). */
   readonly #unreadable = new Map<string, string>();
   readonly #writes = new Map<string, WriteQueue>();
+  /** Persist calls per overlay id, so a read can tell that a write of ours happened while it ran. */
+  readonly #writesStarted = new Map<string, number>();
   readonly #listeners = new Set<(change: OverlayListener) => void>();
   readonly #log: (line: string) => void;
   readonly #settleMs: number;
@@ -117,6 +119,7 @@ export class OverlayStore {
     await this.#writes.get(id)?.queued;
     await this.#writes.get(id)?.running;
     this.#knownText.delete(id);
+    this.#writesStarted.delete(id);
     await rm(this.fileOf(id), { force: true });
     this.#emit({ type: 'removed', overlayId: id });
     return true;
@@ -160,6 +163,7 @@ export class OverlayStore {
   }
 
   #persist(id: string): Promise<void> {
+    this.#writesStarted.set(id, (this.#writesStarted.get(id) ?? 0) + 1);
     let queue = this.#writes.get(id);
     if (!queue) {
       queue = { running: undefined, queued: undefined };
@@ -203,6 +207,8 @@ export class OverlayStore {
     const match = OVERLAY_FILE.exec(basename(path));
     if (!match?.[1]) return;
     const id = match[1].toLowerCase();
+    const busy = this.#writes.has(id);
+    const started = this.#writesStarted.get(id);
     let text: string;
     try {
       text = await readFile(path, 'utf8');
@@ -213,6 +219,9 @@ export class OverlayStore {
     }
     // Our own write coming back through the watcher, or an edit that changed nothing.
     if (this.#knownText.get(id) === text && !this.#unreadable.has(id)) return;
+    // While a write of ours is queued or running (or was, during the read) the text may be an older
+    // one of ours; taking it for an edit would roll the overlay back. Our rename brings its own event.
+    if (announce && (busy || this.#writes.has(id) || this.#writesStarted.get(id) !== started)) return;
     const parsed = parseJsonWith(OverlaySchema, text);
     if (!parsed.ok) {
       this.#report(id, path, parsed.error);

@@ -12,6 +12,9 @@ export class RulesStore {
   #knownText: string | undefined;
   #unreadable: string | undefined;
   #writing: Promise<void> = Promise.resolve();
+  /** Writes of ours not yet renamed into place: until then the file may hold an older text of ours. */
+  #writesInFlight = 0;
+  #writesStarted = 0;
   #watcher: FSWatcher | undefined;
   readonly #listeners = new Set<(rules: RuleList) => void>();
   readonly #log: (line: string) => void;
@@ -50,8 +53,10 @@ export class RulesStore {
     this.#rules = rules;
     this.#knownText = text;
     for (const listener of this.#listeners) listener(rules);
+    this.#writesInFlight++;
+    this.#writesStarted++;
     const write = this.#writing.then(() => writeFileAtomic(this.dirs.rulesFile, text));
-    this.#writing = write.catch(() => {});
+    this.#writing = write.catch(() => {}).finally(() => this.#writesInFlight--);
     await write;
     return { ok: true, rules };
   }
@@ -75,6 +80,8 @@ export class RulesStore {
 
   async #read(announce: boolean): Promise<void> {
     const path = this.dirs.rulesFile;
+    const busy = this.#writesInFlight > 0;
+    const started = this.#writesStarted;
     let text: string;
     try {
       text = await readFile(path, 'utf8');
@@ -84,6 +91,8 @@ export class RulesStore {
       return;
     }
     if (text === this.#knownText && this.#unreadable === undefined) return;
+    // Taking an older text of ours for an edit would roll the rules back; our rename brings its own event.
+    if (announce && (busy || this.#writesInFlight > 0 || this.#writesStarted !== started)) return;
     const parsed = parseJsonWith(RuleListSchema, text);
     if (!parsed.ok) {
       this.#reject(path, parsed.error);

@@ -4,6 +4,7 @@ import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Overlay } from '../../shared/protocol.js';
+import type { RuleList } from '../../shared/rules.js';
 
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.OVERLAY_DATA_DIR || join(homedir(), '.overlay-daemon');
@@ -27,6 +28,7 @@ export async function writeFileAtomic(path: string, data: string, mode = 0o644):
   }
 }
 
+/** The first start's overlay: one widget of each live kind, so a streamer sees the system at work at once. */
 export function demoOverlay(): Overlay {
   return {
     id: randomUUID(),
@@ -44,8 +46,74 @@ export function demoOverlay(): Overlay {
         fontSize: 64,
         color: '#ffffff',
       },
+      {
+        // No `events`: it shows what the demo rule sends, so a gift is announced once.
+        id: 'alerts',
+        type: 'alert',
+        x: 460,
+        y: 380,
+        width: 1000,
+        height: 200,
+        duration: 5000,
+        color: '#ffffff',
+        fontSize: 56,
+      },
+      {
+        id: 'like-goal',
+        type: 'goal',
+        x: 80,
+        y: 940,
+        width: 720,
+        title: 'Like goal',
+        source: 'likes',
+        target: 1000,
+        current: 0,
+        color: '#ff3b6b',
+      },
+      {
+        id: 'chat',
+        type: 'chat',
+        x: 1420,
+        y: 560,
+        width: 440,
+        maxMessages: 8,
+        color: '#ffffff',
+        fontSize: 26,
+      },
+      {
+        id: 'top-gifters',
+        type: 'top-gifters',
+        x: 1420,
+        y: 80,
+        width: 440,
+        maxEntries: 5,
+        entries: [],
+        color: '#ffd166',
+      },
     ],
   };
+}
+
+/** The rules that go with the demo overlay: every gift becomes an alert on it. */
+export function demoRules(overlayId: string): RuleList {
+  return [
+    {
+      id: 'demo-gift-alert',
+      name: 'Thank every gift',
+      enabled: true,
+      trigger: 'gift',
+      conditions: {},
+      cooldownMs: 0,
+      actions: [
+        {
+          overlayId,
+          widgetId: 'alerts',
+          command: 'show-alert',
+          payload: { text: '{user.nickname} sent {data.repeatCount} × {data.giftName}', duration: 5000 },
+        },
+      ],
+    },
+  ];
 }
 
 export interface DataDir {
@@ -68,18 +136,21 @@ export function dataDirPaths(root: string): DataDir {
   };
 }
 
-/** Creates the layout on first start: folders, a demo overlay, an empty rule list, the admin key. */
+/** Creates the layout on first start: folders, a demo overlay and its rule, the admin key. */
 export async function initDataDir(root: string): Promise<DataDir> {
   const dirs = dataDirPaths(root);
   await mkdir(dirs.overlaysDir, { recursive: true });
   await mkdir(dirs.mediaDir, { recursive: true });
   const existing = (await readdir(dirs.overlaysDir)).filter((f) => f.endsWith('.json'));
-  // A data directory without any overlay file (first start) gets the demo overlay (decisions §3).
+  // A data directory without any overlay file (first start) gets the demo overlay (decisions §3),
+  // and its rule when there is no rules.json yet (an existing one is never touched).
+  let demo: Overlay | undefined;
   if (existing.length === 0) {
-    const demo = demoOverlay();
+    demo = demoOverlay();
     await writeFileAtomic(join(dirs.overlaysDir, `${demo.id}.json`), `${JSON.stringify(demo, null, 2)}\n`);
   }
-  await createIfMissing(dirs.rulesFile, '[]\n', 0o644);
+  const rules = demo ? `${JSON.stringify(demoRules(demo.id), null, 2)}\n` : '[]\n';
+  await createIfMissing(dirs.rulesFile, rules, 0o644);
   await createIfMissing(dirs.adminKeyFile, `${randomBytes(32).toString('base64url')}\n`, 0o600);
   return dirs;
 }

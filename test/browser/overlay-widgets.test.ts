@@ -10,7 +10,7 @@ let overlayId: string;
 
 const widgets = [
   { id: 'title', type: 'text', x: 10, y: 10, content: 'Welcome', fontSize: 40, color: '#ffffff' },
-  { id: 'alerts', type: 'alert', x: 600, y: 100, width: 700, duration: 1500 },
+  { id: 'alerts', type: 'alert', x: 600, y: 100, width: 700, duration: 1500, events: ['follow'] },
   {
     id: 'goal',
     type: 'goal',

@@ -1,6 +1,6 @@
 // Starts the real daemon on a free port with a fresh data directory, and speaks raw HTTP to it, for suites under test/.
 
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,9 @@ export async function makeDataDir(): Promise<string> {
 
 export async function startTestDaemon(options: Partial<DaemonOptions> = {}): Promise<TestDaemon> {
   const dataDir = options.dataDir ?? (await makeDataDir());
+  // Suites start from no rules: a first start would add the demo overlay's gift rule
+  // (store.ts demoRules, covered by test/daemon/event-pipeline.test.ts), which every event would fire.
+  if (!options.dataDir) await writeFile(join(dataDir, 'rules.json'), '[]\n');
   const logs: string[] = [];
   const daemon = await startDaemon({
     port: 0,

@@ -1,14 +1,6 @@
 // The words the overlay shows for a stream event (alert text, event-list line).
 import type { StreamEvent } from '../../../shared/protocol.js';
 
-/** Event types that raise an alert on their own (interface §6.2: gifts, follows, subscriptions, shares). */
-export const ALERT_EVENT_TYPES: ReadonlySet<StreamEvent['type']> = new Set([
-  'gift',
-  'follow',
-  'subscribe',
-  'share',
-]);
-
 export function describeEvent(event: StreamEvent): string {
   const who = event.user.nickname || event.user.uniqueId;
   switch (event.type) {

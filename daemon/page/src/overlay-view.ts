@@ -11,7 +11,7 @@ import {
   type WidgetOf,
 } from '../../../shared/protocol.js';
 import { AlertQueue, type QueuedAlert } from './alert-queue.js';
-import { ALERT_EVENT_TYPES, describeEvent, pushBounded } from './describe-event.js';
+import { describeEvent, pushBounded } from './describe-event.js';
 
 /** /assets/<name>, each path segment encoded. */
 export function assetUrl(name: string): string {
@@ -114,7 +114,8 @@ export class OverlayView {
       ) {
         pushBounded(rt.events, describeEvent(event), widget.maxEvents);
         this.redraw(widget);
-      } else if (widget.type === 'alert' && ALERT_EVENT_TYPES.has(event.type)) {
+      } else if (widget.type === 'alert' && widget.events?.includes(event.type)) {
+        // Only the event types the widget lists: a rule's `show-alert` for the same event would otherwise alert twice.
         this.alertQueue(widget).enqueue({
           text: describeEvent(event),
           duration: widget.duration,
