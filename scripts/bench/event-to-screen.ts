@@ -135,7 +135,7 @@ async function oneEvent(screen: Screen, seq: number, record: boolean): Promise<v
 
 export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
   if (!chromiumAvailable()) throw new Error('Chromium is not installed (sudo apt-get install -y chromium)');
-  const daemon = await startDaemonChild(ctx, ['--no-rules']);
+  const daemon = await startDaemonChild(ctx);
   const bare = await startBaselineChild(ctx, 'bare-broadcast-server');
   const daemonControl = new ControlClient({ port: daemon.port, adminKey: daemon.adminKey });
   const bareControl = new ControlClient({ port: bare.ready.port });

@@ -54,7 +54,7 @@ function medianThroughput(rounds: ThroughputFigures[]): ThroughputFigures {
 }
 
 export async function runFanout(ctx: BenchContext): Promise<{ section: Section; result: FanoutResult }> {
-  const daemon = await startDaemonChild(ctx, ['--no-rules']);
+  const daemon = await startDaemonChild(ctx);
   const bare = await startBaselineChild(ctx, 'bare-broadcast-server');
   const sides: Side[] = [];
   try {

@@ -50,7 +50,7 @@ async function measurePoint(
 
 /** 100 clients spread round-robin over 1, 10, 100 overlays. */
 async function overlaysSeries(ctx: BenchContext): Promise<Series> {
-  const daemon = await startDaemonChild(ctx, ['--no-rules']);
+  const daemon = await startDaemonChild(ctx);
   const control = new ControlClient({ port: daemon.port, adminKey: daemon.adminKey });
   const points: GrowthPoint[] = [];
   try {

@@ -41,7 +41,7 @@ async function measure(child: ServerChild, target: Target, overlayId: string): P
 }
 
 export async function runMemory(ctx: BenchContext): Promise<Section> {
-  const daemon = await startDaemonChild(ctx, ['--no-rules']);
+  const daemon = await startDaemonChild(ctx);
   let d: MemoryFigures;
   try {
     d = await measure(daemon, { port: daemon.port, adminKey: daemon.adminKey }, daemon.overlayIds[0] ?? '');

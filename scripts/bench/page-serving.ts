@@ -73,7 +73,7 @@ function medianOf(list: RouteFigures[]): RouteFigures {
 }
 
 export async function runPageServing(ctx: BenchContext): Promise<Section> {
-  const daemon = await startDaemonChild(ctx, ['--no-rules']);
+  const daemon = await startDaemonChild(ctx);
   const scratch = await mkdtemp(join(tmpdir(), 'overlay-bench-static-'));
   try {
     const overlayId = daemon.overlayIds[0] ?? '';

@@ -1,31 +1,16 @@
-// Bench child: the real overlay daemon (startDaemon) on 127.0.0.1 port 0, with the rules engine attached.
+// Bench child: the real overlay daemon (startDaemon, with its default event pipeline) on 127.0.0.1 port 0.
 //
-// Usage: daemon-server.ts --data-dir DIR [--no-rules]
-// The rules engine is attached through startDaemon's `eventHandlers`, the way the CLI attaches
-// extra event steps: rules.json in force is compiled once per change and every event is evaluated
-// against it, fired actions going out as `overlay-command`.
+// Usage: daemon-server.ts --data-dir DIR
+// The demo rule of a fresh data directory is removed at start (rules.json = []), so an event costs
+// what it costs a streamer without rules: broadcast, rules engine with nothing to fire, widget
+// state. Benchmarks that measure rules PUT their own list.
 import { parseArgs } from 'node:util';
 import { type RunningDaemon, startDaemon } from '../../../daemon/src/daemon.js';
-import type { EventHandler } from '../../../daemon/src/ingest.js';
-import { RuleEngine } from '../../../daemon/src/rules/engine.js';
 import { serveCommands } from '../ipc.js';
 
-const { values } = parseArgs({
-  options: { 'data-dir': { type: 'string' }, 'no-rules': { type: 'boolean' } },
-});
+const { values } = parseArgs({ options: { 'data-dir': { type: 'string' } } });
 const dataDir = values['data-dir'];
 if (!dataDir) throw new Error('--data-dir is required');
-
-const engine = new RuleEngine();
-const runRules: EventHandler = (event, ctx) => {
-  for (const action of engine.evaluate(event).actions) {
-    ctx.hub.sendCommand(action.overlayId, {
-      command: action.command,
-      widgetId: action.widgetId,
-      payload: action.payload,
-    });
-  }
-};
 
 const verbose = process.env.BENCH_VERBOSE === '1';
 const daemon: RunningDaemon = await startDaemon({
@@ -36,10 +21,9 @@ const daemon: RunningDaemon = await startDaemon({
   log: (line) => {
     if (verbose) process.stderr.write(`[daemon] ${line}\n`);
   },
-  ...(values['no-rules'] ? {} : { eventHandlers: [runRules] }),
 });
-engine.load(daemon.rules.current());
-daemon.rules.subscribe((rules) => engine.load(rules));
+const cleared = await daemon.rules.replace([]);
+if (!cleared.ok) throw new Error(`could not clear the demo rules: ${cleared.message}`);
 
 serveCommands(() => daemon.close());
 process.send?.({
