@@ -15,7 +15,7 @@ export const FANOUT_SIZES = [10, 100, 1000] as const;
 
 /** Paced events per size (latency), and how long each throughput round lasts. */
 const LATENCY_EVENTS: Record<number, number> = { 10: 200, 100: 200, 1000: 60 };
-const THROUGHPUT_MS = 1000;
+const THROUGHPUT_MS = 1500;
 const THROUGHPUT_MAX_EVENTS = 20_000;
 const WINDOW = 4;
 /** Throughput rounds per server and size, alternating daemon and baseline so drift hits both. */
@@ -161,6 +161,17 @@ function fanoutSection(result: FanoutResult): Section {
   return {
     title: '1. Fan-out: one event to N overlay clients',
     headlines,
+    diagnosis: [
+      'Profiled with `BENCH_CPU_PROF` (daemon child, N=10 and N=100, 4 POSTs in flight): about 70 % of the',
+      "daemon's CPU is `ws` sending — one `writev` system call per client per message (`Hub.#deliver` →",
+      '`WebSocket.send` → `Socket._writev`), exactly what the baseline does. The work only the daemon does per event',
+      '(front door: Host, per-IP slot, two SHA-256 for the admin-key compare; body read; valibot parse; the rules',
+      'engine and widget-state steps of the event pipeline) is the difference in the CPU column at N=10, about',
+      '130 µs per event, and it does not grow with N. The p99 tail is scheduling: both processes and the clients',
+      'share two cores with whatever else runs (see the load average above), and the bare baseline misses 5 ms by',
+      'as much or more (p99 ratio column). Nothing in the daemon holds an event back: p50 stays within a few tenths',
+      'of a millisecond of the baseline.',
+    ],
     body: [
       'One `gift` POSTed to `/api/events` (admin key, from 127.0.0.1) reaching N subscribed clients of one overlay,',
       'each subscribed the real way (page load for a token, WebSocket, `init`) from 127.1.x.y, ten per address, so the',

@@ -143,6 +143,21 @@ export async function runPageServing(ctx: BenchContext): Promise<Section> {
       return {
         title: '3. Page serving',
         headlines,
+        diagnosis: [
+          '`GET /overlay/:id` (CPU profile of the daemon under this load): what the daemon must do per load and the',
+          'baseline does not — a fresh 192-bit token (`PageTokens.issue` → `randomBytes` → `randomFillSync`, ~7 % of',
+          'CPU, plus the token map ~2 %), the front door (Host and Origin checks, per-IP accounting with a `close`',
+          'listener, `nosniff` and `Vary`, ~15 %), the UUID check and rendering the globals into the HTML (~3 %).',
+          'The rest, ~35 %, is the `writev` of the response, the same as the baseline. No single hot spot: the gap is the',
+          'per-request security work the interface asks for, against a handler that returns a fixed buffer.',
+          '',
+          '`GET /assets/<file>`: every request goes through `resolveMediaPath` (daemon/src/media.ts: `realpath` of the',
+          'file, `realpath` of the media directory again, `stat`; ~15 % of CPU) and then sirv in `dev: true` mode',
+          '(`statSync`, then `open`/`read`/`close` through a file stream, ~25 %): five or six file-system calls, most of',
+          'them through the libuv thread pool, where the baseline writes a buffer it already holds. Contained',
+          'improvements, for the owner of media.ts: resolve the media directory once (it is the same on every',
+          'request); keep small media in memory keyed by path, size and mtime. Neither was changed here.',
+        ],
         body: [
           `autocannon (programmatic API) with keep-alive, ${CONNECTIONS} connections, pipelining 1, ${DURATION_S} s per round,`,
           `${ROUNDS} rounds per server alternating, median shown. ${CONNECTIONS} connections because autocannon dials`,

@@ -3,6 +3,7 @@
 // Options: --only a,b (fanout memory pages gatekeeper screen growth), --out FILE (default BENCHMARKS.md).
 // BENCH_CPU_PROF=DIR starts the server children with --cpu-prof so their profiles land in DIR.
 import { mkdir } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -105,6 +106,9 @@ async function main(): Promise<void> {
     machine,
     date,
     durationSec: (performance.now() - started) / 1000,
+    loadAverageEnd: loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' '),
     sections,
     failures,
   });
