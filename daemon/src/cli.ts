@@ -1,9 +1,11 @@
 // The `overlay-daemon` command line (decisions §3): start (the default) and status.
 import { parseArgs } from 'node:util';
+import { runEventCommand } from './cli-event.js';
 import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from './daemon.js';
 import { isLoopbackIp } from './net-policy.js';
 import { PACKAGE_VERSION } from './package-root.js';
 import { defaultDataDir } from './store.js';
+import { isTikTokUsername, startTikTokService } from './tiktok-service.js';
 import { createLicenceManager, type RemoteAccess, startRemoteAccess } from './tunnel/remote-access.js';
 import { isRemoteCommand, runRemoteCommand } from './tunnel/remote-cli.js';
 
@@ -14,6 +16,7 @@ Usage:
   overlay-daemon status [--port N]   ask a running overlay server how it is
   overlay-daemon login | logout      sign in to (or out of) your membership for Premium
   overlay-daemon tunnel up | down | status   remote access at https://<your subdomain> (Premium)
+  overlay-daemon event <type> [options]      send a test stream event (gift, like, chat…) to the server
   overlay-daemon <command> --help    help on one command
 
 Run "overlay-daemon start --help" for the server's options.
@@ -31,6 +34,7 @@ Options:
   --init-timeout-ms N    how long a WebSocket client may take to send init (default 5000)
   --gatekeeper URL       the licence server (default: $OVERLAY_GATEKEEPER_URL, else the public one)
   --cloudflared PATH     the tunnel connector (default: cloudflared on PATH)
+  --tiktok USERNAME      receive the events of this TikTok LIVE stream (state in GET /status)
   -h, --help             show this help
 `;
 
@@ -78,6 +82,7 @@ function parseCommandLine(argv: string[]) {
       'init-timeout-ms': { type: 'string' },
       gatekeeper: { type: 'string' },
       cloudflared: { type: 'string' },
+      tiktok: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -101,6 +106,8 @@ const processIo: CliIo = {
 };
 
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+  // `event` has options of its own (--user, --gift …), so it parses its arguments itself.
+  if (argv[0] === 'event') return await runEventCommand(argv.slice(1), io);
   let parsed: ReturnType<typeof parseCommandLine>;
   try {
     parsed = parseCommandLine(argv);
@@ -156,6 +163,10 @@ async function start(values: Values, io: CliIo): Promise<number> {
   const port = parseIntOption('port', values.port, DEFAULT_PORT, 0, 65535);
   const initTimeoutMs = parseIntOption('init-timeout-ms', values['init-timeout-ms'], 5000, 1, 600_000);
   const host = values.host ?? DEFAULT_HOST;
+  if (values.tiktok !== undefined && !isTikTokUsername(values.tiktok))
+    throw new UsageError(
+      `--tiktok must be a TikTok username (letters, digits, . and _), got "${values.tiktok}"`,
+    );
   if (!isLoopbackHost(host)) {
     io.err(
       `warning: --host ${host} makes the overlay server reachable from other devices on your network.\n`,
@@ -203,9 +214,13 @@ async function start(values: Values, io: CliIo): Promise<number> {
   }
   // Licence, tier limits and the tunnel (when `tunnel up` has stored one).
   const remote: RemoteAccess = await startRemoteAccess(daemon, { ...remoteOptions, licence });
+  const tiktok = values.tiktok
+    ? startTikTokService(daemon, { username: values.tiktok, log: (line) => io.err(`${line}\n`) })
+    : undefined;
   io.out('press Ctrl+C to stop\n');
   const signal = await io.stopSignal();
   io.out(`${signal}: shutting down\n`);
+  await tiktok?.stop();
   await remote.close();
   await daemon.close();
   return 0;

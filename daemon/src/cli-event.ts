@@ -1,0 +1,230 @@
+// `overlay-daemon event <type> …`: sends a test stream event to the running daemon and says which rules fired.
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import * as v from 'valibot';
+import { parseWith, STREAM_EVENT_TYPES, StreamEvent, type StreamEventType } from '../../shared/protocol.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from './daemon.js';
+import { dataDirPaths, defaultDataDir } from './store.js';
+
+export const EVENT_HELP = `Usage: overlay-daemon event <type> [options]
+
+Sends a stream event to the overlay server running on this machine, as if it came from the
+live stream: it reaches every overlay and runs the rules. Prints the rules it fired.
+<type> is one of: ${STREAM_EVENT_TYPES.join(', ')}.
+
+Options:
+  --user ID          the sender's uniqueId (default "tester")
+  --nickname NAME    the sender's display name (default: the --user value, or "Tester")
+  --gift NAME        gift: the gift's name (default "Rose")
+  --count N          gift: how many were sent (default 1)
+  --diamonds N       gift: diamonds one gift is worth
+  --likes N          like: new likes (default 1)
+  --comment TEXT     chat: the message (default "Hello!")
+  --viewers N        viewer: viewers watching (default 100)
+  --port N           the server's port (default ${DEFAULT_PORT})
+  --host ADDR        the server's address (default ${DEFAULT_HOST}; the control API answers loopback only)
+  --data-dir DIR     the server's data directory, for its admin.key (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
+  -h, --help         show this help
+
+Exit status: 0 sent, 1 the server could not be reached or refused it, 2 bad usage.
+Example: overlay-daemon event gift --user alice --nickname Alice --gift Rose --count 5
+`;
+
+export interface EventCliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+class UsageError extends Error {}
+
+/** Which options fill which event field, so a mistake names the option the user typed. */
+const FIELD_OPTIONS: Record<string, string> = {
+  'user.uniqueId': '--user',
+  'user.nickname': '--nickname',
+  'data.giftName': '--gift',
+  'data.repeatCount': '--count',
+  'data.diamondCount': '--diamonds',
+  'data.likeCount': '--likes',
+  'data.comment': '--comment',
+  'data.viewerCount': '--viewers',
+};
+
+/** Options that only make sense for one event type. */
+const TYPE_OPTIONS: Record<string, StreamEventType> = {
+  gift: 'gift',
+  count: 'gift',
+  diamonds: 'gift',
+  likes: 'like',
+  comment: 'chat',
+  viewers: 'viewer',
+};
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      user: { type: 'string' },
+      nickname: { type: 'string' },
+      gift: { type: 'string' },
+      count: { type: 'string' },
+      diamonds: { type: 'string' },
+      likes: { type: 'string' },
+      comment: { type: 'string' },
+      viewers: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+type Values = ReturnType<typeof parse>['values'];
+
+function wholeNumber(option: string, value: string | undefined, fallback?: number): number | undefined {
+  if (value === undefined) return fallback;
+  if (!/^-?\d+$/.test(value)) throw new UsageError(`--${option} must be a whole number, got "${value}"`);
+  return Number(value);
+}
+
+function isEventType(value: string): value is StreamEventType {
+  return (STREAM_EVENT_TYPES as readonly string[]).includes(value);
+}
+
+/** The event as the options describe it, not yet validated. */
+export function buildEvent(type: StreamEventType, values: Values): unknown {
+  for (const [option, forType] of Object.entries(TYPE_OPTIONS)) {
+    if (values[option as keyof Values] !== undefined && forType !== type)
+      throw new UsageError(`--${option} applies to ${forType} events, not ${type}`);
+  }
+  const uniqueId = values.user ?? 'tester';
+  const user = { uniqueId, nickname: values.nickname ?? values.user ?? 'Tester' };
+  switch (type) {
+    case 'gift': {
+      const diamondCount = wholeNumber('diamonds', values.diamonds);
+      return {
+        type,
+        user,
+        data: {
+          giftName: values.gift ?? 'Rose',
+          repeatCount: wholeNumber('count', values.count, 1),
+          ...(diamondCount !== undefined ? { diamondCount } : {}),
+        },
+      };
+    }
+    case 'like':
+      return { type, user, data: { likeCount: wholeNumber('likes', values.likes, 1) } };
+    case 'chat':
+      return { type, user, data: { comment: values.comment ?? 'Hello!' } };
+    case 'viewer':
+      return { type, user, data: { viewerCount: wholeNumber('viewers', values.viewers, 100) } };
+    default:
+      return { type, user, data: {} };
+  }
+}
+
+const AcceptedBody = v.object({ firedRules: v.optional(v.array(v.string()), []) });
+const ErrorBody = v.object({ error: v.object({ code: v.string(), message: v.string() }) });
+
+function summary(event: StreamEvent): string {
+  const who = event.user.nickname || event.user.uniqueId;
+  switch (event.type) {
+    case 'gift':
+      return `${who} sent ${event.data.repeatCount} × ${event.data.giftName}`;
+    case 'like':
+      return `${who} liked ×${event.data.likeCount}`;
+    case 'chat':
+      return `${who}: ${event.data.comment}`;
+    case 'viewer':
+      return `${event.data.viewerCount} watching`;
+    default:
+      return `${who}: ${event.type}`;
+  }
+}
+
+async function send(event: StreamEvent, values: Values, io: EventCliIo): Promise<number> {
+  const port = wholeNumber('port', values.port, DEFAULT_PORT) ?? DEFAULT_PORT;
+  if (port < 1 || port > 65535) throw new UsageError(`--port must be from 1 to 65535, got "${values.port}"`);
+  const host = values.host ?? DEFAULT_HOST;
+  const dataDir = values['data-dir'] ?? defaultDataDir();
+  const keyFile = dataDirPaths(dataDir).adminKeyFile;
+  let key: string;
+  try {
+    key = (await readFile(keyFile, 'utf8')).trim();
+  } catch {
+    io.err(
+      `overlay-daemon event: cannot read ${keyFile}; start the server once with this data directory (or pass --data-dir)\n`,
+    );
+    return 1;
+  }
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/api/events`;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(event),
+      signal: AbortSignal.timeout(5000),
+    });
+  } catch {
+    io.err(`overlay-daemon event: no overlay server is answering at ${url}\n`);
+    return 1;
+  }
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (res.status !== 202) {
+    const error = parseWith(ErrorBody, body);
+    const why = error.ok ? `${error.value.error.code}: ${error.value.error.message}` : text.slice(0, 200);
+    const hint = res.status === 401 ? ' (is --data-dir the one the server uses?)' : '';
+    io.err(`overlay-daemon event: the server answered ${res.status} ${why}${hint}\n`);
+    return 1;
+  }
+  const accepted = parseWith(AcceptedBody, body);
+  const fired = accepted.ok ? accepted.value.firedRules : [];
+  io.out(`sent ${event.type} event: ${summary(event)}\n`);
+  io.out(
+    fired.length === 0
+      ? 'no rule fired\n'
+      : `fired ${fired.length} rule${fired.length === 1 ? '' : 's'}: ${fired.join(', ')}\n`,
+  );
+  return 0;
+}
+
+export async function runEventCommand(argv: string[], io: EventCliIo): Promise<number> {
+  try {
+    let parsed: ReturnType<typeof parse>;
+    try {
+      parsed = parse(argv);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const { values, positionals } = parsed;
+    if (values.help) {
+      io.out(EVENT_HELP);
+      return 0;
+    }
+    const [type, extra] = positionals;
+    if (type === undefined) throw new UsageError(`which event? one of ${STREAM_EVENT_TYPES.join(', ')}`);
+    if (!isEventType(type))
+      throw new UsageError(`unknown event type "${type}"; one of ${STREAM_EVENT_TYPES.join(', ')}`);
+    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+    // The schema the server applies (decisions §1), checked here first so a mistake names its option.
+    const checked = parseWith(StreamEvent, buildEvent(type, values));
+    if (!checked.ok) {
+      const option = checked.field ? FIELD_OPTIONS[checked.field] : undefined;
+      throw new UsageError(option ? `${option} (${checked.error})` : checked.error);
+    }
+    return await send(checked.value, values, io);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.err(`overlay-daemon event: ${err.message}\nRun "overlay-daemon event --help" for usage.\n`);
+    return 2;
+  }
+}

@@ -1,0 +1,159 @@
+// `overlay-daemon event …` as a user runs it (a child process) against a real daemon: the event arrives, rules fire, mistakes are named.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon } from '../helpers/daemon.js';
+import type { TestWsClient } from '../helpers/ws.js';
+
+const ENTRY = fileURLToPath(new URL('./fixtures/cli-entry.ts', import.meta.url));
+const children: ChildProcess[] = [];
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI to its end (bounded: killed after 20 s). */
+function runCli(args: string[]): Promise<Result> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, OVERLAY_DATA_DIR: '/nonexistent/overlay-daemon-test' },
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  return new Promise((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+let daemon: TestDaemon;
+let dataDir: string;
+let overlayId: string;
+let client: TestWsClient;
+
+beforeAll(async () => {
+  dataDir = await makeDataDir();
+  daemon = await startTestDaemon({ dataDir });
+  overlayId = daemon.overlays.list()[0]!.id;
+  const rules = [
+    {
+      id: 'thanks',
+      trigger: 'gift',
+      conditions: { giftName: 'Rose' },
+      actions: [
+        {
+          overlayId,
+          widgetId: 'alerts',
+          command: 'show-alert',
+          payload: { text: '{user.nickname} sent {data.repeatCount} × {data.giftName}', duration: 3000 },
+        },
+      ],
+    },
+  ];
+  expect((await api(daemon, 'PUT', '/api/rules', rules)).status).toBe(200);
+  client = await subscribe(daemon, overlayId);
+});
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  client?.close();
+  await daemon?.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const target = () => ['--port', String(daemon.port), '--data-dir', dataDir];
+
+describe('overlay-daemon event', () => {
+  it('sends a gift that reaches the overlay and fires the rule, and says so', async () => {
+    const args = ['gift', '--user', 'alice', '--nickname', 'Alice', '--count', '5', '--diamonds', '1'];
+    const result = await runCli(['event', ...args, ...target()]);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toBe('sent gift event: Alice sent 5 × Rose\nfired 1 rule: thanks\n');
+    expect(await client.next((m) => m.type === 'stream-event')).toEqual({
+      type: 'stream-event',
+      event: {
+        type: 'gift',
+        user: { uniqueId: 'alice', nickname: 'Alice' },
+        data: { giftName: 'Rose', repeatCount: 5, diamondCount: 1 },
+      },
+    });
+    expect(await client.next((m) => m.type === 'overlay-command')).toMatchObject({
+      command: 'show-alert',
+      payload: { text: 'Alice sent 5 × Rose' },
+    });
+  });
+
+  it('sends likes and chat; no rule fires for them', async () => {
+    const [likes, chat] = await Promise.all([
+      runCli(['event', 'like', '--likes', '10', ...target()]),
+      runCli(['event', 'chat', '--user', 'bob', '--comment', 'hi there', ...target()]),
+    ]);
+    expect(likes).toMatchObject({ code: 0, stdout: 'sent like event: Tester liked ×10\nno rule fired\n' });
+    expect(chat).toMatchObject({ code: 0, stdout: 'sent chat event: bob: hi there\nno rule fired\n' });
+    const goal = daemon.overlays.get(overlayId)?.widgets.find((w) => w.type === 'goal');
+    expect(goal).toMatchObject({ current: 10 });
+  });
+
+  it('refuses bad input with one line naming the option, exit 2, and sends nothing', async () => {
+    const before = client.received.length;
+    const results = await Promise.all([
+      runCli(['event', 'gift', '--count', '0', ...target()]),
+      runCli(['event', 'gift', '--count', 'five', ...target()]),
+      runCli(['event', 'like', '--gift', 'Rose', ...target()]),
+      runCli(['event', 'raid', ...target()]),
+      runCli(['event', 'gift', '--colour', 'red', ...target()]),
+    ]);
+    for (const r of results) {
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.split('\n')[0]).toMatch(/^overlay-daemon event: /);
+    }
+    expect(results[0]!.stderr).toContain('--count (data.repeatCount: ');
+    expect(results[1]!.stderr).toContain('--count must be a whole number, got "five"');
+    expect(results[2]!.stderr).toContain('--gift applies to gift events, not like');
+    expect(results[3]!.stderr).toContain('unknown event type "raid"');
+    expect(results[4]!.stderr).toContain('--colour');
+    expect(client.received.length).toBe(before);
+  });
+
+  it('exits 1 when no server answers, when the key is missing or when the key is refused', async () => {
+    const otherDir = await makeDataDir();
+    const other = await startTestDaemon({ dataDir: otherDir });
+    try {
+      const [down, noKey, wrongKey] = await Promise.all([
+        runCli(['event', 'follow', '--port', '9', '--data-dir', dataDir]),
+        runCli(['event', 'follow', '--port', String(daemon.port), '--data-dir', `${dataDir}/nothing-here`]),
+        runCli(['event', 'follow', '--port', String(daemon.port), '--data-dir', otherDir]),
+      ]);
+      expect(down.code).toBe(1);
+      expect(down.stderr).toContain('no overlay server is answering at http://127.0.0.1:9/api/events');
+      expect(noKey.code).toBe(1);
+      expect(noKey.stderr).toContain('admin.key');
+      expect(wrongKey.code).toBe(1);
+      expect(wrongKey.stderr).toContain('401 unauthenticated');
+    } finally {
+      await other.stop();
+      await rm(otherDir, { recursive: true, force: true });
+    }
+  });
+
+  it('has --help, and the main help lists the command', async () => {
+    const [help, main] = await Promise.all([runCli(['event', '--help']), runCli(['--help'])]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: overlay-daemon event <type>/);
+    expect(help.stdout).toContain('--diamonds N');
+    expect(main.stdout).toContain('overlay-daemon event <type>');
+  });
+});
