@@ -1,7 +1,9 @@
 // The `overlay-daemon` command line (decisions §3): start (the default) and status.
 import { parseArgs } from 'node:util';
+import { DASHBOARD_HELP, runDashboardCommand } from './cli-dashboard.js';
 import { runEventCommand } from './cli-event.js';
 import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from './daemon.js';
+import { dashboardSignInUrl } from './dashboard/mount-dashboard.js';
 import { isLoopbackIp } from './net-policy.js';
 import { PACKAGE_VERSION } from './package-root.js';
 import { defaultDataDir } from './store.js';
@@ -17,6 +19,7 @@ Usage:
   overlay-daemon login | logout      sign in to (or out of) your membership for Premium
   overlay-daemon tunnel up | down | status   remote access at https://<your subdomain> (Premium)
   overlay-daemon event <type> [options]      send a test stream event (gift, like, chat…) to the server
+  overlay-daemon dashboard [--port N]        open the dashboard of the running server, signed in
   overlay-daemon <command> --help    help on one command
 
 Run "overlay-daemon start --help" for the server's options.
@@ -146,6 +149,18 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       }
       return await status(values, io);
     }
+    if (command === 'dashboard') {
+      if (values.help) {
+        io.out(DASHBOARD_HELP);
+        return 0;
+      }
+      return await runDashboardCommand({
+        baseUrl: localBaseUrl(values),
+        dataDir: values['data-dir'] ?? defaultDataDir(),
+        out: io.out,
+        err: io.err,
+      });
+    }
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(`overlay-daemon: ${err.message}\n`);
@@ -173,6 +188,8 @@ async function start(values: Values, io: CliIo): Promise<number> {
     );
   }
   const dataDir = values['data-dir'] ?? defaultDataDir();
+  // Listen for SIGINT/SIGTERM before starting anything, so a stop during start-up is still clean.
+  const stopped = io.stopSignal();
   const remoteOptions = {
     gatekeeper: values.gatekeeper,
     cloudflared: values.cloudflared,
@@ -212,13 +229,15 @@ async function start(values: Values, io: CliIo): Promise<number> {
   for (const overlay of daemon.overlays.list()) {
     io.out(`overlay "${overlay.name}": ${daemon.url}/overlay/${overlay.id}\n`);
   }
+  // The key rides in the URL's fragment, which browsers never send: it reaches no server log.
+  io.out(`dashboard (sign-in link, keep it private): ${dashboardSignInUrl(daemon.url, daemon.adminKey)}\n`);
   // Licence, tier limits and the tunnel (when `tunnel up` has stored one).
   const remote: RemoteAccess = await startRemoteAccess(daemon, { ...remoteOptions, licence });
   const tiktok = values.tiktok
     ? startTikTokService(daemon, { username: values.tiktok, log: (line) => io.err(`${line}\n`) })
     : undefined;
   io.out('press Ctrl+C to stop\n');
-  const signal = await io.stopSignal();
+  const signal = await stopped;
   io.out(`${signal}: shutting down\n`);
   await tiktok?.stop();
   await remote.close();
@@ -226,11 +245,15 @@ async function start(values: Values, io: CliIo): Promise<number> {
   return 0;
 }
 
-async function status(values: Values, io: CliIo): Promise<number> {
+/** The base URL of a daemon running on this machine, from --port and --host. */
+function localBaseUrl(values: Values): string {
   const port = parseIntOption('port', values.port, DEFAULT_PORT, 1, 65535);
   const host = values.host ?? DEFAULT_HOST;
-  const hostForUrl = host.includes(':') ? `[${host}]` : host;
-  const url = `http://${hostForUrl}:${port}/status`;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+async function status(values: Values, io: CliIo): Promise<number> {
+  const url = `${localBaseUrl(values)}/status`;
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
     const text = await res.text();

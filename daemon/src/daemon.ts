@@ -148,6 +148,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     page,
     ingest,
     mediaDir: dataDir.mediaDir,
+    tunnelHost: frontDoorOptions.tunnelHost,
     log,
     limits: options.limits,
     ...(options.dev

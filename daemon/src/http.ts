@@ -7,6 +7,7 @@ import { parseWith, Uuid } from '../../shared/protocol.js';
 import { CONTROL_ROUTES, type ControlApiContext, mountControlApi } from './control-api.js';
 import { mountDashboard } from './dashboard/mount-dashboard.js';
 import { ASSET_CACHE_CONTROL, resolveMediaPath } from './media.js';
+import { classifyHost, isLocalControlClient } from './net-policy.js';
 import type { OverlayStore } from './overlay-store.js';
 import { PAGE_DIST_DIR } from './package-root.js';
 import type { PageTokens } from './page-tokens.js';
@@ -25,6 +26,8 @@ export interface HttpContext extends ControlApiContext {
   devMiddleware?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   /** Fields of GET /status; more can be added while running (e.g. tunnel state). */
   status: () => Record<string, unknown>;
+  /** The tunnel hostname in force, if any: its requests get the public view of /status. */
+  tunnelHost?: () => string | undefined;
   log: (line: string) => void;
   /** Per-request checks that run before any route (front-door.ts). */
   frontDoor: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
@@ -69,7 +72,13 @@ export function createHttpApp(ctx: HttpContext): Polka {
     );
   }
 
-  app.get('/status', (_req, res) => sendJson(res, 200, { running: true, ...ctx.status() }));
+  app.get('/status', (req, res) => {
+    // The details (licence, tunnel, TikTok state) are the streamer's business: a request that is not
+    // a local control client (e.g. through the tunnel) sees only the interface's {running, port}.
+    const { port, ...details } = ctx.status();
+    const local = isLocalControlClient(req, classifyHost(req.headers.host, ctx.tunnelHost?.()));
+    sendJson(res, 200, local ? { running: true, port, ...details } : { running: true, port });
+  });
 
   app.get('/overlay/:overlayId', async (req, res) => {
     const id = (req.params.overlayId ?? '').toLowerCase();

@@ -1,10 +1,12 @@
 // The command line as a user runs it: a child process on its TypeScript sources (decisions §3).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeDataDir, pageToken } from '../helpers/daemon.js';
+import { runDashboardCommand } from '../../daemon/src/cli-dashboard.js';
+import { makeDataDir, pageToken, startTestDaemon } from '../helpers/daemon.js';
 import { connectWs } from '../helpers/ws.js';
 
 const ENTRY = fileURLToPath(new URL('./fixtures/cli-entry.ts', import.meta.url));
@@ -89,6 +91,50 @@ describe('overlay-daemon', () => {
     expect(await res.json()).toMatchObject({ running: true, port });
   }, 20_000);
 
+  it('prints the dashboard sign-in URL with the admin key in its fragment, and it signs in', async () => {
+    const { r, port } = await startCli();
+    const [, key] = await waitForOutput(
+      r,
+      /dashboard \(sign-in link, keep it private\): \S+\/dashboard#key=(\S+)/,
+    );
+    const dir = dirs.at(-1)!;
+    expect(decodeURIComponent(key!)).toBe((await readFile(join(dir, 'admin.key'), 'utf8')).trim());
+    const res = await fetch(`http://127.0.0.1:${port}/api/overlays`, {
+      headers: { Authorization: `Bearer ${decodeURIComponent(key!)}` },
+    });
+    expect(res.status).toBe(200);
+  }, 20_000);
+
+  it("dashboard opens the running server's sign-in URL, or says none is running", async () => {
+    const daemon = await startTestDaemon();
+    try {
+      const opened: string[] = [];
+      const out: string[] = [];
+      const code = await runDashboardCommand({
+        baseUrl: daemon.url,
+        dataDir: daemon.dataDir.root,
+        out: (t) => out.push(t),
+        err: () => {},
+        open: async (url) => (opened.push(url), true),
+      });
+      expect(code).toBe(0);
+      expect(opened).toEqual([`${daemon.url}/dashboard#key=${encodeURIComponent(daemon.adminKey)}`]);
+      expect(out.join('')).toContain(opened[0]);
+    } finally {
+      await daemon.stop();
+    }
+    const errors: string[] = [];
+    const code = await runDashboardCommand({
+      baseUrl: daemon.url,
+      dataDir: daemon.dataDir.root,
+      out: () => {},
+      err: (t) => errors.push(t),
+      open: async () => true,
+    });
+    expect(code).toBe(1);
+    expect(errors.join('')).toMatch(/no admin key|no overlay server is answering/);
+  }, 20_000);
+
   it('says in one line that the port is in use, and exits 1', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
@@ -132,6 +178,7 @@ describe('overlay-daemon', () => {
     [['--help'], /overlay-daemon \[start\] \[options\]/],
     [['start', '--help'], /--init-timeout-ms N/],
     [['status', '--help'], /Exits 0 when it is running/],
+    [['dashboard', '--help'], /Opens the dashboard of the overlay server/],
   ])(
     '%j prints help and exits 0',
     async (args, pattern) => {

@@ -38,6 +38,19 @@ describe('GET /status', () => {
       port: daemon.port,
       tiktok: { state: 'disconnected' },
     });
+  });
+
+  it("shows only {running, port} through the tunnel, never the streamer's details", async () => {
+    daemon.statusFields.set('licence', () => ({ tier: 'premium' }));
+    daemon.tunnelHost = 'o-abc.tunnel.example';
+    try {
+      const res = await get('/status', { Host: 'o-abc.tunnel.example', 'CF-Connecting-IP': '203.0.113.9' });
+      expect(res.json()).toEqual({ running: true, port: daemon.port });
+      expect((await get('/status')).json()).toMatchObject({ licence: { tier: 'premium' } });
+    } finally {
+      daemon.tunnelHost = undefined;
+      daemon.statusFields.delete('licence');
+    }
     daemon.statusFields.delete('tiktok');
   });
 });
