@@ -201,7 +201,9 @@ describe('the daemon runs the connector', () => {
     const page = await get(port, `/overlay/${overlay?.id}`);
     expect(page.status).toBe(200);
     expect(page.body).toContain('__APP_TOKEN__');
-    const status = JSON.parse((await get(port, '/status')).body);
+    // Through the tunnel /status is the interface's public view; the details are for local eyes only.
+    expect(JSON.parse((await get(port, '/status')).body)).toEqual({ running: true, port: d.port });
+    const status = JSON.parse((await get(d.port, '/status')).body);
     expect(status.licence).toMatchObject({ tier: 'premium', state: 'valid' });
     expect(status.tunnel).toMatchObject({ public_url: record.public_url, connector: 'running' });
     // The control API is local only: through the tunnel it does not exist, even with the admin key.
