@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Polka } from 'polka';
 import { ConnectionLimiter } from './connection-limit.js';
 import type { CreationLimits } from './control-api.js';
-import type { DevPage } from './dev-page.js';
+import type { DevDashboard, DevPage } from './dev-page.js';
 import { createEventPipeline } from './event-pipeline.js';
 import { createFrontDoor, createUpgradeListener } from './front-door.js';
 import { createHttpApp, type PageRenderer } from './http.js';
@@ -125,6 +125,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   server.requestTimeout = 60_000;
 
   let devPage: DevPage | undefined;
+  let devDashboard: DevDashboard | undefined;
   const page: PageRenderer = options.dev
     ? {
         render: (id, token) =>
@@ -152,7 +153,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     log,
     limits: options.limits,
     ...(options.dev
-      ? { devMiddleware: (req, res, next) => (devPage ? devPage.middleware(req, res, next) : next()) }
+      ? {
+          devMiddleware: (req, res, next) => (devPage ? devPage.middleware(req, res, next) : next()),
+          dashboardDevMiddleware: (req, res, next) =>
+            devDashboard ? devDashboard.middleware(req, res, next) : next(),
+        }
       : {}),
     status: () => {
       const fields: Record<string, unknown> = { port: boundPort };
@@ -178,13 +183,22 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   boundPort = (server.address() as AddressInfo).port;
   try {
     if (options.dev) {
-      const { startDevPage } = await import('./dev-page.js');
-      devPage = await startDevPage(server, () => boundPort);
+      const { startDevDashboard, startDevPage } = await import('./dev-page.js');
+      [devPage, devDashboard] = await Promise.all([
+        startDevPage(server, () => boundPort),
+        startDevDashboard(server),
+      ]);
     }
     await overlays.watch();
     await rules.watch(options.watchSettleMs);
   } catch (err) {
-    await Promise.allSettled([overlays.close(), rules.close(), hub.close(0), devPage?.close()]);
+    await Promise.allSettled([
+      overlays.close(),
+      rules.close(),
+      hub.close(0),
+      devPage?.close(),
+      devDashboard?.close(),
+    ]);
     server.close();
     throw err;
   }
@@ -217,6 +231,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         pipeline?.close();
         await hub.close();
         await devPage?.close();
+        await devDashboard?.close();
         await Promise.all([overlays.close(), rules.close()]);
         server.closeAllConnections();
         await stopped;

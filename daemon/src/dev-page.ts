@@ -1,4 +1,5 @@
-// --dev: the overlay page straight from daemon/page through Vite in middleware mode, with HMR on the daemon's port (interface §4.2 rule 1).
+// --dev: the overlay page and the dashboard straight from their sources through Vite in middleware mode,
+// with HMR on the daemon's own port (interface §4.2 rule 1).
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -33,6 +34,26 @@ export async function startDevPage(server: Server, port: () => number): Promise<
       const html = await vite.transformIndexHtml('/index.html', rooted);
       return injectGlobals(html, { overlayId, port: port(), token });
     },
+    middleware: (req, res, next) => vite.middlewares(req, res, next),
+    close: () => vite.close(),
+  };
+}
+
+export interface DevDashboard {
+  middleware(req: IncomingMessage, res: ServerResponse, next: () => void): void;
+  close(): Promise<void>;
+}
+
+/** The dashboard from daemon/dashboard with hot reload, under the same /dashboard/ base as its build. */
+export async function startDevDashboard(server: Server): Promise<DevDashboard> {
+  const { createServer } = await import('vite');
+  // Its HMR socket is told apart from the page's by its path (the base), so both share the port.
+  const vite = await createServer({
+    configFile: join(PACKAGE_ROOT, 'daemon', 'dashboard', 'vite.config.ts'),
+    appType: 'spa',
+    server: { middlewareMode: true, hmr: { server } },
+  });
+  return {
     middleware: (req, res, next) => vite.middlewares(req, res, next),
     close: () => vite.close(),
   };

@@ -24,6 +24,8 @@ export interface HttpContext extends ControlApiContext {
   page: PageRenderer;
   /** Extra handlers tried before the routes (the Vite dev server's middlewares in --dev). */
   devMiddleware?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+  /** In --dev, the dashboard from Vite's dev server instead of dist/dashboard. */
+  dashboardDevMiddleware?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   /** Fields of GET /status; more can be added while running (e.g. tunnel state). */
   status: () => Record<string, unknown>;
   /** The tunnel hostname in force, if any: its requests get the public view of /status. */
@@ -124,6 +126,9 @@ export function createHttpApp(ctx: HttpContext): Polka {
   }
 
   mountControlApi(app, ctx);
-  mountDashboard(app, { log: ctx.log });
+  mountDashboard(app, {
+    log: ctx.log,
+    ...(ctx.dashboardDevMiddleware ? { devMiddleware: ctx.dashboardDevMiddleware } : {}),
+  });
   return app;
 }

@@ -67,14 +67,18 @@ export interface DashboardOptions {
   /** Defaults to `isLocalDashboardClient`. */
   isLocal?: (req: IncomingMessage) => boolean;
   log?: (line: string) => void;
+  /** --dev: Vite's dev server answers instead of the build (hot reload; no CSP, which Vite's client needs). */
+  devMiddleware?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }
 
 /** Mounts `GET /dashboard` (the page) and `/dashboard/*` (its hashed bundles) onto the daemon's app. */
 export function mountDashboard(app: Polka, options: DashboardOptions = {}): void {
   const distDir = options.distDir ?? DASHBOARD_DIST_DIR;
   const isLocal = options.isLocal ?? isLocalDashboardClient;
+  const dev = options.devMiddleware;
   const built = existsSync(join(distDir, 'index.html'));
-  if (!built) options.log?.(`[http] ${distDir} is missing: run "npm run build" to serve the dashboard`);
+  if (!built && !dev)
+    options.log?.(`[http] ${distDir} is missing: run "npm run build" to serve the dashboard`);
 
   const serve = built
     ? sirv(distDir, {
@@ -94,6 +98,11 @@ export function mountDashboard(app: Polka, options: DashboardOptions = {}): void
     // Same answer as the control API gives a non-local client: nothing is here.
     if (!isLocal(req)) return notFound(res, 'No such route');
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+    if (dev) {
+      // polka strips the mount path; Vite's base is /dashboard/, so give it the full URL back.
+      req.url = req.originalUrl;
+      return dev(req, res, () => notFound(res, 'No such dashboard file'));
+    }
     if (!serve) return notFound(res, 'The dashboard is not built: run "npm run build"');
     res.setHeader('Content-Security-Policy', DASHBOARD_CSP);
     res.setHeader('Referrer-Policy', 'no-referrer');
