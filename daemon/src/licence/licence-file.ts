@@ -1,8 +1,8 @@
 // `<data-dir>/license.json` (decisions §3): the Gatekeeper JWT and the last verdict, written atomically with mode 0600.
-import { chmod, readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import * as v from 'valibot';
-import { parseJsonWith, Tier } from '../../../shared/protocol.js';
-import { writeFileAtomic } from '../store.js';
+import { Tier } from '../../../shared/protocol.js';
+import { type PrivateJsonRead, readPrivateJson, writePrivateJson } from '../private-json-file.js';
 
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
 
@@ -21,25 +21,16 @@ export const LicenceRecord = v.object({
 });
 export type LicenceRecord = v.InferOutput<typeof LicenceRecord>;
 
-export type LicenceRead = { ok: true; record: LicenceRecord | undefined } | { ok: false; error: string };
+export type LicenceRead = PrivateJsonRead<LicenceRecord>;
 
 /** `record: undefined` when nobody has signed in; a file that does not parse is reported, never overwritten silently. */
-export async function readLicence(path: string): Promise<LicenceRead> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, record: undefined };
-    return { ok: false, error: (err as Error).message };
-  }
-  const parsed = parseJsonWith(LicenceRecord, text);
-  return parsed.ok ? { ok: true, record: parsed.value } : { ok: false, error: `${path}: ${parsed.error}` };
+export function readLicence(path: string): Promise<LicenceRead> {
+  return readPrivateJson(path, LicenceRecord);
 }
 
-export async function writeLicence(path: string, record: LicenceRecord): Promise<void> {
-  await writeFileAtomic(path, `${JSON.stringify(record, null, 2)}\n`, 0o600);
-  // open(…, mode) is filtered by the umask; the token is a credential, so make 0600 exact.
-  await chmod(path, 0o600);
+/** The token is a credential: mode 0600. */
+export function writeLicence(path: string, record: LicenceRecord): Promise<void> {
+  return writePrivateJson(path, record);
 }
 
 /** `logout`: true when there was a licence to remove. */

@@ -1,9 +1,9 @@
 // `<data-dir>/tunnel.json` (mode 0600): the provisioned tunnel and its connector token, so the daemon can reconnect it.
-import { chmod, readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { ProvisionResponse, parseJsonWith } from '../../../shared/protocol.js';
-import { writeFileAtomic } from '../store.js';
+import { ProvisionResponse } from '../../../shared/protocol.js';
+import { type PrivateJsonRead, readPrivateJson, writePrivateJson } from '../private-json-file.js';
 
 export const TUNNEL_FILE = 'tunnel.json';
 
@@ -16,24 +16,13 @@ export type TunnelRecord = v.InferOutput<typeof TunnelRecord>;
 
 export const tunnelFilePath = (dataDir: string) => join(dataDir, TUNNEL_FILE);
 
-export async function readTunnelFile(
-  path: string,
-): Promise<{ ok: true; record: TunnelRecord | undefined } | { ok: false; error: string }> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, record: undefined };
-    return { ok: false, error: (err as Error).message };
-  }
-  const parsed = parseJsonWith(TunnelRecord, text);
-  return parsed.ok ? { ok: true, record: parsed.value } : { ok: false, error: `${path}: ${parsed.error}` };
+export function readTunnelFile(path: string): Promise<PrivateJsonRead<TunnelRecord>> {
+  return readPrivateJson(path, TunnelRecord);
 }
 
-export async function writeTunnelFile(path: string, record: TunnelRecord): Promise<void> {
+export function writeTunnelFile(path: string, record: TunnelRecord): Promise<void> {
   // The connector token lets anyone run this tunnel: private to the user, like license.json.
-  await writeFileAtomic(path, `${JSON.stringify(record, null, 2)}\n`, 0o600);
-  await chmod(path, 0o600);
+  return writePrivateJson(path, record);
 }
 
 export async function removeTunnelFile(path: string): Promise<void> {
