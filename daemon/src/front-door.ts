@@ -1,5 +1,6 @@
 // Checks every request and upgrade before any route runs: per-IP slots, Host, Origin/CORS, nosniff, /api access.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ConnectionLimiter } from './connection-limit.js';
 import { bearerMatches } from './control-api.js';
@@ -25,8 +26,56 @@ function isApiPath(url: string | undefined): boolean {
   return url === '/api' || (url?.startsWith('/api/') ?? false) || (url?.startsWith('/api?') ?? false);
 }
 
+/** The per-IP slot a keep-alive socket holds while any request on it from that IP is open. */
+interface SocketSlot {
+  ip: string;
+  release: () => void;
+  active: number;
+}
+
+/**
+ * Takes the per-IP slot for one request, or returns false when the IP is at its limit. A socket holds
+ * at most one slot for its client IP across its sequential requests: the next request on a keep-alive
+ * connection can arrive before the previous response's `close`, and must not count as a second
+ * connection (decisions §3 counts connections). The slot is released once no request on the socket is
+ * open, so an idle keep-alive socket holds none. Through the tunnel one connector socket carries many
+ * visitors (CF-Connecting-IP): a request from another IP than the socket's slot takes its own slot.
+ */
+function acquireSlot(
+  limiter: ConnectionLimiter,
+  slots: WeakMap<Socket, SocketSlot>,
+  socket: Socket,
+  ip: string,
+  res: ServerResponse,
+): boolean {
+  const held = slots.get(socket);
+  if (held && held.ip === ip) {
+    held.active++;
+    res.once('close', () => endOnSocket(slots, socket, held));
+    return true;
+  }
+  const release = limiter.tryAcquire(ip);
+  if (!release) return false;
+  if (held) {
+    res.once('close', release);
+    return true;
+  }
+  const slot: SocketSlot = { ip, release, active: 1 };
+  slots.set(socket, slot);
+  res.once('close', () => endOnSocket(slots, socket, slot));
+  return true;
+}
+
+function endOnSocket(slots: WeakMap<Socket, SocketSlot>, socket: Socket, slot: SocketSlot): void {
+  slot.active--;
+  if (slot.active > 0) return;
+  slot.release();
+  if (slots.get(socket) === slot) slots.delete(socket);
+}
+
 /** The first middleware of the app: runs for every request, before routing. */
 export function createFrontDoor(options: FrontDoorOptions) {
+  const slots = new WeakMap<Socket, SocketSlot>();
   return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     // decisions §3: on every response, errors included.
     res.setHeader('X-Content-Type-Options', 'nosniff');
@@ -35,14 +84,12 @@ export function createFrontDoor(options: FrontDoorOptions) {
     const hostKind = classifyHost(req.headers.host, tunnelHost);
 
     // The per-IP limit counts this request until its response is finished or aborted (decisions §3).
-    const release = options.limiter.tryAcquire(clientIp(req, hostKind));
-    if (!release) {
+    if (!acquireSlot(options.limiter, slots, req.socket, clientIp(req, hostKind), res)) {
       return sendError(res, 'rate_limited', 'Too many open connections from this address', {
         'Retry-After': RETRY_AFTER_SECONDS,
         Connection: 'close',
       });
     }
-    res.once('close', release);
 
     if (!hostKind) return sendError(res, 'forbidden', 'Host not allowed');
     const origin = req.headers.origin;

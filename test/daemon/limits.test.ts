@@ -1,5 +1,8 @@
 // Per-IP connection limit (interface §8, decisions §3): 10 open connections per client IP, HTTP and WebSocket together.
-import { request } from 'node:http';
+import { writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../helpers/daemon.js';
 import { connectWs, type TestWsClient, UpgradeRefused } from '../helpers/ws.js';
@@ -34,6 +37,45 @@ async function refusal(promise: Promise<unknown>): Promise<UpgradeRefused> {
   if (!(err instanceof UpgradeRefused))
     throw new Error(`expected the upgrade to be refused, got ${String(err)}`);
   return err;
+}
+
+/** One GET through a keep-alive agent; resolves with the status once the body has been read. */
+function agentGet(agent: Agent, path: string, localAddress: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port: daemon.port, path, agent, localAddress, headers: { Host: 'localhost' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Writes raw HTTP requests back to back on one connection (the last asks to close) and returns each response's status. */
+function pipelined(localAddress: string, requests: string[]): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: daemon.port, localAddress });
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => socket.destroy(new Error('no end of the responses within 3 s')), 3000);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      clearTimeout(timer);
+      socket.destroy();
+      const text = Buffer.concat(chunks).toString('utf8');
+      // The bodies are short JSON without a status line in them: every match starts a response.
+      resolve([...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1])));
+    });
+    socket.write(
+      requests
+        .map((head, i) => `${head}${i === requests.length - 1 ? 'Connection: close\r\n' : ''}\r\n`)
+        .join(''),
+    );
+  });
 }
 
 describe('connections per IP', () => {
@@ -98,6 +140,84 @@ describe('connections per IP', () => {
     );
     slow.destroy();
     for (const client of clients) client.close();
+  });
+
+  it('counts a keep-alive connection once across its requests, and still refuses an 11th open request', async () => {
+    // Large enough that the response is streamed: the next request on the connection can arrive
+    // before the previous response's close event.
+    await writeFile(join(daemon.dataDir.mediaDir, 'keep-alive.png'), Buffer.alloc(256 * 1024, 7));
+    const agent = new Agent({ keepAlive: true, maxSockets: 10 });
+    const sockets = new Set<unknown>();
+    agent.on('free', (socket) => sockets.add(socket));
+    try {
+      const statuses: number[] = [];
+      await Promise.all(
+        Array.from({ length: 10 }, async () => {
+          for (let i = 0; i < 40; i++)
+            statuses.push(await agentGet(agent, '/assets/keep-alive.png', '127.0.0.7'));
+        }),
+      );
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      expect(statuses).toHaveLength(400);
+      expect(sockets.size).toBe(10);
+
+      // The same ten connections each with an upload in flight fill the quota: the next request is refused.
+      const slow = Array.from({ length: 10 }, () => {
+        const req = request({
+          host: '127.0.0.1',
+          port: daemon.port,
+          method: 'POST',
+          path: '/api/events',
+          localAddress: '127.0.0.7',
+          agent,
+          headers: { Host: 'localhost', Authorization: `Bearer ${daemon.adminKey}`, 'Content-Length': '100' },
+        });
+        req.on('error', () => {});
+        req.write('{');
+        return req;
+      });
+      await waitFor(
+        async () =>
+          (
+            await rawRequest(daemon.port, {
+              path: '/status',
+              headers: { Host: 'localhost' },
+              localAddress: '127.0.0.7',
+            })
+          ).status === 429,
+        3000,
+        'the 11th request to be refused',
+      );
+      for (const req of slow) req.destroy();
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('through the tunnel, visitors sharing one connector connection take a slot each', async () => {
+    daemon.tunnelHost = 'o-abc.tunnel.example';
+    const get = (ip: string) =>
+      `GET /status HTTP/1.1\r\nHost: o-abc.tunnel.example\r\nCF-Connecting-IP: ${ip}\r\n`;
+    const tunnel = (ip: string) => ({
+      headers: { Host: 'o-abc.tunnel.example', 'CF-Connecting-IP': ip },
+      localAddress: '127.0.0.8',
+    });
+    try {
+      const full = [];
+      for (let i = 0; i < 10; i++) full.push(await connectWs(wsUrl(), tunnel('198.51.100.20')));
+      open.push(...full);
+      // One visitor's request holds the connection's slot; the next visitor's, right behind it on the
+      // same connection, is counted against its own address, which is full.
+      expect(await pipelined('127.0.0.9', [get('198.51.100.21'), get('198.51.100.20')])).toEqual([200, 429]);
+      // Nothing is left held for the first visitor: it still has all ten of its own.
+      const first = [];
+      for (let i = 0; i < 10; i++) first.push(await connectWs(wsUrl(), tunnel('198.51.100.21')));
+      open.push(...first);
+      expect((await refusal(connectWs(wsUrl(), tunnel('198.51.100.21')))).status).toBe(429);
+      for (const client of [...full, ...first]) client.close();
+    } finally {
+      daemon.tunnelHost = undefined;
+    }
   });
 
   it('through the tunnel, counts per CF-Connecting-IP rather than per loopback peer', async () => {
