@@ -39,6 +39,8 @@ export interface LocalStack {
   patreon: FakeServer;
   cloudflare: FakeServer;
   tunnelDomain: string;
+  /** Settles when `wrangler dev` exits, by itself or through close(), with its exit status. */
+  exited: Promise<number | null>;
   close(): Promise<void>;
 }
 
@@ -137,7 +139,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     ],
     { env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  const exited = new Promise<void>((resolve) => wrangler.once('exit', () => resolve()));
+  const exited = new Promise<number | null>((resolve) => wrangler.once('exit', (code) => resolve(code)));
   for (const stream of [wrangler.stdout, wrangler.stderr]) {
     stream?.setEncoding('utf8');
     stream?.on('data', (chunk: string) => {
@@ -170,5 +172,5 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { gatekeeperUrl, patreon, cloudflare, tunnelDomain, close };
+  return { gatekeeperUrl, patreon, cloudflare, tunnelDomain, exited, close };
 }
