@@ -1,9 +1,9 @@
 // `npm run dev:stack`: the Gatekeeper (wrangler dev), fake Patreon and Cloudflare API, and the daemon with the
 // stand-in connector, all on this machine and offline, so login, tunnel and remote viewing can be tried end to end.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DEMO_USERS, startLocalStack } from './local-stack.js';
+import { DEMO_USERS, makeEdgeCertificate, startLocalStack } from './local-stack.js';
 
 const STATE_DIR = resolve('.wrangler/dev-stack');
 const DATA_DIR = join(STATE_DIR, 'daemon-data');
@@ -25,32 +25,7 @@ mkdirSync(STATE_DIR, { recursive: true });
 // The edge speaks HTTPS; a throwaway certificate for *.overlays.localhost (needs openssl; else plain HTTP).
 let tls: { cert: string; key: string } | undefined;
 try {
-  const cert = join(STATE_DIR, 'edge-cert.pem');
-  const key = join(STATE_DIR, 'edge-key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '30',
-      '-subj',
-      `/CN=*.${DOMAIN}`,
-      '-addext',
-      `subjectAltName=DNS:*.${DOMAIN}`,
-    ],
-    { stdio: 'ignore' },
-  );
-  tls = { cert, key };
+  tls = makeEdgeCertificate(STATE_DIR, DOMAIN, 30);
 } catch {
   console.warn(
     'openssl not found: the public port speaks plain HTTP, so overlays load but their WebSocket is refused',

@@ -1,5 +1,5 @@
 // Starts the Gatekeeper under `wrangler dev` against the fake Patreon and fake Cloudflare API, all on loopback, offline.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -54,6 +54,43 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * A throwaway certificate for `*.<domain>`, for the stand-in connector's HTTPS "public" port (the edge speaks
+ * HTTPS, and browsers open the overlay's WebSocket only from a secure page). Needs openssl on PATH; throws without it.
+ */
+export function makeEdgeCertificate(
+  dir: string,
+  domain: string,
+  days: number,
+): { cert: string; key: string } {
+  const cert = join(dir, 'edge-cert.pem');
+  const key = join(dir, 'edge-key.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      String(days),
+      '-subj',
+      `/CN=*.${domain}`,
+      '-addext',
+      `subjectAltName=DNS:*.${domain}`,
+    ],
+    { stdio: 'ignore' },
+  );
+  return { cert, key };
 }
 
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {

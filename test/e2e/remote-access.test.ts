@@ -1,6 +1,5 @@
 // The whole remote-access path on one machine: the Gatekeeper Worker under `wrangler dev` with the fake Patreon and
 // fake Cloudflare API, the daemon's CLI, the stand-in connector on a TLS "public" port, and Chromium as the viewer.
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -12,7 +11,12 @@ import { type CliIo, main } from '../../daemon/src/cli.js';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
 import { readLicence } from '../../daemon/src/licence/licence-file.js';
 import { login } from '../../daemon/src/licence/login.js';
-import { freePort, type LocalStack, startLocalStack } from '../../scripts/local-stack.js';
+import {
+  freePort,
+  type LocalStack,
+  makeEdgeCertificate,
+  startLocalStack,
+} from '../../scripts/local-stack.js';
 import { CHROMIUM_PATH } from '../helpers/chromium.js';
 
 const STANDIN = resolve('test/fixtures/cloudflared-standin');
@@ -104,35 +108,13 @@ beforeAll(async () => {
   dataDir = join(dir, 'data');
   stack = await startLocalStack({ stateDir: join(dir, 'wrangler'), tunnelDomain: DOMAIN });
   // The edge's certificate for *.overlays.test (Chromium is told to accept it).
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-      '-days',
-      '1',
-      '-subj',
-      `/CN=*.${DOMAIN}`,
-      '-addext',
-      `subjectAltName=DNS:*.${DOMAIN}`,
-    ],
-    { stdio: 'ignore' },
-  );
+  const tls = makeEdgeCertificate(dir, DOMAIN, 1);
   publicPort = await freePort();
   Object.assign(process.env, {
     STANDIN_FAKE_CLOUDFLARE: stack.cloudflare.url,
     STANDIN_PUBLIC_PORT: String(publicPort),
-    STANDIN_TLS_CERT: join(dir, 'cert.pem'),
-    STANDIN_TLS_KEY: join(dir, 'key.pem'),
+    STANDIN_TLS_CERT: tls.cert,
+    STANDIN_TLS_KEY: tls.key,
   });
 
   // `overlay-daemon start`, left running like in a terminal.
