@@ -6,7 +6,7 @@ import sirv from 'sirv';
 import { parseWith, Uuid } from '../../shared/protocol.js';
 import { CONTROL_ROUTES, type ControlApiContext, mountControlApi } from './control-api.js';
 import { mountDashboard } from './dashboard/mount-dashboard.js';
-import { ASSET_CACHE_CONTROL, resolveMediaPath } from './media.js';
+import { MediaFiles } from './media.js';
 import { classifyHost, isLocalControlClient } from './net-policy.js';
 import type { OverlayStore } from './overlay-store.js';
 import { PAGE_DIST_DIR } from './package-root.js';
@@ -99,21 +99,15 @@ export function createHttpApp(ctx: HttpContext): Polka {
     res.end(html);
   });
 
-  // Media: traversal checks first, on the raw path and then the decoded one (interface §5.3), then sirv.
-  const serveMedia = sirv(ctx.mediaDir, { dev: true, etag: true, dotfiles: false });
+  // Media: traversal checks first, on the raw path and then the decoded one (interface §5.3), then the file.
+  const media = new MediaFiles(ctx.mediaDir);
   app.get('/assets/*', async (req, res) => {
     const rawPath = (req.originalUrl.split('?')[0] ?? '').slice('/assets/'.length);
-    const found = await resolveMediaPath(ctx.mediaDir, rawPath);
-    if (!found.ok) {
-      return found.status === 403
-        ? sendError(res, 'forbidden', `Invalid media path: ${found.reason}`)
-        : sendError(res, 'not_found', 'No media file at that path');
-    }
-    res.setHeader('Cache-Control', ASSET_CACHE_CONTROL);
-    // Media is shown inside the overlay, never as a document of this origin (an uploaded SVG runs no script).
-    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
-    req.url = `/${found.name.split('/').map(encodeURIComponent).join('/')}`;
-    serveMedia(req, res, () => sendError(res, 'not_found', 'No media file at that path'));
+    await media.serve(req, res, rawPath, (status, reason) =>
+      status === 403
+        ? sendError(res, 'forbidden', `Invalid media path: ${reason}`)
+        : sendError(res, 'not_found', 'No media file at that path'),
+    );
   });
 
   if (!ctx.devMiddleware) {

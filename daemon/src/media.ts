@@ -1,8 +1,8 @@
 // User media under the data directory's media/: safe path resolution, /assets/* serving, and the files behind /api/media.
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
-import type { IncomingMessage } from 'node:http';
+import { createReadStream, createWriteStream, type Stats } from 'node:fs';
+import { lstat, mkdir, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { lookup } from 'mrmime';
@@ -14,7 +14,10 @@ export const ASSET_CACHE_CONTROL = 'public, max-age=300';
 
 export type MediaResolution =
   | { ok: true; name: string; path: string }
-  | { ok: false; status: 403 | 404; reason: string };
+  | { ok: false; status: 403 | 404; reason: string /** resolved outside media/ */; outside?: true };
+
+/** A media file found inside media/: its decoded name, real path and stat. */
+export type MediaFile = { ok: true; name: string; path: string; info: Stats };
 
 /**
  * Checks the raw request path first (interface §5.3): `..`, backslashes, NUL and any encoded
@@ -33,8 +36,13 @@ export function rawPathIsSuspicious(rawPath: string): boolean {
  * Maps the part of the URL after `/assets/` (still percent-encoded) to a file inside media/.
  * Layers: raw check, one decode, the MediaPath allow-list, the resolved path inside media/,
  * and finally realpath so that a symlink pointing outside media/ is refused too.
+ * `mediaRoot` is media/'s own real path (MediaFiles resolves it once, not per request).
  */
-export async function resolveMediaPath(mediaDir: string, rawName: string): Promise<MediaResolution> {
+export async function resolveMediaPath(
+  mediaDir: string,
+  rawName: string,
+  mediaRoot: () => Promise<string> = () => realpath(mediaDir),
+): Promise<MediaFile | Extract<MediaResolution, { ok: false }>> {
   if (rawPathIsSuspicious(rawName)) return { ok: false, status: 403, reason: 'path is not allowed' };
   let name: string;
   try {
@@ -45,16 +53,18 @@ export async function resolveMediaPath(mediaDir: string, rawName: string): Promi
   const checked = checkMediaName(mediaDir, name);
   if (!checked.ok) return checked;
   let real: string;
+  let root: string;
   try {
     real = await realpath(checked.path);
+    root = await mediaRoot();
   } catch {
     return { ok: false, status: 404, reason: 'no such file' };
   }
-  const root = await realpath(mediaDir);
-  if (!real.startsWith(root + sep)) return { ok: false, status: 403, reason: 'path is not allowed' };
-  const info = await stat(real);
-  if (!info.isFile()) return { ok: false, status: 404, reason: 'no such file' };
-  return { ok: true, name, path: real };
+  if (!real.startsWith(root + sep))
+    return { ok: false, status: 403, reason: 'path is not allowed', outside: true };
+  const info = await stat(real).catch(() => undefined);
+  if (!info?.isFile()) return { ok: false, status: 404, reason: 'no such file' };
+  return { ok: true, name, path: real, info };
 }
 
 /** Validates a decoded media name (MediaPath) and resolves it inside media/, without touching the disk. */
@@ -69,6 +79,184 @@ export function checkMediaName(mediaDir: string, name: string): MediaResolution 
   const path = resolve(root, name);
   if (!path.startsWith(root + sep)) return { ok: false, status: 403, reason: 'path is not allowed' };
   return { ok: true, name, path };
+}
+
+/** Files up to this size are kept in memory once served (overlays show the same images and sounds over and over). */
+const CACHED_FILE_MAX_BYTES = 1024 * 1024;
+/** The in-memory copies together stay under this; the least recently served go first. */
+const CACHE_MAX_BYTES = 32 * 1024 * 1024;
+
+/** Files whose headers are remembered (with or without their bytes). */
+const CACHE_MAX_ENTRIES = 4096;
+
+/** Media is shown inside the overlay, never as a document of this origin (an uploaded SVG runs no script). */
+const ASSET_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
+
+interface CachedFile {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  headers: OutgoingHttpHeaders;
+  body?: Buffer;
+}
+
+/** One byte range of a file, both ends included. */
+type ByteRange = { start: number; end: number };
+
+/**
+ * Parses a single `bytes=` range (RFC 9110 §14.1.2): `a-b`, `a-` or the suffix `-n`. Returns undefined
+ * when the header is malformed or asks for several ranges (the whole file is sent then), `unsatisfiable`
+ * when it starts past the end.
+ */
+export function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' | undefined {
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === '' && match[2] === '')) return undefined;
+  if (match[1] === '') {
+    const suffix = Number(match[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(match[1]);
+  const end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  if (start >= size) return 'unsatisfiable';
+  if (end < start) return undefined;
+  return { start, end };
+}
+
+/**
+ * Serves GET/HEAD /assets/* after resolveMediaPath's checks, with the headers sirv used to send
+ * (type by extension, Content-Length, Last-Modified, a weak ETag from size and mtime, ranges) plus
+ * the 5-minute Cache-Control and the sandbox CSP. media/'s real path is resolved once (again only
+ * when a file seems to lie outside it, in case media/ itself was moved), and small files are kept in
+ * memory, checked against the stat every request makes anyway (inode, size, mtime).
+ */
+export class MediaFiles {
+  readonly #mediaDir: string;
+  #root: Promise<string> | undefined;
+  readonly #cache = new Map<string, CachedFile>();
+  #cachedBytes = 0;
+
+  constructor(mediaDir: string) {
+    this.#mediaDir = mediaDir;
+  }
+
+  /** Resolves the percent-encoded name and answers the request (403/404 through `refuse`). */
+  async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rawName: string,
+    refuse: (status: 403 | 404, reason: string) => void,
+  ): Promise<void> {
+    let found = await resolveMediaPath(this.#mediaDir, rawName, () => this.#mediaRoot());
+    if (!found.ok && found.outside && this.#root !== undefined) {
+      // media/ may have been replaced since its real path was taken: check once more against a fresh one.
+      this.#root = undefined;
+      found = await resolveMediaPath(this.#mediaDir, rawName, () => this.#mediaRoot());
+    }
+    if (!found.ok) return refuse(found.status, found.reason);
+    const entry = this.#entry(found.path, found.name, found.info);
+    if (req.headers['if-none-match'] === entry.headers.ETag) {
+      res.writeHead(304, { ETag: entry.headers.ETag, 'Cache-Control': ASSET_CACHE_CONTROL });
+      res.end();
+      return;
+    }
+    // Small files come from memory; read before the headers go out, so a failed read is still a clean 404.
+    let body: Buffer | undefined;
+    if (req.method !== 'HEAD') {
+      try {
+        body = entry.body ?? (await this.#load(found.path, entry));
+      } catch {
+        return refuse(404, 'no such file');
+      }
+    }
+    const rangeHeader = req.headers.range;
+    const range = rangeHeader === undefined ? undefined : parseRange(rangeHeader, entry.size);
+    if (range === 'unsatisfiable') {
+      res.writeHead(416, { 'Content-Range': `bytes */${entry.size}` });
+      res.end();
+      return;
+    }
+    if (range) {
+      res.writeHead(206, {
+        ...entry.headers,
+        'Content-Range': `bytes ${range.start}-${range.end}/${entry.size}`,
+        'Content-Length': range.end - range.start + 1,
+      });
+    } else res.writeHead(200, entry.headers);
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    if (body) {
+      res.end(range ? body.subarray(range.start, range.end + 1) : body);
+      return;
+    }
+    const stream = createReadStream(found.path, range ?? {});
+    stream.on('error', () => res.destroy());
+    res.on('close', () => stream.destroy());
+    stream.pipe(res);
+  }
+
+  #mediaRoot(): Promise<string> {
+    this.#root ??= realpath(this.#mediaDir).catch((err: unknown) => {
+      this.#root = undefined;
+      throw err;
+    });
+    return this.#root;
+  }
+
+  /** The cached headers (and body, once read) of a file, or fresh ones when it changed. */
+  #entry(path: string, name: string, info: Stats): CachedFile {
+    const cached = this.#cache.get(path);
+    if (cached && cached.ino === info.ino && cached.size === info.size && cached.mtimeMs === info.mtimeMs) {
+      // Least recently served first: move it to the end.
+      this.#cache.delete(path);
+      this.#cache.set(path, cached);
+      return cached;
+    }
+    if (cached) this.#forget(path, cached);
+    const entry: CachedFile = {
+      ino: info.ino,
+      size: info.size,
+      mtimeMs: info.mtimeMs,
+      headers: {
+        'Content-Type': lookup(name) ?? 'application/octet-stream',
+        'Content-Length': info.size,
+        'Last-Modified': info.mtime.toUTCString(),
+        ETag: `W/"${info.size}-${Math.trunc(info.mtimeMs)}"`,
+        'Accept-Ranges': 'bytes',
+        'Cache-Control': ASSET_CACHE_CONTROL,
+        'Content-Security-Policy': ASSET_CSP,
+      },
+    };
+    this.#cache.set(path, entry);
+    if (this.#cache.size > CACHE_MAX_ENTRIES) {
+      const oldest = this.#cache.entries().next();
+      if (!oldest.done) this.#forget(oldest.value[0], oldest.value[1]);
+    }
+    return entry;
+  }
+
+  /** Reads a small file into its entry; undefined for a large one (streamed instead). */
+  async #load(path: string, entry: CachedFile): Promise<Buffer | undefined> {
+    if (entry.size > CACHED_FILE_MAX_BYTES) return undefined;
+    const body = await readFile(path);
+    // Changed between the stat and the read: the headers promise `size` bytes, so this request fails.
+    if (body.length !== entry.size) throw new Error('media file changed while being read');
+    if (this.#cache.get(path) !== entry) return body;
+    entry.body = body;
+    this.#cachedBytes += body.length;
+    for (const [key, old] of this.#cache) {
+      if (this.#cachedBytes <= CACHE_MAX_BYTES) break;
+      this.#forget(key, old);
+    }
+    return body;
+  }
+
+  #forget(path: string, entry: CachedFile): void {
+    this.#cache.delete(path);
+    if (entry.body) this.#cachedBytes -= entry.body.length;
+  }
 }
 
 /** The MIME type of an upload, from its extension; only images, audio and video are media. */
