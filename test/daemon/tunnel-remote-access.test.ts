@@ -18,6 +18,7 @@ import { type RemoteAccess, startRemoteAccess } from '../../daemon/src/tunnel/re
 import { runRemoteCommand } from '../../daemon/src/tunnel/remote-cli.js';
 import { readTunnelFile, tunnelFilePath } from '../../daemon/src/tunnel/tunnel-file.js';
 import { freePort } from '../../scripts/local-stack.js';
+import { until } from '../helpers/wait.js';
 import { type FakeGatekeeper, fakeSubdomain, startFakeGatekeeper } from './licence-fake-gatekeeper.js';
 
 const STANDIN = resolve('test/fixtures/cloudflared-standin');
@@ -57,20 +58,6 @@ async function signIn(tier: 'premium' | 'free' = 'premium'): Promise<void> {
 }
 
 const ctx = () => ({ client: new GatekeeperClient(gatekeeper.url), dataDir });
-
-async function until<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  timeoutMs = 8000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 function get(
   port: number,

@@ -11,6 +11,7 @@ import {
   CloudflaredMissingError,
   CloudflaredSupervisor,
 } from '../../daemon/src/tunnel/cloudflared.js';
+import { until } from '../helpers/wait.js';
 
 const STANDIN = resolve('test/fixtures/cloudflared-standin');
 const HOSTNAME = 'o-abcdefghijklmnop.overlays.test';
@@ -57,20 +58,6 @@ function supervise(env: Record<string, string>, lines: string[] = [], backoff = 
   });
   supervisors.push(s);
   return s;
-}
-
-async function until<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  timeoutMs = 8000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const readPort = (file: string) => () =>

@@ -18,8 +18,11 @@ import {
   startLocalStack,
 } from '../../scripts/local-stack.js';
 import { CHROMIUM_PATH } from '../helpers/chromium.js';
+import { until } from '../helpers/wait.js';
 
 const STANDIN = resolve('test/fixtures/cloudflared-standin');
+// wrangler dev, the connector and Chromium answer more slowly than the in-process daemon: a longer bound.
+const STACK_WAIT_MS = 15_000;
 const DOMAIN = 'overlays.test';
 const STANDIN_ENV = [
   'STANDIN_ORIGIN',
@@ -39,20 +42,6 @@ let daemonPort: number;
 let stopDaemon: () => void = () => {};
 let daemonExit: Promise<number>;
 const daemonOut: string[] = [];
-
-async function until<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** Runs one CLI command to completion, the way a user would in another terminal. */
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -144,11 +133,13 @@ beforeAll(async () => {
     await until(
       () => /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(daemonOut.join(''))?.[1],
       'the daemon to listen',
+      STACK_WAIT_MS,
     ),
   );
   await until(
     () => (daemonOut.join('').includes('press Ctrl+C') ? true : undefined),
     'the daemon to be ready',
+    STACK_WAIT_MS,
   );
   // The tunnel's ingress says localhost:7890; this daemon listens elsewhere, so tell the connector.
   process.env.STANDIN_ORIGIN = `http://127.0.0.1:${daemonPort}`;
@@ -212,10 +203,14 @@ describe('remote access end to end', () => {
     expect((await stat(join(dataDir, 'license.json'))).mode & 0o777).toBe(0o600);
 
     // The running daemon notices the new licence and validates it: /validate returns a fresh JWT, which it stores.
-    const refreshed = await until(async () => {
-      const stored = await readLicence(join(dataDir, 'license.json'));
-      return stored.ok && stored.record && stored.record.token !== record.token ? stored.record : undefined;
-    }, 'the daemon to validate the new licence');
+    const refreshed = await until(
+      async () => {
+        const stored = await readLicence(join(dataDir, 'license.json'));
+        return stored.ok && stored.record && stored.record.token !== record.token ? stored.record : undefined;
+      },
+      'the daemon to validate the new licence',
+      STACK_WAIT_MS,
+    );
     expect(refreshed).toMatchObject({ tier: 'premium', verdict: 'ok', user_id: 'patron-premium' });
     const { licence } = await (await local('/status')).json();
     expect(licence).toMatchObject({
@@ -244,11 +239,16 @@ describe('remote access end to end', () => {
           () => undefined,
         ),
       'the connector',
+      STACK_WAIT_MS,
     );
-    const status = await until(async () => {
-      const s = await cli('tunnel', 'status');
-      return s.out.includes(': active (') ? s.out : undefined;
-    }, 'the Gatekeeper to see the connection');
+    const status = await until(
+      async () => {
+        const s = await cli('tunnel', 'status');
+        return s.out.includes(': active (') ? s.out : undefined;
+      },
+      'the Gatekeeper to see the connection',
+      STACK_WAIT_MS,
+    );
     expect(status).toContain(`tunnel ${subdomain}: active (4 connections)`);
   });
 
@@ -265,6 +265,7 @@ describe('remote access end to end', () => {
     await until(
       () => (frames.some((f) => f.includes('"type":"init"')) ? true : undefined),
       'init over the tunnel',
+      STACK_WAIT_MS,
     );
     expect(socketUrl).toMatch(new RegExp(`^wss://${subdomain}\\.overlays\\.test/?`));
 
@@ -283,6 +284,7 @@ describe('remote access end to end', () => {
     const received = await until(
       () => frames.find((f) => f.includes('"stream-event"') && f.includes('far-viewer')),
       'the stream event through the tunnel',
+      STACK_WAIT_MS,
     );
     expect(JSON.parse(received).event).toMatchObject(event);
     await page.close();
@@ -328,6 +330,7 @@ describe('remote access end to end', () => {
           () => true,
         ),
       'the public port to close',
+      STACK_WAIT_MS,
     );
     const status = await (await local('/status')).json();
     expect(status.tunnel).toMatchObject({ connector: 'stopped', public_url: null });

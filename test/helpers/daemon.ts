@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import { type DaemonOptions, type RunningDaemon, startDaemon } from '../../daemon/src/daemon.js';
 import { type ConnectOptions, connectWs, type TestWsClient } from './ws.js';
 
+// The daemon suites import their poller from here with the rest of their helpers.
+export { waitFor } from './wait.js';
+
 export interface TestDaemon extends RunningDaemon {
   /** Log lines the daemon wrote. */
   logs: string[];
@@ -128,17 +131,4 @@ export async function subscribe(
   client.sendInit(overlayId, token);
   await client.next((m) => m.type === 'init');
   return client;
-}
-
-/** Polls until `check` returns true, bounded in time (for effects that have no event to await). */
-export async function waitFor(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 3000,
-  what = 'condition',
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
