@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { type CliIo, main } from '../../daemon/src/cli.js';
@@ -17,7 +17,7 @@ import {
   makeEdgeCertificate,
   startLocalStack,
 } from '../../scripts/local-stack.js';
-import { CHROMIUM_PATH } from '../helpers/chromium.js';
+import { launchChromium } from '../helpers/chromium.js';
 import { until } from '../helpers/wait.js';
 
 const STANDIN = resolve('test/fixtures/cloudflared-standin');
@@ -144,21 +144,8 @@ beforeAll(async () => {
   // The tunnel's ingress says localhost:7890; this daemon listens elsewhere, so tell the connector.
   process.env.STANDIN_ORIGIN = `http://127.0.0.1:${daemonPort}`;
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      // *.overlays.test is "the internet": it resolves to the connector's public port, as DNS would to the edge.
-      `--host-resolver-rules=MAP *.${DOMAIN} 127.0.0.1:${publicPort} , MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost`,
-    ],
-  });
+  // *.overlays.test is "the internet": it resolves to the connector's public port, as DNS would to the edge.
+  browser = await launchChromium({ hostMap: { [`*.${DOMAIN}`]: `127.0.0.1:${publicPort}` } });
   context = await browser.newContext({ ignoreHTTPSErrors: true });
 });
 

@@ -13,7 +13,22 @@ export function chromiumAvailable(): boolean {
   return existsSync(CHROMIUM_PATH);
 }
 
-export function launchChromium(): Promise<Browser> {
+export interface LaunchOptions {
+  /**
+   * Names the browser resolves to a loopback address:port, as DNS would resolve them on the internet
+   * (e.g. `{ '*.overlays.test': '127.0.0.1:8443' }`). Every other name but 127.0.0.1 and localhost stays unresolvable.
+   */
+  hostMap?: Record<string, string>;
+}
+
+export function launchChromium(options: LaunchOptions = {}): Promise<Browser> {
+  // One --host-resolver-rules flag holds every rule (a second flag would replace the first), mapped names first.
+  const hostRules = [
+    ...Object.entries(options.hostMap ?? {}).map(([name, target]) => `MAP ${name} ${target}`),
+    'MAP * ~NOTFOUND',
+    'EXCLUDE 127.0.0.1',
+    'EXCLUDE localhost',
+  ];
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
@@ -26,7 +41,7 @@ export function launchChromium(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       '--autoplay-policy=no-user-gesture-required',
-      '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost',
+      `--host-resolver-rules=${hostRules.join(' , ')}`,
     ],
   });
 }
