@@ -1,43 +1,12 @@
 // `overlay-daemon event …` as a user runs it (a child process) against a real daemon: the event arrives, rules fire, mistakes are named.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killCliProcesses, runCli } from '../helpers/cli.js';
 import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon } from '../helpers/daemon.js';
 import type { TestWsClient } from '../helpers/ws.js';
 
-const ENTRY = fileURLToPath(new URL('./fixtures/cli-entry.ts', import.meta.url));
-const children: ChildProcess[] = [];
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI to its end (bounded: killed after 20 s). */
-function runCli(args: string[]): Promise<Result> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, OVERLAY_DATA_DIR: '/nonexistent/overlay-daemon-test' },
-  });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  return new Promise((resolve) =>
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-}
+// No usable default data directory: every call names the one it means.
+const NO_DEFAULT_DATA_DIR = { OVERLAY_DATA_DIR: '/nonexistent/overlay-daemon-test' };
 
 let daemon: TestDaemon;
 let dataDir: string;
@@ -67,7 +36,7 @@ beforeAll(async () => {
   client = await subscribe(daemon, overlayId);
 });
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  killCliProcesses();
   client?.close();
   await daemon?.stop();
   await rm(dataDir, { recursive: true, force: true });
@@ -78,7 +47,7 @@ const target = () => ['--port', String(daemon.port), '--data-dir', dataDir];
 describe('overlay-daemon event', () => {
   it('sends a gift that reaches the overlay and fires the rule, and says so', async () => {
     const args = ['gift', '--user', 'alice', '--nickname', 'Alice', '--count', '5', '--diamonds', '1'];
-    const result = await runCli(['event', ...args, ...target()]);
+    const result = await runCli(['event', ...args, ...target()], NO_DEFAULT_DATA_DIR);
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(result.stdout).toBe('sent gift event: Alice sent 5 × Rose\nfired 1 rule: thanks\n');
     expect(await client.next((m) => m.type === 'stream-event')).toEqual({
@@ -97,8 +66,8 @@ describe('overlay-daemon event', () => {
 
   it('sends likes and chat; no rule fires for them', async () => {
     const [likes, chat] = await Promise.all([
-      runCli(['event', 'like', '--likes', '10', ...target()]),
-      runCli(['event', 'chat', '--user', 'bob', '--comment', 'hi there', ...target()]),
+      runCli(['event', 'like', '--likes', '10', ...target()], NO_DEFAULT_DATA_DIR),
+      runCli(['event', 'chat', '--user', 'bob', '--comment', 'hi there', ...target()], NO_DEFAULT_DATA_DIR),
     ]);
     expect(likes).toMatchObject({ code: 0, stdout: 'sent like event: Tester liked ×10\nno rule fired\n' });
     expect(chat).toMatchObject({ code: 0, stdout: 'sent chat event: bob: hi there\nno rule fired\n' });
@@ -109,11 +78,11 @@ describe('overlay-daemon event', () => {
   it('refuses bad input with one line naming the option, exit 2, and sends nothing', async () => {
     const before = client.received.length;
     const results = await Promise.all([
-      runCli(['event', 'gift', '--count', '0', ...target()]),
-      runCli(['event', 'gift', '--count', 'five', ...target()]),
-      runCli(['event', 'like', '--gift', 'Rose', ...target()]),
-      runCli(['event', 'raid', ...target()]),
-      runCli(['event', 'gift', '--colour', 'red', ...target()]),
+      runCli(['event', 'gift', '--count', '0', ...target()], NO_DEFAULT_DATA_DIR),
+      runCli(['event', 'gift', '--count', 'five', ...target()], NO_DEFAULT_DATA_DIR),
+      runCli(['event', 'like', '--gift', 'Rose', ...target()], NO_DEFAULT_DATA_DIR),
+      runCli(['event', 'raid', ...target()], NO_DEFAULT_DATA_DIR),
+      runCli(['event', 'gift', '--colour', 'red', ...target()], NO_DEFAULT_DATA_DIR),
     ]);
     for (const r of results) {
       expect(r.code).toBe(2);
@@ -133,9 +102,15 @@ describe('overlay-daemon event', () => {
     const other = await startTestDaemon({ dataDir: otherDir });
     try {
       const [down, noKey, wrongKey] = await Promise.all([
-        runCli(['event', 'follow', '--port', '9', '--data-dir', dataDir]),
-        runCli(['event', 'follow', '--port', String(daemon.port), '--data-dir', `${dataDir}/nothing-here`]),
-        runCli(['event', 'follow', '--port', String(daemon.port), '--data-dir', otherDir]),
+        runCli(['event', 'follow', '--port', '9', '--data-dir', dataDir], NO_DEFAULT_DATA_DIR),
+        runCli(
+          ['event', 'follow', '--port', String(daemon.port), '--data-dir', `${dataDir}/nothing-here`],
+          NO_DEFAULT_DATA_DIR,
+        ),
+        runCli(
+          ['event', 'follow', '--port', String(daemon.port), '--data-dir', otherDir],
+          NO_DEFAULT_DATA_DIR,
+        ),
       ]);
       expect(down.code).toBe(1);
       expect(down.stderr).toContain('no overlay server is answering at http://127.0.0.1:9/api/events');
@@ -150,7 +125,10 @@ describe('overlay-daemon event', () => {
   });
 
   it('has --help, and the main help lists the command', async () => {
-    const [help, main] = await Promise.all([runCli(['event', '--help']), runCli(['--help'])]);
+    const [help, main] = await Promise.all([
+      runCli(['event', '--help'], NO_DEFAULT_DATA_DIR),
+      runCli(['--help'], NO_DEFAULT_DATA_DIR),
+    ]);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: overlay-daemon event <type>/);
     expect(help.stdout).toContain('--diamonds N');

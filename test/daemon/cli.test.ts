@@ -1,49 +1,22 @@
 // The command line as a user runs it: a child process on its TypeScript sources (decisions §3).
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDashboardCommand } from '../../daemon/src/cli-dashboard.js';
+import { type CliRun, killCliProcesses, spawnCli } from '../helpers/cli.js';
 import { makeDataDir, pageToken, startTestDaemon } from '../helpers/daemon.js';
 import { connectWs } from '../helpers/ws.js';
 
-const ENTRY = fileURLToPath(new URL('./fixtures/cli-entry.ts', import.meta.url));
-const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  killCliProcesses();
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-function run(args: string[]): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
-}
-
 /** Resolves with the first stdout match, or fails when the process exits or time runs out. */
-function waitForOutput(r: Run, pattern: RegExp, timeoutMs = 10_000): Promise<RegExpExecArray> {
+function waitForOutput(r: CliRun, pattern: RegExp, timeoutMs = 10_000): Promise<RegExpExecArray> {
   return new Promise((resolve, reject) => {
     const check = () => {
       const match = pattern.exec(r.stdout());
@@ -71,10 +44,10 @@ function waitForOutput(r: Run, pattern: RegExp, timeoutMs = 10_000): Promise<Reg
   });
 }
 
-async function startCli(): Promise<{ r: Run; port: number; overlayId: string }> {
+async function startCli(): Promise<{ r: CliRun; port: number; overlayId: string }> {
   const dir = await makeDataDir();
   dirs.push(dir);
-  const r = run(['--port', '0', '--data-dir', dir]);
+  const r = spawnCli(['--port', '0', '--data-dir', dir]);
   const match = await waitForOutput(
     r,
     /overlay "Demo overlay": http:\/\/127\.0\.0\.1:(\d+)\/overlay\/([0-9a-f-]{36})/,
@@ -143,7 +116,7 @@ describe('overlay-daemon', () => {
     const dir = await makeDataDir();
     dirs.push(dir);
     try {
-      const r = run(['--port', String(port), '--data-dir', dir]);
+      const r = spawnCli(['--port', String(port), '--data-dir', dir]);
       expect(await r.exited).toBe(1);
       expect(r.stderr().trim()).toBe(
         `overlay-daemon: port ${port} on 127.0.0.1 is already in use (is another overlay-daemon running? try --port)`,
@@ -167,7 +140,7 @@ describe('overlay-daemon', () => {
   it('prints a warning for a non-loopback --host', async () => {
     const dir = await makeDataDir();
     dirs.push(dir);
-    const r = run(['--host', '0.0.0.0', '--port', '0', '--data-dir', dir]);
+    const r = spawnCli(['--host', '0.0.0.0', '--port', '0', '--data-dir', dir]);
     await waitForOutput(r, /listening on/);
     expect(r.stderr()).toMatch(
       /warning: --host 0\.0\.0\.0 makes the overlay server reachable from other devices/,
@@ -182,7 +155,7 @@ describe('overlay-daemon', () => {
   ])(
     '%j prints help and exits 0',
     async (args, pattern) => {
-      const r = run(args);
+      const r = spawnCli(args);
       expect(await r.exited).toBe(0);
       expect(r.stdout()).toMatch(pattern);
     },
@@ -190,14 +163,14 @@ describe('overlay-daemon', () => {
   );
 
   it('rejects an unknown option with exit 2', async () => {
-    const r = run(['--bogus']);
+    const r = spawnCli(['--bogus']);
     expect(await r.exited).toBe(2);
     expect(r.stderr()).toContain('--bogus');
   }, 20_000);
 
   it('status prints the running daemon status (exit 0), or says none answers (exit 1)', async () => {
     const { port } = await startCli();
-    const ok = run(['status', '--port', String(port)]);
+    const ok = spawnCli(['status', '--port', String(port)]);
     expect(await ok.exited).toBe(0);
     expect(JSON.parse(ok.stdout())).toMatchObject({ running: true, port });
 
@@ -206,7 +179,7 @@ describe('overlay-daemon', () => {
     const address = blocker.address();
     const freePort = typeof address === 'object' && address ? address.port : 0;
     await new Promise<void>((resolve) => blocker.close(() => resolve()));
-    const none = run(['status', '--port', String(freePort)]);
+    const none = spawnCli(['status', '--port', String(freePort)]);
     expect(await none.exited).toBe(1);
     expect(none.stderr()).toContain('no overlay server is answering');
   }, 20_000);

@@ -1,10 +1,9 @@
 // The TikTok source inside the real daemon (a fake connection, no network): /status follows its state, its events reach clients.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTikTokService, type TikTokService } from '../../daemon/src/tiktok-service.js';
+import { killCliProcesses, spawnCli } from '../helpers/cli.js';
 import { makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../helpers/daemon.js';
 
 /** Stands in for TikTokLiveConnection: connect() settles when the test says so. */
@@ -102,30 +101,11 @@ describe('TikTok source in the daemon', () => {
 });
 
 describe('overlay-daemon start --tiktok', () => {
-  const ENTRY = fileURLToPath(new URL('./fixtures/cli-entry.ts', import.meta.url));
-  let child: ChildProcess | undefined;
   let dir: string | undefined;
   afterEach(async () => {
-    if (child?.exitCode === null) child.kill('SIGKILL');
+    killCliProcesses();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
-
-  function spawnCli(args: string[]) {
-    const proc = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = proc;
-    let stdout = '';
-    let stderr = '';
-    proc.stdout?.on('data', (c: Buffer) => {
-      stdout += c.toString();
-    });
-    proc.stderr?.on('data', (c: Buffer) => {
-      stderr += c.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-    return { proc, stdout: () => stdout, stderr: () => stderr, exited };
-  }
 
   it('starts the source, reports it in /status, and stops with the server', async () => {
     dir = await makeDataDir();
@@ -143,7 +123,7 @@ describe('overlay-daemon start --tiktok', () => {
       5000,
       'a state line in the log',
     );
-    r.proc.kill('SIGTERM');
+    r.child.kill('SIGTERM');
     expect(await r.exited).toBe(0);
   });
 
