@@ -12,22 +12,18 @@ import {
   patreonCounters,
   postJson,
   premiumPatron,
+  prepareLoginSuite,
   SUPPORTER_TIER_ID,
   setPatreonUser,
   uniqueIp,
   uniqueUserId,
-  useTestConfig,
   validate,
   WARM_UP_TIMEOUT_MS,
-  warmUpOneTimeStore,
 } from './helpers/gatekeeper.js';
 
 const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
 
-beforeAll(async () => {
-  await useTestConfig();
-  await warmUpOneTimeStore();
-}, WARM_UP_TIMEOUT_MS);
+beforeAll(prepareLoginSuite, WARM_UP_TIMEOUT_MS);
 
 describe('GET /auth/membership', () => {
   it('redirects to the platform with the OAuth parameters and a fresh state', async () => {

@@ -5,16 +5,12 @@ import {
   gatekeeper,
   login,
   premiumPatron,
+  prepareLoginSuite,
   uniqueUserId,
-  useTestConfig,
   WARM_UP_TIMEOUT_MS,
-  warmUpOneTimeStore,
 } from './helpers/gatekeeper.js';
 
-beforeAll(async () => {
-  await useTestConfig();
-  await warmUpOneTimeStore();
-}, WARM_UP_TIMEOUT_MS);
+beforeAll(prepareLoginSuite, WARM_UP_TIMEOUT_MS);
 
 describe('GET /.well-known/jwks.json', () => {
   it('publishes the public key only: no private member leaks', async () => {

@@ -7,6 +7,7 @@ import {
   cloudflareHolds,
   deleteTunnel,
   expectError,
+  LOAD_TUNNEL_ROUTES_TIMEOUT_MS,
   licence,
   loadTunnelRoutes,
   newUserId,
@@ -15,7 +16,7 @@ import {
   tunnelStatus,
 } from './tunnels-fixtures.js';
 
-beforeAll(loadTunnelRoutes, 120_000);
+beforeAll(loadTunnelRoutes, LOAD_TUNNEL_ROUTES_TIMEOUT_MS);
 
 const endpoints = (userId: string) =>
   [

@@ -178,8 +178,10 @@ export async function cloudflareApi(method: string, path: string, body?: unknown
 
 /**
  * The first tunnel call of a test file loads the Cloudflare SDK into the isolate, which takes
- * seconds under the test runner's module loader; suites do it once, before their timed tests.
+ * seconds under the test runner's module loader; suites do it once, before their timed tests:
+ * `beforeAll(loadTunnelRoutes, LOAD_TUNNEL_ROUTES_TIMEOUT_MS)`.
  */
 export async function loadTunnelRoutes() {
   await expectError(await tunnelStatus(newUserId('warm-up')), 404, 'not_found');
 }
+export const LOAD_TUNNEL_ROUTES_TIMEOUT_MS = 120_000;

@@ -9,6 +9,7 @@ import {
   expectNothingLeft,
   type FailureSpec,
   injectFailure,
+  LOAD_TUNNEL_ROUTES_TIMEOUT_MS,
   loadTunnelRoutes,
   newUserId,
   provision,
@@ -16,7 +17,7 @@ import {
   tunnelStatus,
 } from './tunnels-fixtures.js';
 
-beforeAll(loadTunnelRoutes, 120_000);
+beforeAll(loadTunnelRoutes, LOAD_TUNNEL_ROUTES_TIMEOUT_MS);
 
 /** A call that hangs runs into the 5 s per-attempt timeout; leave room for it and the rollback. */
 const SLOW = 30_000;

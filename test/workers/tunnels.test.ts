@@ -9,6 +9,7 @@ import {
   deleteTunnel,
   expectError,
   expectNothingLeft,
+  LOAD_TUNNEL_ROUTES_TIMEOUT_MS,
   loadTunnelRoutes,
   newUserId,
   provision,
@@ -35,7 +36,7 @@ async function statusOf(userId: string): Promise<TunnelStatus> {
   return parsed.value;
 }
 
-beforeAll(loadTunnelRoutes, 120_000);
+beforeAll(loadTunnelRoutes, LOAD_TUNNEL_ROUTES_TIMEOUT_MS);
 
 describe('tunnel life cycle', () => {
   it('provisions a remotely managed tunnel with its ingress, proxied CNAME and connector token', async () => {

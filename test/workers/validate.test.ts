@@ -10,14 +10,13 @@ import {
   patreonBase,
   patreonCounters,
   premiumPatron,
+  prepareLoginSuite,
   revokePatreonGrant,
   setPatreonUser,
   TEST_CONFIG,
   uniqueUserId,
-  useTestConfig,
   validate,
   WARM_UP_TIMEOUT_MS,
-  warmUpOneTimeStore,
 } from './helpers/gatekeeper.js';
 
 interface Body {
@@ -28,10 +27,7 @@ interface Body {
 }
 const bodyOf = async (res: Response): Promise<Body> => res.json();
 
-beforeAll(async () => {
-  await useTestConfig();
-  await warmUpOneTimeStore();
-}, WARM_UP_TIMEOUT_MS);
+beforeAll(prepareLoginSuite, WARM_UP_TIMEOUT_MS);
 
 async function premiumLogin(label: string) {
   const user = uniqueUserId(label);

@@ -27,6 +27,12 @@ export async function warmUpOneTimeStore(): Promise<void> {
 }
 export const WARM_UP_TIMEOUT_MS = 60_000;
 
+/** The login suites' set-up: the test tier map in KV, then the warm-up. Use as `beforeAll(prepareLoginSuite, WARM_UP_TIMEOUT_MS)`. */
+export async function prepareLoginSuite(): Promise<void> {
+  await useTestConfig();
+  await warmUpOneTimeStore();
+}
+
 export const patreonBase = () => inject('patreonBase');
 
 /** A user id no other test (in any file) uses: all files share one fake. */
