@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
+import { describeEvent } from '../../shared/describe-event.js';
 import { parseWith, STREAM_EVENT_TYPES, StreamEvent, type StreamEventType } from '../../shared/protocol.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './daemon.js';
 import { dataDirPaths, defaultDataDir } from './store.js';
@@ -128,22 +129,6 @@ export function buildEvent(type: StreamEventType, values: Values): unknown {
 const AcceptedBody = v.object({ firedRules: v.optional(v.array(v.string()), []) });
 const ErrorBody = v.object({ error: v.object({ code: v.string(), message: v.string() }) });
 
-function summary(event: StreamEvent): string {
-  const who = event.user.nickname || event.user.uniqueId;
-  switch (event.type) {
-    case 'gift':
-      return `${who} sent ${event.data.repeatCount} × ${event.data.giftName}`;
-    case 'like':
-      return `${who} liked ×${event.data.likeCount}`;
-    case 'chat':
-      return `${who}: ${event.data.comment}`;
-    case 'viewer':
-      return `${event.data.viewerCount} watching`;
-    default:
-      return `${who}: ${event.type}`;
-  }
-}
-
 async function send(event: StreamEvent, values: Values, io: EventCliIo): Promise<number> {
   const port = wholeNumber('port', values.port, DEFAULT_PORT) ?? DEFAULT_PORT;
   if (port < 1 || port > 65535) throw new UsageError(`--port must be from 1 to 65535, got "${values.port}"`);
@@ -188,7 +173,7 @@ async function send(event: StreamEvent, values: Values, io: EventCliIo): Promise
   }
   const accepted = parseWith(AcceptedBody, body);
   const fired = accepted.ok ? accepted.value.firedRules : [];
-  io.out(`sent ${event.type} event: ${summary(event)}\n`);
+  io.out(`sent ${event.type} event: ${describeEvent(event)}\n`);
   io.out(
     fired.length === 0
       ? 'no rule fired\n'

@@ -1,6 +1,7 @@
 // Test panel: send any stream event through POST /api/events and see which rules it fired.
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
+import { describeEvent } from '../../../shared/describe-event.js';
 import {
   parseWith,
   STREAM_EVENT_TYPES,
@@ -55,22 +56,6 @@ export function firedIdsFromResponse(body: unknown): string[] | undefined {
   });
 }
 
-function summarize(event: StreamEvent): string {
-  const who = event.user.nickname || event.user.uniqueId;
-  switch (event.type) {
-    case 'gift':
-      return `${who} sent ${event.data.repeatCount} × ${event.data.giftName}`;
-    case 'like':
-      return `${who} liked ${event.data.likeCount} times`;
-    case 'chat':
-      return `${who}: ${event.data.comment}`;
-    case 'viewer':
-      return `${event.data.viewerCount} viewers`;
-    default:
-      return `${who}: ${event.type}`;
-  }
-}
-
 export function TestPanel(props: { shared: Shared }) {
   const { shared } = props;
   const [type, setType] = useState<StreamEventType>('gift');
@@ -107,7 +92,7 @@ export function TestPanel(props: { shared: Shared }) {
         : matchingRules(shared.rules, parsed.value);
       const entry: Sent = {
         at: new Date().toLocaleTimeString(),
-        summary: summarize(parsed.value),
+        summary: describeEvent(parsed.value),
         fired,
         source: ids ? 'daemon' : 'local',
       };
