@@ -1,5 +1,5 @@
 // Per-page-load WebSocket tokens: random, single use, bound to one overlay, expiring unused (interface §5.2, decisions §3).
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 export interface PageTokenOptions {
   /** How long an unused token stays valid (decisions §3: 5 minutes). */
@@ -12,8 +12,32 @@ export interface PageTokenOptions {
 
 export const TOKEN_TTL_MS = 5 * 60_000;
 
+const TOKEN_BYTES = 24;
+/** Random bytes drawn from the CSPRNG in one call for many tokens; each byte goes into one token only. */
+const POOL_BYTES = TOKEN_BYTES * 256;
+const pool = Buffer.allocUnsafeSlow(POOL_BYTES);
+let poolOffset = POOL_BYTES;
+
+/** 192 random bits, base64url; one randomFillSync per 256 tokens instead of a randomBytes call each. */
+function randomToken(): string {
+  if (poolOffset + TOKEN_BYTES > POOL_BYTES) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const token = pool.toString('base64url', poolOffset, poolOffset + TOKEN_BYTES);
+  poolOffset += TOKEN_BYTES;
+  return token;
+}
+
 export class PageTokens {
   readonly #pending = new Map<string, { overlayId: string; expiresAt: number }>();
+  /**
+   * Tokens in the order they were issued (which is expiry order), from #head on; spent ones stay until
+   * they reach the head. Kept apart from the Map because taking a Map's first key after many deletions
+   * from its front walks every deleted slot: that made each issue O(pending) once the cap was reached.
+   */
+  #order: string[] = [];
+  #head = 0;
   readonly #ttlMs: number;
   readonly #now: () => number;
   readonly #maxPending: number;
@@ -27,13 +51,13 @@ export class PageTokens {
   /** A fresh token for one load of the overlay's page: 192 random bits, base64url. */
   issue(overlayId: string): string {
     this.#sweep();
-    while (this.#pending.size >= this.#maxPending) {
-      const oldest = this.#pending.keys().next();
-      if (oldest.done) break;
-      this.#pending.delete(oldest.value);
+    while (this.#pending.size >= this.#maxPending && this.#head < this.#order.length) {
+      this.#pending.delete(this.#order[this.#head++] ?? '');
     }
-    const token = randomBytes(24).toString('base64url');
+    const token = randomToken();
     this.#pending.set(token, { overlayId, expiresAt: this.#now() + this.#ttlMs });
+    this.#order.push(token);
+    this.#compact();
     return token;
   }
 
@@ -60,10 +84,25 @@ export class PageTokens {
 
   #sweep(): void {
     const now = this.#now();
-    // Insertion order is expiry order (constant ttl, monotonic-enough clock), so stop at the first live one.
-    for (const [token, entry] of this.#pending) {
-      if (entry.expiresAt > now) break;
-      this.#pending.delete(token);
+    // Expiry order (constant ttl, monotonic-enough clock): stop at the first live one.
+    while (this.#head < this.#order.length) {
+      const token = this.#order[this.#head] ?? '';
+      const entry = this.#pending.get(token);
+      if (entry && entry.expiresAt > now) break;
+      if (entry) this.#pending.delete(token);
+      this.#head++;
+    }
+  }
+
+  /** Drops the consumed head of #order, and spent tokens once they outnumber the pending ones: O(1) amortised. */
+  #compact(): void {
+    if (this.#head > 1024 && this.#head * 2 > this.#order.length) {
+      this.#order = this.#order.slice(this.#head);
+      this.#head = 0;
+    }
+    if (this.#order.length - this.#head > 2 * Math.max(this.#pending.size, 1024)) {
+      this.#order = this.#order.slice(this.#head).filter((token) => this.#pending.has(token));
+      this.#head = 0;
     }
   }
 }

@@ -34,6 +34,18 @@ describe('injectGlobals', () => {
     expect(globals.__APP_TOKEN__).toBe(value);
   });
 
+  it('writes plain strings and numbers exactly as JSON.stringify does', () => {
+    for (const value of ['0f8fad5b-d9cb-469f-a165-70867728950e', 'aZ09_-.:', '', 7890, -1.5, Number.NaN]) {
+      expect(scriptSafeJson(value)).toBe(JSON.stringify(value));
+    }
+  });
+
+  it('puts the globals first when the page has no <head>', () => {
+    const html = injectGlobals('<p>x</p>', { overlayId: 'abc', port: 1, token: 't' });
+    expect(html.startsWith('<script>window.__APP_OVERLAY_ID__="abc";')).toBe(true);
+    expect(html.endsWith('</script><p>x</p>')).toBe(true);
+  });
+
   it('escapes &, < and > in any JSON value', () => {
     expect(scriptSafeJson({ a: '<&>' })).toBe('{"a":"\\u003c\\u0026\\u003e"}');
   });

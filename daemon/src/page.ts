@@ -9,8 +9,14 @@ export interface PageGlobals {
   token: string;
 }
 
+/** Strings that JSON.stringify leaves as they are and that hold nothing scriptSafeJson would escape. */
+const PLAIN_STRING = /^[A-Za-z0-9_.:-]*$/;
+
 /** JSON that is safe inside a <script> element: no `</script>`, no `<!--`, no line separators. */
 export function scriptSafeJson(value: unknown): string {
+  // The globals are a UUID, a port and a base64url token on every load: skip five scans that cannot match.
+  if (typeof value === 'string' && PLAIN_STRING.test(value)) return `"${value}"`;
+  if (typeof value === 'number') return JSON.stringify(value);
   return JSON.stringify(value)
     .replace(/</g, '\\u003c')
     .replace(/>/g, '\\u003e')
@@ -29,24 +35,37 @@ export function globalsScript(globals: PageGlobals): string {
   );
 }
 
-/** Inserts the globals as the first thing in <head>, so they exist before any module script runs. */
-export function injectGlobals(html: string, globals: PageGlobals): string {
-  const head = /<head[^>]*>/i.exec(html);
-  if (!head) return globalsScript(globals) + html;
-  const at = head.index + head[0].length;
-  return html.slice(0, at) + globalsScript(globals) + html.slice(at);
+/** A page cut where the globals go: right after the opening <head> tag, or at the very start without one. */
+export interface SplitPage {
+  before: string;
+  after: string;
 }
 
-let compiledPage: string | undefined;
+export function splitAtHead(html: string): SplitPage {
+  const head = /<head[^>]*>/i.exec(html);
+  if (!head) return { before: '', after: html };
+  const at = head.index + head[0].length;
+  return { before: html.slice(0, at), after: html.slice(at) };
+}
 
-/** The production page, read once; `npm run build` produces it. */
-export function compiledOverlayPage(): string {
+/** Inserts the globals as the first thing in <head>, so they exist before any module script runs. */
+export function injectGlobals(html: string, globals: PageGlobals): string {
+  const { before, after } = splitAtHead(html);
+  return before + globalsScript(globals) + after;
+}
+
+let compiledPage: SplitPage | undefined;
+
+/** The production page, read and cut at the injection point once; `npm run build` produces it. */
+export function compiledOverlayPage(): SplitPage {
   if (compiledPage === undefined) {
+    let html: string;
     try {
-      compiledPage = readFileSync(join(PAGE_DIST_DIR, 'index.html'), 'utf8');
+      html = readFileSync(join(PAGE_DIST_DIR, 'index.html'), 'utf8');
     } catch {
       throw new Error(`The compiled overlay page is missing in ${PAGE_DIST_DIR}: run "npm run build".`);
     }
+    compiledPage = splitAtHead(html);
   }
   return compiledPage;
 }
@@ -54,7 +73,9 @@ export function compiledOverlayPage(): string {
 /** Production: the compiled page (asset URLs already under /overlay-assets/) with fresh globals. */
 export function compiledPageRenderer(port: () => number) {
   return {
-    render: async (overlayId: string, token: string) =>
-      injectGlobals(compiledOverlayPage(), { overlayId, port: port(), token }),
+    render: async (overlayId: string, token: string) => {
+      const { before, after } = compiledOverlayPage();
+      return before + globalsScript({ overlayId, port: port(), token }) + after;
+    },
   };
 }
