@@ -123,8 +123,11 @@ describe('overlay-daemon start --tiktok', () => {
       5000,
       'a state line in the log',
     );
+    // A connect still under way (no network here) must not hold the process: it used to take about 8 s.
+    const stopAt = Date.now();
     r.child.kill('SIGTERM');
     expect(await r.exited).toBe(0);
+    expect(Date.now() - stopAt).toBeLessThan(5000);
   });
 
   it('refuses a username TikTok cannot have, with exit 2', async () => {

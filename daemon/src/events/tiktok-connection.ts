@@ -1,5 +1,6 @@
 // The platform edge: a tiktok-live-connector connection behind the small LiveConnection interface.
 import { EventEmitter } from 'node:events';
+import type { WebcastGotHttpConfig } from 'tiktok-live-connector';
 import { type LiveConnection, LiveSourceError } from './tiktok-source.js';
 
 /** The library events the source listens to (tiktok-live-connector 2.5 `WebcastEvent`/`ControlEvent` names). */
@@ -26,12 +27,20 @@ export function tiktokConnection(username: string): LiveConnection {
   // The library's emitter typing does not resolve under NodeNext (typed-emitter is CommonJS); at
   // runtime the connection is a Node EventEmitter, which this checks instead of casting.
   let emitter: EventEmitter | undefined;
+  // The library's HTTP client (got) retries a failed request after a back-off, and disconnect() does not
+  // cancel a connect still under way: without this, such retries outlive stop() and hold the process for seconds.
+  const requests = new AbortController();
   return {
     on: (event, listener) => events.on(event, listener),
     removeAllListeners: () => events.removeAllListeners(),
     async connect() {
       const lib = await import('tiktok-live-connector');
-      connection = new lib.TikTokLiveConnection(username, { processInitialData: false });
+      requests.signal.throwIfAborted();
+      connection = new lib.TikTokLiveConnection(username, {
+        processInitialData: false,
+        // Its typing asks for a cookie jar too, but the HTTP client always sets its own over what is passed here.
+        webClientOptions: { signal: requests.signal } as WebcastGotHttpConfig,
+      });
       const source: unknown = connection;
       if (!(source instanceof EventEmitter)) throw new Error('tiktok-live-connector: not an EventEmitter');
       emitter = source;
@@ -51,6 +60,7 @@ export function tiktokConnection(username: string): LiveConnection {
       }
     },
     async disconnect() {
+      requests.abort();
       await connection?.disconnect();
       emitter?.removeAllListeners();
     },
