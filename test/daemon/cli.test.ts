@@ -88,7 +88,10 @@ describe('overlay-daemon', () => {
         dataDir: daemon.dataDir.root,
         out: (t) => out.push(t),
         err: () => {},
-        open: async (url) => (opened.push(url), true),
+        open: async (url) => {
+          opened.push(url);
+          return true;
+        },
       });
       expect(code).toBe(0);
       expect(opened).toEqual([`${daemon.url}/dashboard#key=${encodeURIComponent(daemon.adminKey)}`]);

@@ -112,7 +112,11 @@ describe('licence validation schedule', () => {
     expect(first.ms).toBe(VALIDATE_INTERVAL_MS); // random 0.5 → the middle of the ±10 % window
     const before = gatekeeper.requests.filter((r) => r.path === '/validate').length;
     clock.fire(first);
-    await waitFor(() => manager.status().last_validated_at === new Date(first.at).toISOString());
+    // The next run is scheduled once the fresh licence is on disk, a moment after the status changes.
+    await waitFor(
+      () =>
+        manager.status().last_validated_at === new Date(first.at).toISOString() && clock.pending.size === 1,
+    );
     expect(gatekeeper.requests.filter((r) => r.path === '/validate').length).toBe(before + 1);
     expect(clock.only().at).toBe(first.at + VALIDATE_INTERVAL_MS);
   });
