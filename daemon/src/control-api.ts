@@ -46,14 +46,19 @@ export interface CreationLimits {
   canSaveRules(count: number, previousCount: number): LimitDecision;
 }
 
+/** The admin key's digest, taken once per key rather than on every request. */
+let expectedDigest: { key: string; digest: Buffer } | undefined;
+
 /** Compares the bearer token with the admin key in constant time (hashing first evens out lengths). */
 export function bearerMatches(header: string | undefined, adminKey: string): boolean {
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
   const presented = createHash('sha256')
     .update(match?.[1] ?? '')
     .digest();
-  const expected = createHash('sha256').update(adminKey).digest();
-  return timingSafeEqual(presented, expected) && match !== null;
+  if (expectedDigest?.key !== adminKey) {
+    expectedDigest = { key: adminKey, digest: createHash('sha256').update(adminKey).digest() };
+  }
+  return timingSafeEqual(presented, expectedDigest.digest) && match !== null;
 }
 
 /** Reads and validates a JSON body; answers 413/400 itself and returns undefined then. */

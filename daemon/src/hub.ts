@@ -21,6 +21,8 @@ export const CLOSE = {
 
 export const MAX_MESSAGE_BYTES = 512 * 1024;
 export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/** ws.send options for a message passed as UTF-8 bytes: still a text frame (interface §6: JSON text). */
+const SEND_TEXT = { binary: false } as const;
 
 export interface HubOptions {
   tokens: PageTokens;
@@ -159,54 +161,63 @@ export class Hub {
     if (set?.size === 0) this.#byOverlay.delete(state.overlayId);
   }
 
-  /** Sends without letting a reader that has stopped reading grow the daemon's memory. */
-  #deliver(ws: WebSocket, text: string): boolean {
+  /**
+   * Sends without letting a reader that has stopped reading grow the daemon's memory. A broadcast
+   * passes the message already encoded as UTF-8 (`binary: false` keeps it a text frame), so that ws
+   * neither measures nor encodes the string again for every client.
+   */
+  #deliver(ws: WebSocket, data: string | Buffer): boolean {
     if (ws.readyState !== ws.OPEN) return false;
     if (ws.bufferedAmount > this.#options.maxBufferedBytes) {
       this.#options.log(`[ws] dropping a client of overlay ${this.#clients.get(ws)?.overlayId}: not reading`);
       ws.terminate();
       return false;
     }
-    ws.send(text);
+    ws.send(data, SEND_TEXT);
     return true;
   }
 
   /** Sends one serialised message to every client of an overlay; returns how many got it. */
-  #sendToOverlay(overlayId: string, text: string): number {
+  #sendToOverlay(overlayId: string, data: Buffer): number {
     let sent = 0;
-    for (const ws of this.#byOverlay.get(overlayId) ?? []) if (this.#deliver(ws, text)) sent++;
+    for (const ws of this.#byOverlay.get(overlayId) ?? []) if (this.#deliver(ws, data)) sent++;
     return sent;
   }
 
   /** `overlay-update`: the full state, to every client of that overlay (interface §6.2). */
   broadcastOverlay(overlay: Overlay): number {
     const { id, name, width, height, widgets } = overlay;
-    const text = encodeServerMessage({
-      type: 'overlay-update',
-      overlayId: id,
-      overlay: { name, width, height },
-      widgets,
-    });
-    return this.#sendToOverlay(id, text);
+    const data = Buffer.from(
+      encodeServerMessage({
+        type: 'overlay-update',
+        overlayId: id,
+        overlay: { name, width, height },
+        widgets,
+      }),
+    );
+    return this.#sendToOverlay(id, data);
   }
 
   /** `stream-event`: to every subscribed client of every overlay. */
   broadcastEvent(event: StreamEvent): number {
-    const text = encodeServerMessage({ type: 'stream-event', event });
+    // Serialised and encoded once for every client of every overlay.
+    const data = Buffer.from(encodeServerMessage({ type: 'stream-event', event }));
     let sent = 0;
-    for (const overlayId of this.#byOverlay.keys()) sent += this.#sendToOverlay(overlayId, text);
+    for (const overlayId of this.#byOverlay.keys()) sent += this.#sendToOverlay(overlayId, data);
     return sent;
   }
 
   /** `overlay-command`: to the clients of the targeted overlay. */
   sendCommand(overlayId: string, command: OverlayCommandInput): number {
-    const text = encodeServerMessage({
-      type: 'overlay-command',
-      command: command.command,
-      widgetId: command.widgetId,
-      payload: command.payload,
-    });
-    const sent = this.#sendToOverlay(overlayId, text);
+    const data = Buffer.from(
+      encodeServerMessage({
+        type: 'overlay-command',
+        command: command.command,
+        widgetId: command.widgetId,
+        payload: command.payload,
+      }),
+    );
+    const sent = this.#sendToOverlay(overlayId, data);
     for (const listener of this.#commandListeners) listener(overlayId, command);
     return sent;
   }
