@@ -1,5 +1,5 @@
 // Builds BENCHMARKS.md from the sections each benchmark returns: headline table, details, machine, method.
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import type { MachineInfo } from './machine.js';
 
 export interface Headline {
@@ -39,6 +39,25 @@ export interface Report {
   sections: Section[];
   /** Benchmarks that failed to run, with why. */
   failures: { title: string; error: string }[];
+  /** A hand-written section carried over from the previous file (see KEPT_HEADING). */
+  kept?: string[];
+}
+
+/**
+ * The one section of BENCHMARKS.md written by hand: figures before and after changes to the daemon, which
+ * a regenerated report cannot know. It is carried over from the file being replaced, below the headlines.
+ */
+export const KEPT_HEADING = '## Before and after';
+
+/** The kept section of a previous report, from its heading up to the next `## ` heading. */
+export function keptSection(previous: string): string[] | undefined {
+  const lines = previous.split('\n');
+  const start = lines.indexOf(KEPT_HEADING);
+  if (start < 0) return undefined;
+  const next = lines.findIndex((line, i) => i > start && line.startsWith('## '));
+  const section = lines.slice(start, next < 0 ? undefined : next);
+  while (section.at(-1) === '') section.pop();
+  return section;
 }
 
 function verdict(met: boolean | undefined): string {
@@ -79,6 +98,7 @@ export function renderReport(report: Report): string {
   for (const failure of report.failures) {
     lines.push(`**${failure.title} did not run:** ${failure.error}`, '');
   }
+  if (report.kept) lines.push(...report.kept, '');
   for (const section of report.sections) {
     lines.push(`## ${section.title}`, '', ...section.body, '');
     if (section.diagnosis && section.headlines.some((h) => h.met === false)) {
@@ -102,6 +122,9 @@ export function renderReport(report: Report): string {
   return `${lines.join('\n')}`;
 }
 
+/** Writes the report, keeping the hand-written section of the file it replaces. */
 export async function writeReport(path: string, report: Report): Promise<void> {
-  await writeFile(path, renderReport(report));
+  const previous = await readFile(path, 'utf8').catch(() => '');
+  const kept = report.kept ?? keptSection(previous);
+  await writeFile(path, renderReport(kept ? { ...report, kept } : report));
 }
