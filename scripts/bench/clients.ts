@@ -28,6 +28,15 @@ export interface HttpResult {
   body: string;
 }
 
+/**
+ * Keep-alive agents for the bench's own HTTP calls. With a `timeout`, Node's Agent closes an idle socket
+ * a second before the server's announced `Keep-Alive: timeout=5` (without one it ignores the hint), so a
+ * request never goes out on a socket the server is closing at that moment (read ECONNRESET).
+ */
+function keepAliveAgent(maxSockets: number): Agent {
+  return new Agent({ keepAlive: true, maxSockets, timeout: 60_000 });
+}
+
 /** One HTTP request with a loopback Host header, over a keep-alive agent. */
 export function httpRequest(
   target: Target,
@@ -65,7 +74,7 @@ export function httpRequest(
 
 /** Control calls (POST /api/events, commands, rules) from 127.0.0.1 over keep-alive sockets. */
 export class ControlClient {
-  readonly agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  readonly agent = keepAliveAgent(8);
   constructor(readonly target: Target) {}
 
   async call(method: string, path: string, body?: unknown): Promise<HttpResult> {
@@ -124,7 +133,7 @@ interface EventTrack {
 export class Subscribers {
   readonly sockets: WebSocket[] = [];
   readonly #events = new Map<number, EventTrack>();
-  readonly #pageAgent = new Agent({ keepAlive: true, maxSockets: 4 });
+  readonly #pageAgent = keepAliveAgent(4);
   /** Per-delivery latencies (ms) of events marked for recording. */
   latencies: number[] = [];
   recording = false;
