@@ -151,7 +151,7 @@ export async function runPageServing(ctx: BenchContext): Promise<Section> {
           "slower `writeHead` path), polka routing over all the daemon's routes, the UUID check and one string",
           'concatenation for the page. Most of the remaining difference is time in `writev` (the loopback send that',
           "wakes the client): per request several times the baseline's, though both write one response per system",
-          'call, because autocannon shares the two cores and at half the request rate it sleeps between responses.',
+          'call — most likely because autocannon shares the two cores and at half the rate sleeps between responses.',
           'No single hot spot is left: the gap is the per-request security work the interface asks for, against a',
           'handler that returns a fixed buffer.',
           '',
