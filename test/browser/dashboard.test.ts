@@ -251,6 +251,16 @@ describe('rules and the test panel', () => {
     await saved(dashboard);
     const alert = (await overlayWidgets(overlayId)).find((w) => w.type === 'alert');
     expect(alert).toBeDefined();
+    // By default an alert shows only show-alert commands; a tick makes it announce follows by itself.
+    expect(alert).not.toHaveProperty('events');
+    await dashboard.getByRole('checkbox', { name: 'follow' }).check();
+    await saved(dashboard);
+    expect((await overlayWidgets(overlayId)).find((w) => w.id === alert!.id)).toMatchObject({
+      events: ['follow'],
+    });
+    await dashboard.getByRole('checkbox', { name: 'follow' }).uncheck();
+    await saved(dashboard);
+    expect((await overlayWidgets(overlayId)).find((w) => w.id === alert!.id)).not.toHaveProperty('events');
     await shot(dashboard, 'dashboard-editor.png');
 
     await openTab('Rules');

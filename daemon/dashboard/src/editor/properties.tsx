@@ -1,6 +1,11 @@
 // The property panel of the selected widget: every field of its kind, with the schema's message beside it.
 import type { ComponentChildren } from 'preact';
-import { GOAL_SOURCES, STREAM_EVENT_TYPES, type Widget } from '../../../../shared/protocol.js';
+import {
+  GOAL_SOURCES,
+  STREAM_EVENT_TYPES,
+  type StreamEventType,
+  type Widget,
+} from '../../../../shared/protocol.js';
 import type { MediaItem } from '../api.js';
 import { isAudio, isImage } from '../media-kinds.js';
 import { FieldError } from '../ui.js';
@@ -126,6 +131,33 @@ export function Properties(props: PanelProps) {
       )}
     </Field>
   );
+  /** A tick box per stream event type; an empty choice is stored as absent. */
+  const eventTypeChecks = (
+    legend: string,
+    name: string,
+    value: readonly StreamEventType[] | undefined,
+    set: (list: StreamEventType[] | undefined) => Widget,
+  ) => (
+    <fieldset class="field">
+      <legend>{legend}</legend>
+      {STREAM_EVENT_TYPES.map((t) => (
+        <label key={t} class="check">
+          <input
+            type="checkbox"
+            checked={value?.includes(t) ?? false}
+            onChange={(e) => {
+              const chosen = new Set(value ?? []);
+              if (e.currentTarget.checked) chosen.add(t);
+              else chosen.delete(t);
+              const list = STREAM_EVENT_TYPES.filter((x) => chosen.has(x));
+              onChange(set(list.length ? list : undefined), `${w.id}.${name}.${t}`);
+            }}
+          />
+          {t}
+        </label>
+      ))}
+    </fieldset>
+  );
   const mediaSelect = (
     name: string,
     label: string,
@@ -217,6 +249,12 @@ export function Properties(props: PanelProps) {
             min: 1,
           })}
           {colour(w.color, (v) => withField(w, 'color', v))}
+          {eventTypeChecks(
+            'Announce these events by itself (besides show-alert commands)',
+            'events',
+            w.events,
+            (list) => withField(w, 'events', list),
+          )}
         </>
       );
       break;
@@ -317,28 +355,9 @@ export function Properties(props: PanelProps) {
             min: 1,
             max: 100,
           })}
-          <fieldset class="field">
-            <legend>Event types (none ticked: all)</legend>
-            {STREAM_EVENT_TYPES.map((t) => (
-              <label key={t} class="check">
-                <input
-                  type="checkbox"
-                  checked={w.eventTypes?.includes(t) ?? false}
-                  onChange={(e) => {
-                    const set = new Set(w.eventTypes ?? []);
-                    if (e.currentTarget.checked) set.add(t);
-                    else set.delete(t);
-                    const list = STREAM_EVENT_TYPES.filter((x) => set.has(x));
-                    onChange(
-                      withField(w, 'eventTypes', list.length ? list : undefined),
-                      `${w.id}.eventTypes.${t}`,
-                    );
-                  }}
-                />
-                {t}
-              </label>
-            ))}
-          </fieldset>
+          {eventTypeChecks('Event types (none ticked: all)', 'eventTypes', w.eventTypes, (list) =>
+            withField(w, 'eventTypes', list),
+          )}
           {colour(w.color, (v) => withField(w, 'color', v))}
         </>
       );
