@@ -2,6 +2,9 @@ import { env } from 'cloudflare:workers';
 import { importJWK, type JWK, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseWith, ValidateResponse } from '../../shared/protocol.js';
+import { app } from '../../workers/src/index.js';
+import { currentTier } from '../../workers/src/membership/check.js';
+import { openToken, sealToken } from '../../workers/src/token-cipher.js';
 import {
   ageMembership,
   HOUR,
@@ -14,6 +17,7 @@ import {
   revokePatreonGrant,
   setPatreonUser,
   TEST_CONFIG,
+  uniqueIp,
   uniqueUserId,
   validate,
   WARM_UP_TIMEOUT_MS,
@@ -162,6 +166,80 @@ describe('POST /validate while the platform is down', () => {
     const recovered = await validate(token);
     expect(recovered.status).toBe(200);
     expect((await bodyOf(recovered)).tier).toBe('premium');
+  });
+});
+
+describe('POST /validate when the platform fails in a way that is not a verdict on the member', () => {
+  it('keeps Premium within grace when the token endpoint answers 401 without invalid_grant', async () => {
+    const { user, token } = await premiumLogin('token-401');
+    await injectFailure(user, { endpoint: 'token', status: 401 });
+    await ageMembership(user, 5 * HOUR);
+    const res = await validate(token);
+    expect(res.status).toBe(200);
+    expect((await bodyOf(res)).tier).toBe('premium');
+  });
+
+  it('keeps Premium and the stored refresh token when our client secret is refused (invalid_client)', async () => {
+    const { user } = await premiumLogin('invalid-client');
+    await ageMembership(user, 5 * HOUR);
+    const before = await env.GATEKEEPER_KV.get(`member:${user}`);
+    const misconfigured = { ...env, MEMBERSHIP_CLIENT_SECRET: 'a-rotated-secret' };
+    expect(await currentTier(misconfigured, user)).toBe('premium');
+    const after: { refresh_token: string | null } = JSON.parse(
+      (await env.GATEKEEPER_KV.get(`member:${user}`)) ?? '{}',
+    );
+    expect(after.refresh_token).not.toBeNull();
+    expect(after.refresh_token).toBe(JSON.parse(before ?? '{}').refresh_token);
+    // With the right secret the very same stored token still works.
+    expect(await currentTier(env, user)).toBe('premium');
+  });
+
+  it('keeps Premium and the rotated refresh token when identity answers 403 after a good refresh', async () => {
+    const { user, token } = await premiumLogin('identity-403');
+    await injectFailure(user, { endpoint: 'identity', status: 403 });
+    await ageMembership(user, 5 * HOUR);
+    const before = await patreonCounters(user);
+    const res = await validate(token);
+    expect(res.status).toBe(200);
+    expect((await bodyOf(res)).tier).toBe('premium');
+    const after = await patreonCounters(user);
+    expect(after.refresh_grants).toBe(before.refresh_grants + 1);
+    // The token used for that refresh is spent at the platform, so only the rotated one can succeed.
+    await ageMembership(user, HOUR + 1000);
+    const recheck = await validate(token);
+    expect(recheck.status).toBe(200);
+    expect((await bodyOf(recheck)).tier).toBe('premium');
+    const final = await patreonCounters(user);
+    expect(final.refresh_grants).toBe(after.refresh_grants + 1);
+    expect(final.identity_requests).toBe(after.identity_requests + 1);
+  });
+
+  it('answers 500 internal, and lapses nobody, when TOKEN_ENCRYPTION_KEY is missing', async () => {
+    const { user, token } = await premiumLogin('no-cipher-key');
+    await ageMembership(user, 5 * HOUR);
+    const res = await app.request(
+      '/validate',
+      { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'CF-Connecting-IP': uniqueIp() } },
+      { ...env, TOKEN_ENCRYPTION_KEY: '' },
+    );
+    expect(res.status).toBe(500);
+    expect((await bodyOf(res)).error?.code).toBe('internal');
+    const stored: { tier: string; refresh_token: string | null } = JSON.parse(
+      (await env.GATEKEEPER_KV.get(`member:${user}`)) ?? '{}',
+    );
+    expect(stored.tier).toBe('premium');
+    expect(stored.refresh_token).not.toBeNull();
+    // Configured again, the member is still Premium.
+    const ok = await validate(token);
+    expect(ok.status).toBe(200);
+    expect((await bodyOf(ok)).tier).toBe('premium');
+  });
+
+  it('still reads a sealed token of another user as no token at all', async () => {
+    const sealed = await sealToken(env, 'someone', 'secret-refresh-token');
+    expect(await openToken(env, 'someone', sealed)).toBe('secret-refresh-token');
+    expect(await openToken(env, 'someone-else', sealed)).toBeNull();
+    expect(await openToken(env, 'someone', `${sealed.slice(0, -2)}AA`)).toBeNull();
   });
 });
 

@@ -29,14 +29,20 @@ export async function sealToken(env: GatekeeperEnv, userId: string, token: strin
   return `${VERSION}.${bytesToBase64Url(iv)}.${bytesToBase64Url(new Uint8Array(sealed))}`;
 }
 
-/** The token, or null when the value was not sealed by this key for this user. */
+/**
+ * The token, or null when the value was not sealed by this key for this user (tampered, copied from
+ * another record). A missing or malformed TOKEN_ENCRYPTION_KEY is not such a case: it throws, and the
+ * request fails as a logged 500 `internal`, because reading every token as null would lapse every
+ * member at once.
+ */
 export async function openToken(env: GatekeeperEnv, userId: string, sealed: string): Promise<string | null> {
+  const key = await encryptionKey(env);
   const [version, iv, data] = sealed.split('.');
   if (version !== VERSION || !iv || !data) return null;
   try {
     const plain = await crypto.subtle.decrypt(
       { name: 'AES-GCM', iv: base64ToBytes(iv), additionalData: new TextEncoder().encode(userId) },
-      await encryptionKey(env),
+      key,
       base64ToBytes(data),
     );
     return new TextDecoder().decode(plain);

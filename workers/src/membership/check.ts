@@ -1,11 +1,12 @@
 // The current tier of a signed-in user: the cached verdict, re-checked at the platform at most hourly.
+import type { RemoteConfig } from '../../../shared/config.js';
 import type { Tier } from '../../../shared/protocol.js';
 import type { GatekeeperEnv } from '../env.js';
 import { loadRemoteConfig } from '../remote-config.js';
 import { openToken, sealToken } from '../token-cipher.js';
 import { type MemberRecord, readMember, writeMember } from './member-store.js';
 import { patreonProvider } from './patreon.js';
-import { MembershipError } from './provider.js';
+import { MembershipError, type PlatformTokens } from './provider.js';
 import { resolveTier } from './tier.js';
 
 /** Decisions §2: the platform is asked at most once an hour per user. */
@@ -18,10 +19,12 @@ const HOUR_MS = 60 * 60 * 1000;
  * - A verdict younger than an hour is used as is.
  * - Otherwise the stored refresh token is exchanged (the rotated one is stored at once, before
  *   anything else can fail) and the identity re-read.
- * - The platform unavailable (network, timeout, 429, 5xx): the last verdict stands while it is
+ * - The platform unavailable (network, timeout, 429, 5xx, any failure other than a refused grant,
+ *   including every identity failure after a good refresh): the last verdict stands while it is
  *   younger than `grace.hours`; after that the user counts as lapsed (`free`). A platform that
  *   cannot confirm a membership for days is treated like one that denies it.
- * - The platform refusing the refresh token (access revoked at the platform): lapsed, `free`.
+ * - The platform refusing the refresh token (`invalid_grant`: access revoked at the platform): lapsed,
+ *   `free`, and the dead token dropped. No other failure ever clears a stored token.
  */
 export async function currentTier(
   env: GatekeeperEnv,
@@ -37,31 +40,45 @@ export async function currentTier(
   if (refreshToken === null) return lapse(env, userId, record, now);
 
   const provider = patreonProvider(env);
-  let working: MemberRecord = record;
+  let tokens: PlatformTokens;
   try {
-    const tokens = await provider.refresh(refreshToken);
-    working = { ...record, refresh_token: await sealToken(env, userId, tokens.refreshToken) };
-    await writeMember(env, userId, working);
-    const identity = await provider.identity(tokens.accessToken);
-    const tier = resolveTier(identity, env.MEMBERSHIP_CAMPAIGN_ID, config.membership.tiers);
-    await writeMember(env, userId, { ...working, tier, checked_at: now });
-    return tier;
+    tokens = await provider.refresh(refreshToken);
   } catch (err) {
     if (!(err instanceof MembershipError)) throw err;
-    console.error(`membership re-check of ${userId} failed (${err.kind}): ${err.message}`);
+    console.error(`membership re-check of ${userId} failed at the refresh (${err.kind}): ${err.message}`);
     if (err.kind === 'rejected') {
       // Another request may have rotated the token a moment ago; its fresh verdict then stands.
       const latest = await readMember(env, userId);
       if (latest && latest.refresh_token !== sealed && now - latest.checked_at < RECHECK_INTERVAL_MS) {
         return latest.tier;
       }
-      return lapse(env, userId, working, now);
+      return lapse(env, userId, record, now);
     }
-    if (now - record.checked_at <= config.grace.hours * HOUR_MS) {
-      return record.tier;
-    }
-    return 'free';
+    return withinGrace(record, config, now);
   }
+  // The rotated token is stored at once: the one just used is spent at the platform, whatever
+  // happens next.
+  const working: MemberRecord = {
+    ...record,
+    refresh_token: await sealToken(env, userId, tokens.refreshToken),
+  };
+  await writeMember(env, userId, working);
+  try {
+    const identity = await provider.identity(tokens.accessToken);
+    const tier = resolveTier(identity, env.MEMBERSHIP_CAMPAIGN_ID, config.membership.tiers);
+    await writeMember(env, userId, { ...working, tier, checked_at: now });
+    return tier;
+  } catch (err) {
+    if (!(err instanceof MembershipError)) throw err;
+    // After a good refresh, no identity failure is a verdict (patreon.ts): the rotated token stays.
+    console.error(`membership re-check of ${userId} failed at the identity (${err.kind}): ${err.message}`);
+    return withinGrace(record, config, now);
+  }
+}
+
+/** The platform could not answer: the last verdict stands for `grace.hours` after it was given. */
+function withinGrace(record: MemberRecord, config: RemoteConfig, now: number): Tier {
+  return now - record.checked_at <= config.grace.hours * HOUR_MS ? record.tier : 'free';
 }
 
 /** The platform no longer vouches for the user: remember `free` and drop the dead refresh token. */

@@ -28,6 +28,9 @@ const TokenResponse = v.object({
   refresh_token: v.pipe(v.string(), v.minLength(1)),
 });
 
+/** The OAuth error body of a token endpoint refusal. */
+const OAuthError = v.object({ error: v.string() });
+
 const Linkage = v.object({ id: v.string(), type: v.string() });
 const Resource = v.object({
   id: v.string(),
@@ -97,10 +100,20 @@ export function patreonProvider(env: GatekeeperEnv): MembershipProvider {
     }
   }
 
-  function failure(res: Response, what: string): MembershipError {
-    // 429 and 5xx are the platform's trouble; a refused grant (400 invalid_grant, 401) is a verdict.
-    const kind = res.status === 429 || res.status >= 500 ? 'unavailable' : 'rejected';
-    return new MembershipError(kind, `${what} answered ${res.status}`);
+  /**
+   * Only the token endpoint refusing the grant itself (RFC 6749 §5.2 `invalid_grant`: revoked, used or
+   * unknown) is a verdict on the user. Everything else — a changed client secret (`invalid_client`), a
+   * proxy's 403, 429, 5xx, an identity error after a good refresh — is our or the platform's trouble
+   * and must not cost a paying member the licence (the grace period applies).
+   */
+  async function tokenFailure(res: Response): Promise<MembershipError> {
+    const body = parseWith(OAuthError, await res.json().catch(() => null));
+    const error = body.ok ? body.value.error : null;
+    const refused = (res.status === 400 || res.status === 401) && error === 'invalid_grant';
+    return new MembershipError(
+      refused ? 'rejected' : 'unavailable',
+      `token endpoint answered ${res.status}${error ? ` ${error}` : ''}`,
+    );
   }
 
   async function token(form: Record<string, string>): Promise<PlatformTokens> {
@@ -113,7 +126,7 @@ export function patreonProvider(env: GatekeeperEnv): MembershipProvider {
         client_secret: env.MEMBERSHIP_CLIENT_SECRET,
       }),
     });
-    if (!res.ok) throw failure(res, 'token endpoint');
+    if (!res.ok) throw await tokenFailure(res);
     const parsed = parseWith(TokenResponse, await res.json().catch(() => null));
     if (!parsed.ok) throw new MembershipError('unavailable', `token response: ${parsed.error}`);
     return { accessToken: parsed.value.access_token, refreshToken: parsed.value.refresh_token };
@@ -136,7 +149,9 @@ export function patreonProvider(env: GatekeeperEnv): MembershipProvider {
       const res = await call(`${apiBase}/api/oauth2/v2/identity?${IDENTITY_QUERY}`, {
         headers: { Authorization: `Bearer ${accessToken}`, Accept: 'application/json' },
       });
-      if (!res.ok) throw failure(res, 'identity endpoint');
+      if (!res.ok) {
+        throw new MembershipError('unavailable', `identity endpoint answered ${res.status}`);
+      }
       return membershipsFromIdentity(await res.json().catch(() => null));
     },
   };
