@@ -38,6 +38,8 @@ export interface ControlApiContext {
   log: (line: string) => void;
   /** Tier limits of the licence (licence/licence-manager.ts); absent: no limits. */
   limits?: CreationLimits | undefined;
+  /** Lets only local control clients with the admin key through (front-door.ts createControlGuard). */
+  controlGuard: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }
 
 /** Refuses to create beyond the tier's limits; existing overlays and rules are never touched. */
@@ -99,18 +101,20 @@ function mediaNameParam(req: Request, mediaDir: string): string | undefined {
 
 /** Routes and the methods each one answers, for 405 with `Allow` (decisions §1). */
 export const CONTROL_ROUTES: { pattern: RegExp; methods: string[] }[] = [
-  { pattern: /^\/api\/overlays\/?$/, methods: ['GET', 'POST'] },
-  { pattern: /^\/api\/overlays\/[^/]+\/?$/, methods: ['GET', 'PUT', 'DELETE'] },
-  { pattern: /^\/api\/overlays\/[^/]+\/commands\/?$/, methods: ['POST'] },
-  { pattern: /^\/api\/events\/?$/, methods: ['POST'] },
-  { pattern: /^\/api\/rules\/?$/, methods: ['GET', 'PUT'] },
-  { pattern: /^\/api\/media\/?$/, methods: ['GET'] },
-  { pattern: /^\/api\/media\/.+$/, methods: ['PUT', 'DELETE'] },
-  { pattern: /^\/api\/clients\/?$/, methods: ['GET'] },
+  { pattern: /^\/api\/overlays\/?$/i, methods: ['GET', 'POST'] },
+  { pattern: /^\/api\/overlays\/[^/]+\/?$/i, methods: ['GET', 'PUT', 'DELETE'] },
+  { pattern: /^\/api\/overlays\/[^/]+\/commands\/?$/i, methods: ['POST'] },
+  { pattern: /^\/api\/events\/?$/i, methods: ['POST'] },
+  { pattern: /^\/api\/rules\/?$/i, methods: ['GET', 'PUT'] },
+  { pattern: /^\/api\/media\/?$/i, methods: ['GET'] },
+  { pattern: /^\/api\/media\/.+$/i, methods: ['PUT', 'DELETE'] },
+  { pattern: /^\/api\/clients\/?$/i, methods: ['GET'] },
 ];
 
 export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   const { overlays, rules, hub } = ctx;
+  // Mounted on the same (case-insensitive) prefix the routes below answer to, before them.
+  app.use('/api', (req, res, next) => ctx.controlGuard(req, res, () => void next()));
 
   app.get('/api/overlays', (_req, res) => sendJson(res, 200, overlays.list()));
 

@@ -6,7 +6,7 @@ import { ConnectionLimiter } from './connection-limit.js';
 import type { CreationLimits } from './control-api.js';
 import type { DevDashboard, DevPage } from './dev-page.js';
 import { createEventPipeline } from './event-pipeline.js';
-import { createFrontDoor, createUpgradeListener } from './front-door.js';
+import { createControlGuard, createFrontDoor, createUpgradeListener } from './front-door.js';
 import { createHttpApp, type PageRenderer } from './http.js';
 import { Hub } from './hub.js';
 import { createIngest, type EventHandler, type Ingest } from './ingest.js';
@@ -142,6 +142,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const app = createHttpApp({
     server,
     frontDoor: createFrontDoor(frontDoorOptions),
+    controlGuard: createControlGuard(frontDoorOptions),
     overlays,
     rules,
     hub,

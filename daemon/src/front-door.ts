@@ -22,8 +22,28 @@ const RETRY_AFTER_SECONDS = '1';
 const CORS_METHODS = 'GET, HEAD, POST, PUT, DELETE, OPTIONS';
 const CORS_HEADERS = 'Authorization, Content-Type';
 
+/** The router matches paths case-insensitively (regexparam's `i` flag), so `/API/…` is the control API too. */
 function isApiPath(url: string | undefined): boolean {
-  return url === '/api' || (url?.startsWith('/api/') ?? false) || (url?.startsWith('/api?') ?? false);
+  const path = (url ?? '').split('?', 1)[0]!.toLowerCase();
+  return path === '/api' || path.startsWith('/api/');
+}
+
+/**
+ * The control API's own guard, mounted on the router's `/api` prefix so it matches exactly what the
+ * routes match: only a local control client with the admin key gets through (decisions §3). The front
+ * door checks the same first; this is the second lock on the same door.
+ */
+export function createControlGuard(options: Pick<FrontDoorOptions, 'tunnelHost' | 'adminKey'>) {
+  return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    const hostKind = classifyHost(req.headers.host, options.tunnelHost?.());
+    if (!isLocalControlClient(req, hostKind)) return sendError(res, 'not_found', 'No such route');
+    if (!bearerMatches(req.headers.authorization, options.adminKey)) {
+      return sendError(res, 'unauthenticated', 'Send Authorization: Bearer <contents of admin.key>', {
+        'WWW-Authenticate': 'Bearer',
+      });
+    }
+    next();
+  };
 }
 
 /** The per-IP slot a keep-alive socket holds while any request on it from that IP is open. */

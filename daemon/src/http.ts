@@ -37,9 +37,9 @@ export interface HttpContext extends ControlApiContext {
 }
 
 const OTHER_ROUTES: { pattern: RegExp; methods: string[] }[] = [
-  { pattern: /^\/status\/?$/, methods: ['GET', 'HEAD'] },
-  { pattern: /^\/overlay\/[^/]+\/?$/, methods: ['GET', 'HEAD'] },
-  { pattern: /^\/assets\/.+$/, methods: ['GET', 'HEAD'] },
+  { pattern: /^\/status\/?$/i, methods: ['GET', 'HEAD'] },
+  { pattern: /^\/overlay\/[^/]+\/?$/i, methods: ['GET', 'HEAD'] },
+  { pattern: /^\/assets\/.+$/i, methods: ['GET', 'HEAD'] },
 ];
 
 function allowedMethods(path: string): string[] | undefined {

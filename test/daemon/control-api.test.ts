@@ -58,6 +58,38 @@ describe('access', () => {
     }
   });
 
+  // The router matches paths case-insensitively: every spelling of /api is the control API, and locked.
+  it.each(['/API/overlays', '/Api/events', '/aPi/rules', '/API/media/x.png', '/api/OVERLAYS'])(
+    'guards %s like /api: 401 locally without the key, 404 through the tunnel, nothing changed',
+    async (path) => {
+      const before = JSON.stringify(daemon.overlays.list());
+      const method = path.toLowerCase().includes('events') ? 'POST' : path.includes('media') ? 'PUT' : 'GET';
+      const body =
+        method === 'GET' ? undefined : '{"type":"follow","user":{"uniqueId":"x","nickname":"x"},"data":{}}';
+      const local = await rawRequest(daemon.port, {
+        method,
+        path,
+        headers: { Host: `127.0.0.1:${daemon.port}`, 'Content-Type': 'application/json' },
+        ...(body ? { body } : {}),
+      });
+      expect(local.status).toBe(401);
+      daemon.tunnelHost = 'o-abc.tunnel.example';
+      try {
+        const remote = await rawRequest(daemon.port, {
+          method,
+          path,
+          headers: { Host: 'o-abc.tunnel.example', 'CF-Connecting-IP': '203.0.113.7' },
+          ...(body ? { body } : {}),
+        });
+        expect(remote.status).toBe(404);
+      } finally {
+        daemon.tunnelHost = undefined;
+      }
+      expect(JSON.stringify(daemon.overlays.list())).toBe(before);
+      await expect(stat(join(daemon.dataDir.mediaDir, 'x.png'))).rejects.toThrow();
+    },
+  );
+
   it('reads the key from admin.key, created with mode 0600', async () => {
     expect((await readFile(daemon.dataDir.adminKeyFile, 'utf8')).trim()).toBe(daemon.adminKey);
     expect((await stat(daemon.dataDir.adminKeyFile)).mode & 0o777).toBe(0o600);
