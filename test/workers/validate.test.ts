@@ -31,6 +31,15 @@ interface Body {
 }
 const bodyOf = async (res: Response): Promise<Body> => res.json();
 
+interface StoredMember {
+  tier: string;
+  checked_at: number;
+  refresh_token: string | null;
+}
+async function storedMember(user: string): Promise<StoredMember> {
+  return JSON.parse((await env.GATEKEEPER_KV.get(`member:${user}`)) ?? 'null');
+}
+
 beforeAll(prepareLoginSuite, WARM_UP_TIMEOUT_MS);
 
 async function premiumLogin(label: string) {
@@ -240,6 +249,56 @@ describe('POST /validate when the platform fails in a way that is not a verdict 
     expect(await openToken(env, 'someone', sealed)).toBe('secret-refresh-token');
     expect(await openToken(env, 'someone-else', sealed)).toBeNull();
     expect(await openToken(env, 'someone', `${sealed.slice(0, -2)}AA`)).toBeNull();
+  });
+});
+
+describe('POST /validate from two requests at once', () => {
+  it('answers both with 200 Premium', async () => {
+    const { user, token } = await premiumLogin('concurrent-recheck');
+    await ageMembership(user, HOUR + 1000);
+    const answers = await Promise.all([validate(token), validate(token)]);
+    expect(answers.map((res) => res.status)).toEqual([200, 200]);
+    for (const res of answers) expect((await bodyOf(res)).tier).toBe('premium');
+    expect(await storedMember(user)).toMatchObject({ tier: 'premium', refresh_token: expect.any(String) });
+  });
+
+  it('keeps the member Premium when its refresh token was spent by a concurrent re-check', async () => {
+    const { user } = await premiumLogin('rotated-elsewhere');
+    await ageMembership(user, HOUR + 1000);
+    // Request B read the record (token T0) before request A wrote anything.
+    const stale = await env.GATEKEEPER_KV.get(`member:${user}`);
+    const t0 = await openToken(env, user, (await storedMember(user)).refresh_token ?? '');
+    // Request A refreshed T0 into T1 and stored T1, but has not stored its verdict yet.
+    const refreshed = await fetch(`${patreonBase()}/api/oauth2/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: t0 ?? '',
+        client_id: env.MEMBERSHIP_CLIENT_ID,
+        client_secret: env.MEMBERSHIP_CLIENT_SECRET,
+      }),
+    });
+    const t1 = ((await refreshed.json()) as { refresh_token: string }).refresh_token;
+    const halfway = { ...(await storedMember(user)), refresh_token: await sealToken(env, user, t1) };
+    await env.GATEKEEPER_KV.put(`member:${user}`, JSON.stringify(halfway));
+
+    // B now goes on with T0, which the platform refuses as spent.
+    let staleReads = 1;
+    const kvAsBSawIt = new Proxy(env.GATEKEEPER_KV, {
+      get(target, property) {
+        if (property === 'get' && staleReads-- > 0) return async () => stale;
+        const value = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const tier = await currentTier({ ...env, GATEKEEPER_KV: kvAsBSawIt }, user);
+    const before = await patreonCounters(user);
+    expect(tier).toBe('premium');
+    expect(await storedMember(user)).toEqual(halfway);
+    // A's rotated token stays usable: the next re-check succeeds at the platform.
+    expect(await currentTier(env, user)).toBe('premium');
+    expect((await patreonCounters(user)).refresh_grants).toBe(before.refresh_grants + 1);
   });
 });
 

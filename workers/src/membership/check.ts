@@ -47,11 +47,10 @@ export async function currentTier(
     if (!(err instanceof MembershipError)) throw err;
     console.error(`membership re-check of ${userId} failed at the refresh (${err.kind}): ${err.message}`);
     if (err.kind === 'rejected') {
-      // Another request may have rotated the token a moment ago; its fresh verdict then stands.
-      const latest = await readMember(env, userId);
-      if (latest && latest.refresh_token !== sealed && now - latest.checked_at < RECHECK_INTERVAL_MS) {
-        return latest.tier;
-      }
+      // A concurrent request may have spent this token a moment ago (rotation): the refusal is then
+      // about our stale copy, not about the member, and that request settles the verdict.
+      const latest = await rotatedElsewhere(env, userId, sealed);
+      if (latest) return latest.tier;
       return lapse(env, userId, record, now);
     }
     return withinGrace(record, config, now);
@@ -74,6 +73,26 @@ export async function currentTier(
     console.error(`membership re-check of ${userId} failed at the identity (${err.kind}): ${err.message}`);
     return withinGrace(record, config, now);
   }
+}
+
+/**
+ * How long a refused refresh waits for a concurrent request's rotated token to land in KV before it
+ * believes the refusal: that request writes the new token right after the platform answered it.
+ */
+const ROTATION_SETTLE_MS = 500;
+
+/** The member's record when another request has replaced the refresh token we used, else null. */
+async function rotatedElsewhere(
+  env: GatekeeperEnv,
+  userId: string,
+  sealed: string | null,
+): Promise<MemberRecord | null> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, ROTATION_SETTLE_MS));
+    const latest = await readMember(env, userId);
+    if (latest && latest.refresh_token !== sealed) return latest;
+  }
+  return null;
 }
 
 /** The platform could not answer: the last verdict stands for `grace.hours` after it was given. */
