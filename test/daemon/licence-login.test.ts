@@ -1,5 +1,6 @@
 import { readFile, rm, stat } from 'node:fs/promises';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
@@ -47,6 +48,23 @@ function get(
   });
 }
 
+/** Sends one raw request line over TCP (no client would let us send a malformed target) and returns the status line. */
+function rawStatusLine(port: number, requestLine: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(`${requestLine}\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    });
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.setTimeout(5000, () => socket.destroy(new Error('no answer within 5 s')));
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+    });
+    socket.on('end', () => resolve(received.split('\r\n')[0] ?? ''));
+    socket.on('error', reject);
+  });
+}
+
 /** Plays the browser: follows the Gatekeeper's redirect to the loopback listener. */
 async function browser(url: string): Promise<boolean> {
   const res = await fetch(url);
@@ -71,6 +89,15 @@ describe('loopback listener for the sign-in redirect', () => {
     expect(done.status).toBe(200);
     expect(done.body).toContain('You can close this tab');
     await expect(listener.code).resolves.toBe('abc123');
+  });
+
+  it('answers 400 to a request target that is not a URL, and keeps waiting for the real redirect', async () => {
+    const listener = await listenForAuthCode();
+    listeners.push(listener);
+    expect(await rawStatusLine(listener.port, 'GET http://[ HTTP/1.1')).toMatch(/^HTTP\/1\.1 400 /);
+    const done = await get(listener.port, '/auth/done?code=after-junk');
+    expect(done.status).toBe(200);
+    await expect(listener.code).resolves.toBe('after-junk');
   });
 
   it('is one-shot: after the first code the port no longer answers', async () => {

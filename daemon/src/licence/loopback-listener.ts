@@ -39,7 +39,14 @@ export async function listenForAuthCode(options: ListenOptions = {}): Promise<Au
       res.writeHead(403, headers).end('Forbidden\n');
       return;
     }
-    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+    // A crafted request target (`GET http://[ …`) is not a URL; answer it instead of letting the throw end the login.
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+    } catch {
+      res.writeHead(400, headers).end('Bad request\n');
+      return;
+    }
     if (req.method !== 'GET' || url.pathname !== '/auth/done') {
       res.writeHead(404, headers).end('Not found\n');
       return;
