@@ -6,6 +6,7 @@ import { app } from '../../workers/src/index.js';
 import { currentTier } from '../../workers/src/membership/check.js';
 import { openToken, sealToken } from '../../workers/src/token-cipher.js';
 import {
+  AFTER_RETRY_PAUSE,
   ageMembership,
   HOUR,
   injectFailure,
@@ -158,10 +159,40 @@ describe('POST /validate while the platform is down', () => {
     const res = await validate(token);
     expect(res.status).toBe(200);
     expect((await bodyOf(res)).tier).toBe('premium');
-    // The platform is back: the next validation re-checks and succeeds.
+    // The platform is back: once the pause after a failure is over, the next validation re-checks
+    // and succeeds.
+    await ageMembership(user, AFTER_RETRY_PAUSE);
     const before = await patreonCounters(user);
     expect((await validate(token)).status).toBe(200);
     expect((await patreonCounters(user)).identity_requests).toBe(before.identity_requests + 1);
+  });
+
+  it('asks the platform once, not at every validation, while it keeps failing', async () => {
+    const { user, token } = await premiumLogin('outage-pause');
+    await injectFailure(user, { endpoint: 'token', status: 500, times: 10 });
+    await ageMembership(user, 5 * HOUR);
+    const before = await patreonCounters(user);
+    for (let i = 0; i < 3; i++) {
+      const res = await validate(token);
+      expect(res.status).toBe(200);
+      expect((await bodyOf(res)).tier).toBe('premium');
+    }
+    expect((await patreonCounters(user)).token_requests).toBe(before.token_requests + 1);
+    // Five minutes later it is asked again (and still fails: the cached verdict still answers).
+    await ageMembership(user, AFTER_RETRY_PAUSE);
+    expect((await validate(token)).status).toBe(200);
+    expect((await validate(token)).status).toBe(200);
+    expect((await patreonCounters(user)).token_requests).toBe(before.token_requests + 2);
+  });
+
+  it('pauses after an identity failure too, keeping the rotated refresh token', async () => {
+    const { user, token } = await premiumLogin('outage-pause-identity');
+    await injectFailure(user, { endpoint: 'identity', status: 503, times: 10 });
+    await ageMembership(user, 5 * HOUR);
+    const before = await patreonCounters(user);
+    for (let i = 0; i < 2; i++) expect((await validate(token)).status).toBe(200);
+    expect((await patreonCounters(user)).identity_requests).toBe(before.identity_requests + 1);
+    expect((await patreonCounters(user)).refresh_grants).toBe(before.refresh_grants + 1);
   });
 
   it('treats a member the platform could not confirm for longer than grace.hours as lapsed', async () => {
@@ -172,6 +203,7 @@ describe('POST /validate while the platform is down', () => {
     expect(res.status).toBe(403);
     expect(await bodyOf(res)).toMatchObject({ error: { code: 'membership_inactive' }, tier: 'free' });
     // Once the platform answers again, an active membership is Premium again.
+    await ageMembership(user, AFTER_RETRY_PAUSE);
     const recovered = await validate(token);
     expect(recovered.status).toBe(200);
     expect((await bodyOf(recovered)).tier).toBe('premium');

@@ -150,13 +150,18 @@ export async function login(
   return { ...body, deepLink };
 }
 
-/** Moves the user's last platform check into the past, as if that much time had gone by. */
+/** Moves the user's last platform check (and last failed attempt) into the past, as if that much time had gone by. */
 export async function ageMembership(userId: string, ms: number): Promise<void> {
   const key = `member:${userId}`;
   const text = await env.GATEKEEPER_KV.get(key);
   if (text === null) throw new Error(`no member record for ${userId}`);
-  const record: { checked_at: number } = JSON.parse(text);
-  await env.GATEKEEPER_KV.put(key, JSON.stringify({ ...record, checked_at: record.checked_at - ms }));
+  const record: { checked_at: number; last_attempt_at?: number } = JSON.parse(text);
+  const aged = { ...record, checked_at: record.checked_at - ms };
+  if (record.last_attempt_at !== undefined) aged.last_attempt_at = record.last_attempt_at - ms;
+  await env.GATEKEEPER_KV.put(key, JSON.stringify(aged));
 }
+
+/** Five minutes and a second: past the pause after a failed re-check (check.ts RETRY_AFTER_FAILURE_MS). */
+export const AFTER_RETRY_PAUSE = 5 * 60 * 1000 + 1000;
 
 export const HOUR = 60 * 60 * 1000;

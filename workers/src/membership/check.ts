@@ -12,11 +12,18 @@ import { resolveTier } from './tier.js';
 /** Decisions §2: the platform is asked at most once an hour per user. */
 export const RECHECK_INTERVAL_MS = 60 * 60 * 1000;
 const HOUR_MS = 60 * 60 * 1000;
+/**
+ * After a re-check the platform failed to answer, it is not asked again for this long (the cached
+ * verdict, within grace, answers meanwhile): an outage costs one platform call per user per five
+ * minutes, not one per validation.
+ */
+export const RETRY_AFTER_FAILURE_MS = 5 * 60 * 1000;
 
 /**
  * Resolves the user's tier now; null when no membership is on record (never signed in here, or the
  * record expired), which only a new login can settle.
- * - A verdict younger than an hour is used as is.
+ * - A verdict younger than an hour is used as is; so is one whose last re-check failed less than
+ *   RETRY_AFTER_FAILURE_MS ago (within grace).
  * - Otherwise the stored refresh token is exchanged (the rotated one is stored at once, before
  *   anything else can fail) and the identity re-read.
  * - The platform unavailable (network, timeout, 429, 5xx, any failure other than a refused grant,
@@ -35,6 +42,9 @@ export async function currentTier(
   if (!record) return null;
   if (now - record.checked_at < RECHECK_INTERVAL_MS) return record.tier;
   const config = await loadRemoteConfig(env);
+  if (record.last_attempt_at !== undefined && now - record.last_attempt_at < RETRY_AFTER_FAILURE_MS) {
+    return withinGrace(record, config, now);
+  }
   const sealed = record.refresh_token;
   const refreshToken = sealed === null ? null : await openToken(env, userId, sealed);
   if (refreshToken === null) return lapse(env, userId, record, now);
@@ -53,6 +63,7 @@ export async function currentTier(
       if (latest) return latest.tier;
       return lapse(env, userId, record, now);
     }
+    await writeMember(env, userId, { ...record, last_attempt_at: now });
     return withinGrace(record, config, now);
   }
   // The rotated token is stored at once: the one just used is spent at the platform, whatever
@@ -65,12 +76,14 @@ export async function currentTier(
   try {
     const identity = await provider.identity(tokens.accessToken);
     const tier = resolveTier(identity, env.MEMBERSHIP_CAMPAIGN_ID, config.membership.tiers);
-    await writeMember(env, userId, { ...working, tier, checked_at: now });
+    const { last_attempt_at: _failed, ...settled } = working;
+    await writeMember(env, userId, { ...settled, tier, checked_at: now });
     return tier;
   } catch (err) {
     if (!(err instanceof MembershipError)) throw err;
     // After a good refresh, no identity failure is a verdict (patreon.ts): the rotated token stays.
     console.error(`membership re-check of ${userId} failed at the identity (${err.kind}): ${err.message}`);
+    await writeMember(env, userId, { ...working, last_attempt_at: now });
     return withinGrace(record, config, now);
   }
 }

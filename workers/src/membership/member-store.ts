@@ -9,12 +9,18 @@ export interface MemberRecord {
   checked_at: number;
   /** The platform refresh token sealed by token-cipher.ts; null once the platform refused it. */
   refresh_token: string | null;
+  /**
+   * Epoch milliseconds of the last re-check that the platform failed to answer (check.ts): the
+   * platform is not asked again for a while, so an outage is not hammered by every validation.
+   */
+  last_attempt_at?: number;
 }
 
 const MemberRecord: v.GenericSchema<MemberRecord> = v.object({
   tier: Tier,
   checked_at: v.pipe(v.number(), v.safeInteger()),
   refresh_token: v.nullable(v.string()),
+  last_attempt_at: v.optional(v.pipe(v.number(), v.safeInteger())),
 });
 
 /**
