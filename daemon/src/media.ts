@@ -98,6 +98,8 @@ interface CachedFile {
   mtimeMs: number;
   headers: OutgoingHttpHeaders;
   body?: Buffer;
+  /** The one read under way, shared by concurrent requests (so the bytes are read, and counted, once). */
+  loading?: Promise<Buffer | undefined>;
 }
 
 /** One byte range of a file, both ends included. */
@@ -138,6 +140,11 @@ export class MediaFiles {
 
   constructor(mediaDir: string) {
     this.#mediaDir = mediaDir;
+  }
+
+  /** Bytes of file bodies held in memory now (read-only, for the cache's accounting in tests). */
+  get cachedBytes(): number {
+    return this.#cachedBytes;
   }
 
   /** Resolves the percent-encoded name and answers the request (403/404 through `refuse`). */
@@ -238,12 +245,20 @@ export class MediaFiles {
   }
 
   /** Reads a small file into its entry; undefined for a large one (streamed instead). */
-  async #load(path: string, entry: CachedFile): Promise<Buffer | undefined> {
-    if (entry.size > CACHED_FILE_MAX_BYTES) return undefined;
+  #load(path: string, entry: CachedFile): Promise<Buffer | undefined> {
+    if (entry.size > CACHED_FILE_MAX_BYTES) return Promise.resolve(undefined);
+    entry.loading ??= this.#read(path, entry).finally(() => {
+      entry.loading = undefined;
+    });
+    return entry.loading;
+  }
+
+  async #read(path: string, entry: CachedFile): Promise<Buffer> {
     const body = await readFile(path);
     // Changed between the stat and the read: the headers promise `size` bytes, so this request fails.
     if (body.length !== entry.size) throw new Error('media file changed while being read');
-    if (this.#cache.get(path) !== entry) return body;
+    // Counted only when it becomes the entry's body: a body already there was counted when it was set.
+    if (this.#cache.get(path) !== entry || entry.body) return entry.body ?? body;
     entry.body = body;
     this.#cachedBytes += body.length;
     for (const [key, old] of this.#cache) {

@@ -1,8 +1,11 @@
 // Serving /assets/* (interface §4.2): validators, ranges, HEAD, and files that change or go away between requests.
 import { randomBytes } from 'node:crypto';
-import { rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MediaFiles } from '../../daemon/src/media.js';
 import { rawRequest, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 let daemon: TestDaemon;
@@ -107,5 +110,40 @@ describe('GET /assets/*', () => {
     });
     expect(gone.status).toBe(404);
     expect(gone.json()).toMatchObject({ error: { code: 'not_found' } });
+  });
+});
+
+describe('the in-memory copy of small files', () => {
+  it('reads and counts a file once when many requests for it arrive before it is cached', async () => {
+    const mediaDir = join(daemon.dataDir.root, 'cache-media');
+    await mkdir(mediaDir);
+    const bytes = randomBytes(64 * 1024);
+    await writeFile(join(mediaDir, 'burst.png'), bytes);
+    const media = new MediaFiles(mediaDir);
+    const server = createServer((req, res) => {
+      void media.serve(req, res, (req.url ?? '').slice('/assets/'.length), (status) => {
+        res.writeHead(status).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          fetch(`http://127.0.0.1:${port}/assets/burst.png`).then(async (res) => ({
+            status: res.status,
+            body: Buffer.from(await res.arrayBuffer()),
+          })),
+        ),
+      );
+      for (const answer of answers) {
+        expect(answer.status).toBe(200);
+        expect(answer.body.equals(bytes)).toBe(true);
+      }
+      // Counted more than once, the total would creep up until the cache evicted every file.
+      expect(media.cachedBytes).toBe(bytes.length);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
