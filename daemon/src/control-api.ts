@@ -20,6 +20,7 @@ import {
   checkMediaName,
   listMedia,
   MEDIA_MAX_BYTES,
+  MediaOutside,
   mediaType,
   PayloadTooLarge,
   writeMedia,
@@ -211,9 +212,12 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     const checked = checkMediaName(ctx.mediaDir, name);
     if (!checked.ok) return sendError(res, 'bad_request', 'name: not allowed');
     try {
-      const { replaced, size } = await writeMedia(checked.path, req);
+      const { replaced, size } = await writeMedia(ctx.mediaDir, checked.path, req);
       sendJson(res, replaced ? 200 : 201, { name, size, type });
     } catch (err) {
+      if (err instanceof MediaOutside) {
+        return sendError(res, 'forbidden', 'name: the folder leads outside media/', { Connection: 'close' });
+      }
       if (err instanceof PayloadTooLarge) {
         return sendError(res, 'payload_too_large', 'media files are limited to 20 MiB', {
           Connection: 'close',

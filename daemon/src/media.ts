@@ -315,18 +315,42 @@ export async function listMedia(mediaDir: string): Promise<MediaEntry[]> {
 
 export class PayloadTooLarge extends Error {}
 
+/** The upload's folder resolves (through a symlink) outside media/. */
+export class MediaOutside extends Error {}
+
+/** Whether `folder` (and every folder above it that exists) really lies inside media/, symlinks followed. */
+async function folderStaysInside(mediaRoot: string, folder: string): Promise<boolean> {
+  let existing = folder;
+  for (;;) {
+    try {
+      const real = await realpath(existing);
+      return real === mediaRoot || real.startsWith(mediaRoot + sep);
+    } catch (err) {
+      const parent = dirname(existing);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || parent === existing) throw err;
+      existing = parent;
+    }
+  }
+}
+
 /**
  * Streams a request body into media/ atomically (temporary file, fsync, rename), refusing it
- * past `maxBytes`. Returns whether the file existed before.
+ * past `maxBytes`. Returns whether the file existed before. `path` has passed checkMediaName, a
+ * lexical check: a symlinked folder already inside media/ could still lead elsewhere, so the folder's
+ * real path is checked before any folder is made, and again just before the rename (MediaOutside).
  */
 export async function writeMedia(
+  mediaDir: string,
   path: string,
   body: IncomingMessage,
   maxBytes = MEDIA_MAX_BYTES,
 ): Promise<{ replaced: boolean; size: number }> {
+  const mediaRoot = await realpath(mediaDir);
+  const folder = dirname(path);
+  if (!(await folderStaysInside(mediaRoot, folder))) throw new MediaOutside('the folder lies outside media/');
   // A dotfile: neither listed nor served while the upload is under way.
-  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.upload`);
-  await mkdir(dirname(path), { recursive: true });
+  const tmp = join(folder, `.${basename(path)}.${randomBytes(6).toString('hex')}.upload`);
+  await mkdir(folder, { recursive: true });
   let size = 0;
   const out = createWriteStream(tmp, { mode: 0o644 });
   try {
@@ -347,6 +371,9 @@ export async function writeMedia(
     } finally {
       await handle.close();
     }
+    // The folder may have been swapped for a symlink while the body arrived.
+    if (!(await folderStaysInside(mediaRoot, folder)))
+      throw new MediaOutside('the folder lies outside media/');
     const replaced = await stat(path).then(
       () => true,
       () => false,

@@ -1,5 +1,6 @@
 // The local control API (decisions §3): auth, loopback only, validation, overlays, events, commands, rules, media, clients.
-import { readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, rawRequest, startTestDaemon, subscribe, type TestDaemon } from '../helpers/daemon.js';
@@ -315,5 +316,26 @@ describe('media', () => {
     });
     expect(res.status).toBe(413);
     expect(await (await api(daemon, 'GET', '/api/media')).json()).toEqual([]);
+  });
+
+  it('refuses with 403 an upload into a symlinked folder that leads outside media/, and writes nothing there', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'overlay-daemon-outside-'));
+    const link = join(daemon.dataDir.mediaDir, 'out');
+    await symlink(outside, link);
+    try {
+      for (const path of ['/api/media/out/x.png', '/api/media/out/deeper/x.png']) {
+        const res = await fetch(`${daemon.url}${path}`, {
+          method: 'PUT',
+          headers: { Authorization: `Bearer ${daemon.adminKey}` },
+          body: Buffer.from('89504e470d0a1a0a', 'hex'),
+        });
+        expect(res.status).toBe(403);
+        expect((await res.json()).error.code).toBe('forbidden');
+      }
+      expect(await readdir(outside)).toEqual([]);
+    } finally {
+      await rm(link);
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 });
