@@ -61,7 +61,10 @@ describe('provision rolls back what it created', () => {
         route: 'tunnel.create',
         ...spec,
       });
-      expect(message).toContain('create tunnel');
+      // The client learns the failed step in plain words, never Cloudflare's codes or messages.
+      expect(message).toBe(
+        'Cloudflare failed while creating the tunnel; nothing was left behind. Try again.',
+      );
       expect(await callsTo(subdomain, 'tunnel.create')).toHaveLength(1);
       await expectRecovery(userId);
     },
@@ -116,7 +119,13 @@ describe('provision rolls back what it created', () => {
   });
 
   it('when creating the DNS record fails: the tunnel is deleted', async () => {
-    const { userId, subdomain } = await failedProvision('dns-create', { route: 'dns.create', status: 500 });
+    const { userId, subdomain, message } = await failedProvision('dns-create', {
+      route: 'dns.create',
+      status: 500,
+    });
+    expect(message).toBe(
+      'Cloudflare failed while creating the DNS record; nothing was left behind. Try again.',
+    );
     expect(await callsTo(subdomain, 'dns.create')).toHaveLength(1);
     await expectRecovery(userId);
   });
@@ -288,7 +297,10 @@ describe('delete', () => {
     expect((await provision(userId)).status).toBe(201);
     await injectFailure(subdomain, { route, status: 500, count: ALL_ATTEMPTS });
 
-    await expectError(await deleteTunnel(userId), 502, 'upstream_error');
+    const message = await expectError(await deleteTunnel(userId), 502, 'upstream_error');
+    expect(message).toMatch(
+      /^Cloudflare failed while [A-Za-z' ]+; trying again resumes the removal where it stopped\.$/,
+    );
     // The record stays until everything is gone, so the user can still see and retry.
     expect(await env.GATEKEEPER_KV.get(`tunnel:${userId}`)).not.toBeNull();
 

@@ -62,11 +62,13 @@ export type FailureKind = 'status' | 'timeout' | 'connection' | 'invalid_respons
 export class CloudflareApiError extends Error {
   constructor(
     readonly kind: FailureKind,
-    message: string,
+    /** Our own name of the call that failed (`create DNS record`); the message adds Cloudflare's detail. */
+    readonly step: string,
+    detail: string,
     readonly status?: number,
     readonly codes: readonly number[] = [],
   ) {
-    super(message);
+    super(`${step}: ${detail}`);
   }
 
   has(code: number): boolean {
@@ -162,26 +164,21 @@ let sdk: Promise<Sdk> | undefined;
 function toApiError({ errors }: Sdk, err: unknown, what: string): CloudflareApiError {
   if (err instanceof CloudflareApiError) return err;
   if (err instanceof errors.APIConnectionTimeoutError) {
-    return new CloudflareApiError('timeout', `${what}: timed out`);
+    return new CloudflareApiError('timeout', what, 'timed out');
   }
   if (err instanceof errors.APIError && err.status !== undefined) {
     const codes = err.errors.flatMap((e) => (typeof e.code === 'number' ? [e.code] : []));
     const detail = err.errors.map((e) => `${e.code ?? '?'} ${e.message ?? ''}`.trim()).join('; ');
-    return new CloudflareApiError(
-      'status',
-      `${what}: HTTP ${err.status} ${detail}`.trim(),
-      err.status,
-      codes,
-    );
+    return new CloudflareApiError('status', what, `HTTP ${err.status} ${detail}`.trim(), err.status, codes);
   }
   const reason = err instanceof Error ? err.message : String(err);
-  return new CloudflareApiError('connection', `${what}: ${reason}`);
+  return new CloudflareApiError('connection', what, reason);
 }
 
 function parsed<S extends v.GenericSchema>(what: string, schema: S, data: unknown): v.InferOutput<S> {
   const result = parseWith(schema, data);
   if (!result.ok)
-    throw new CloudflareApiError('invalid_response', `${what}: unexpected answer (${result.error})`);
+    throw new CloudflareApiError('invalid_response', what, `unexpected answer (${result.error})`);
   return result.value;
 }
 

@@ -118,8 +118,8 @@ export class TunnelService {
         },
       };
     } catch (err) {
-      await this.rollback(created, names);
-      throw toHttpError(err);
+      const clean = await this.rollback(created, names);
+      throw toHttpError(err, clean ? 'rolled-back' : 'left-behind');
     }
   }
 
@@ -146,7 +146,7 @@ export class TunnelService {
         created_at: new Date(stored?.created_at ?? tunnel.created_at).toISOString(),
       };
     } catch (err) {
-      throw toHttpError(err);
+      throw toHttpError(err, 'unchanged');
     }
   }
 
@@ -174,7 +174,7 @@ export class TunnelService {
       }
       await this.store.delete(userId);
     } catch (err) {
-      throw toHttpError(err);
+      throw toHttpError(err, 'resumable');
     }
   }
 
@@ -251,17 +251,24 @@ export class TunnelService {
     }
   }
 
-  /** Best effort, newest first; a rollback failure is logged and the original error still answers. */
-  private async rollback(created: Created, names: TunnelNames): Promise<void> {
+  /**
+   * Best effort, newest first; a rollback failure is logged and the original error still answers.
+   * True when everything this call created is gone again.
+   */
+  private async rollback(created: Created, names: TunnelNames): Promise<boolean> {
+    let clean = true;
     if (created.dnsRecordId) {
-      await this.api
-        .deleteDnsRecord(created.dnsRecordId)
-        .catch((err) => console.error(`rollback: DNS record ${names.hostname} left behind`, err));
+      await this.api.deleteDnsRecord(created.dnsRecordId).catch((err) => {
+        clean = false;
+        console.error(`rollback: DNS record ${names.hostname} left behind`, err);
+      });
     }
     if (created.tunnelId) {
-      await this.api
-        .deleteTunnel(created.tunnelId)
-        .catch((err) => console.error(`rollback: tunnel ${names.tunnelName} left behind`, err));
+      await this.api.deleteTunnel(created.tunnelId).catch((err) => {
+        clean = false;
+        console.error(`rollback: tunnel ${names.tunnelName} left behind`, err);
+      });
     }
+    return clean;
   }
 }
