@@ -1,6 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExchangeResponse, parseWith } from '../../shared/protocol.js';
+import { randomToken } from '../../workers/src/base64url.js';
+import { oneTimeStore } from '../../workers/src/one-time-store.js';
 import {
   authorizeAt,
   gatekeeper,
@@ -289,14 +291,50 @@ describe('POST /auth/exchange', () => {
   it('expires codes: one past its lifetime is 400 invalid_code, one within it is honoured', async () => {
     const pending = JSON.stringify({ sub: uniqueUserId('expiry'), tier: 'free' });
     const storeFor = (code: string) => env.ONE_TIME_STORE.get(env.ONE_TIME_STORE.idFromName(`code:${code}`));
-    await storeFor('expired-probe').put('expired-probe', pending, 0);
-    await storeFor('live-probe').put('live-probe', pending, 60_000);
-    const expired = await postJson('/auth/exchange', { code: 'expired-probe' });
+    // Codes of the issued shape (randomToken()), so only their lifetime decides.
+    const expiredCode = randomToken();
+    const liveCode = randomToken();
+    await storeFor(expiredCode).put(expiredCode, pending, 0);
+    await storeFor(liveCode).put(liveCode, pending, 60_000);
+    const expired = await postJson('/auth/exchange', { code: expiredCode });
     expect(expired.status).toBe(400);
     expect(await errorOf(expired)).toBe('invalid_code');
-    const live = await postJson('/auth/exchange', { code: 'live-probe' });
+    const live = await postJson('/auth/exchange', { code: liveCode });
     expect(live.status).toBe(200);
     expect(await live.json()).toMatchObject({ tier: 'free' });
+  });
+});
+
+describe('codes and states we cannot have issued', () => {
+  // Each is stored in the one-time store as if it were genuine: only the shape check can refuse it.
+  const issuedShape = randomToken;
+  const tooLong = () => `${issuedShape()}${issuedShape()}`;
+  const pending = (label: string) => JSON.stringify({ sub: uniqueUserId(label), tier: 'premium' });
+
+  it('exchanges a stored code of the issued shape (the control case)', async () => {
+    const code = issuedShape();
+    expect(code).toHaveLength(43);
+    await oneTimeStore(env, 'code').put(code, pending('shape-ok'), 60_000);
+    expect((await postJson('/auth/exchange', { code })).status).toBe(200);
+  });
+
+  it.each([
+    ['longer than 43 characters', tooLong],
+    ['of 43 characters outside base64url', () => `${issuedShape().slice(0, 42)}.`],
+  ])('refuses a code %s with 400 invalid_code without looking it up', async (_label, make) => {
+    const code = make();
+    await oneTimeStore(env, 'code').put(code, pending('shape-bad'), 60_000);
+    const res = await postJson('/auth/exchange', { code });
+    expect(res.status).toBe(400);
+    expect(await errorOf(res)).toBe('invalid_code');
+  });
+
+  it('refuses a callback state longer than 43 characters with 400 invalid_state', async () => {
+    const state = tooLong();
+    await oneTimeStore(env, 'state').put(state, JSON.stringify({ kind: 'deep-link' }), 60_000);
+    const res = await gatekeeper(`/auth/callback?state=${state}&code=anything`);
+    expect(res.status).toBe(400);
+    expect(await errorOf(res)).toBe('invalid_state');
   });
 });
 

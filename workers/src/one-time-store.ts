@@ -48,11 +48,19 @@ export class OneTimeStore extends DurableObject<GatekeeperEnv> {
   }
 }
 
-/** Client side of the store: one object per key (by name), so unrelated codes never contend. */
+/** The shape of every state and code we issue: randomToken(), 32 bytes in unpadded base64url. */
+const ISSUED_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Client side of the store: one object per key (by name), so unrelated codes never contend.
+ * A key that we cannot have issued is unknown without asking: a client sending long or odd values
+ * does not get to create Durable Objects.
+ */
 export function oneTimeStore(env: GatekeeperEnv, kind: 'state' | 'code') {
   const stub = (key: string) => env.ONE_TIME_STORE.get(env.ONE_TIME_STORE.idFromName(`${kind}:${key}`));
   return {
     put: (key: string, value: string, ttlMs: number) => stub(key).put(key, value, ttlMs),
-    take: (key: string) => stub(key).take(key),
+    take: async (key: string): Promise<string | null> =>
+      ISSUED_TOKEN.test(key) ? stub(key).take(key) : null,
   };
 }
