@@ -1,6 +1,6 @@
 // The overlays in force, kept in step with overlays/<uuid>.json both ways (decisions §3).
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { open, readdir, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
 import {
@@ -10,7 +10,7 @@ import {
   parseJsonWith,
 } from '../../shared/protocol.js';
 import { OverlayRegistry } from './registry.js';
-import { type DataDir, writeFileAtomic } from './store.js';
+import { type DataDir, type FileSignature, sameSignature, writeFileAtomic } from './store.js';
 
 const OVERLAY_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json$/i;
 
@@ -44,6 +44,10 @@ export class OverlayStore {
   readonly #writes = new Map<string, WriteQueue>();
   /** Persist calls per overlay id, so a read can tell that a write of ours happened while it ran. */
   readonly #writesStarted = new Map<string, number>();
+  /** The file as we last wrote or read it: anything else on disk was written by another program. */
+  readonly #signatures = new Map<string, FileSignature>();
+  /** Files whose change was not read because a write of ours was under way: read once the writes are done. */
+  readonly #dirty = new Set<string>();
   readonly #listeners = new Set<(change: OverlayListener) => void>();
   readonly #log: (line: string) => void;
   readonly #settleMs: number;
@@ -120,6 +124,8 @@ export class OverlayStore {
     await this.#writes.get(id)?.running;
     this.#knownText.delete(id);
     this.#writesStarted.delete(id);
+    this.#signatures.delete(id);
+    this.#dirty.delete(id);
     await rm(this.fileOf(id), { force: true });
     this.#emit({ type: 'removed', overlayId: id });
     return true;
@@ -181,7 +187,11 @@ export class OverlayStore {
         await running;
       } finally {
         if (q.running === running) q.running = undefined;
-        if (!q.running && !q.queued) this.#writes.delete(id);
+        if (!q.running && !q.queued) {
+          this.#writes.delete(id);
+          // An edit reported while we were writing was skipped: read the file now that it holds still.
+          if (this.#dirty.delete(id)) void this.#readFile(this.fileOf(id), true);
+        }
       }
     });
     q.queued = next;
@@ -189,13 +199,25 @@ export class OverlayStore {
   }
 
   async #writeNow(id: string): Promise<void> {
+    // Another program wrote the file since we last wrote or read it (its watcher event may not have
+    // come yet, or came while we were busy): its edit is read and wins over our state not yet on disk,
+    // instead of being overwritten (decisions §3; docs/daemon.md, "Edits made by another program").
+    const known = this.#signatures.get(id);
+    if (known) {
+      const onDisk = await stat(this.fileOf(id)).catch(() => undefined);
+      if (onDisk && !sameSignature(known, onDisk)) {
+        await this.#readFile(this.fileOf(id), true, true);
+        // A file that does not parse is never written over.
+        if (this.#unreadable.has(id)) return;
+      }
+    }
     const overlay = this.registry.get(id);
     if (!overlay) return;
     const text = serialiseOverlay(overlay);
     if (this.#knownText.get(id) === text) return;
     this.#knownText.set(id, text);
     try {
-      await writeFileAtomic(this.fileOf(id), text);
+      this.#signatures.set(id, await writeFileAtomic(this.fileOf(id), text));
     } catch (err) {
       this.#knownText.delete(id);
       this.#log(`[store] could not write ${this.fileOf(id)}: ${(err as Error).message}`);
@@ -203,25 +225,44 @@ export class OverlayStore {
     }
   }
 
-  async #readFile(path: string, announce: boolean): Promise<void> {
+  /** `fromWriteQueue`: called by the write queue itself, which knows no write of ours is under way. */
+  async #readFile(path: string, announce: boolean, fromWriteQueue = false): Promise<void> {
     const match = OVERLAY_FILE.exec(basename(path));
     if (!match?.[1]) return;
     const id = match[1].toLowerCase();
-    const busy = this.#writes.has(id);
+    const busy = !fromWriteQueue && this.#writes.has(id);
     const started = this.#writesStarted.get(id);
     let text: string;
+    let signature: FileSignature;
     try {
-      text = await readFile(path, 'utf8');
+      // Signature and text from one open file: both describe the same version.
+      const handle = await open(path, 'r');
+      try {
+        const { ino, size, mtimeMs } = await handle.stat();
+        signature = { ino, size, mtimeMs };
+        text = await handle.readFile('utf8');
+      } finally {
+        await handle.close();
+      }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       this.#report(id, path, (err as Error).message);
       return;
     }
+    const writing =
+      !fromWriteQueue && (busy || this.#writes.has(id) || this.#writesStarted.get(id) !== started);
     // Our own write coming back through the watcher, or an edit that changed nothing.
-    if (this.#knownText.get(id) === text && !this.#unreadable.has(id)) return;
+    if (this.#knownText.get(id) === text && !this.#unreadable.has(id)) {
+      if (!writing) this.#signatures.set(id, signature);
+      return;
+    }
     // While a write of ours is queued or running (or was, during the read) the text may be an older
-    // one of ours; taking it for an edit would roll the overlay back. Our rename brings its own event.
-    if (announce && (busy || this.#writes.has(id) || this.#writesStarted.get(id) !== started)) return;
+    // one of ours; taking it for an edit would roll the overlay back. Our rename brings its own event,
+    // and the file is read again once our writes are done, so an edit made meanwhile is not lost.
+    if (announce && writing) {
+      this.#dirty.add(id);
+      return;
+    }
     const parsed = parseJsonWith(OverlaySchema, text);
     if (!parsed.ok) {
       this.#report(id, path, parsed.error);
@@ -234,6 +275,7 @@ export class OverlayStore {
     const wasUnreadable = this.#unreadable.delete(id);
     if (wasUnreadable) this.#log(`[store] ${path} reads again; it is in force`);
     this.#knownText.set(id, text);
+    this.#signatures.set(id, signature);
     this.registry.set(parsed.value);
     if (announce) this.#emit({ type: 'changed', overlay: parsed.value });
   }

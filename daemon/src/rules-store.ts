@@ -1,9 +1,9 @@
 // rules.json: the rules in force, replaced atomically through the API and re-read after external edits (decisions §3).
-import { readFile } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { type FSWatcher, watch } from 'chokidar';
 import { parseJsonWith } from '../../shared/protocol.js';
 import { type RuleList, RuleList as RuleListSchema } from '../../shared/rules.js';
-import { type DataDir, writeFileAtomic } from './store.js';
+import { type DataDir, type FileSignature, sameSignature, writeFileAtomic } from './store.js';
 
 export type ReplaceResult = { ok: true; rules: RuleList } | { ok: false; message: string };
 
@@ -15,6 +15,10 @@ export class RulesStore {
   /** Writes of ours not yet renamed into place: until then the file may hold an older text of ours. */
   #writesInFlight = 0;
   #writesStarted = 0;
+  /** rules.json as we last wrote or read it: anything else on disk was written by another program. */
+  #signature: FileSignature | undefined;
+  /** A change reported while we were writing was not read: read it once our writes are done. */
+  #dirty = false;
   #watcher: FSWatcher | undefined;
   readonly #listeners = new Set<(rules: RuleList) => void>();
   readonly #log: (line: string) => void;
@@ -55,10 +59,41 @@ export class RulesStore {
     for (const listener of this.#listeners) listener(rules);
     this.#writesInFlight++;
     this.#writesStarted++;
-    const write = this.#writing.then(() => writeFileAtomic(this.dirs.rulesFile, text));
-    this.#writing = write.catch(() => {}).finally(() => this.#writesInFlight--);
-    await write;
+    const write = this.#writing.then(() => this.#writeUnlessEdited(text));
+    this.#writing = write
+      .then(
+        () => {},
+        () => {},
+      )
+      .finally(() => {
+        this.#writesInFlight--;
+        // A change reported while we were writing was skipped: read the file now that it holds still.
+        if (this.#writesInFlight === 0 && this.#dirty) {
+          this.#dirty = false;
+          void this.#read(true);
+        }
+      });
+    if ((await write) === 'edited') {
+      return {
+        ok: false,
+        message: `${this.dirs.rulesFile} was changed by another program meanwhile; its rules are in force now, send yours again`,
+      };
+    }
     return { ok: true, rules };
+  }
+
+  /**
+   * Writes `text` unless another program wrote rules.json since we last wrote or read it: then its
+   * edit is read and stays in force instead of being overwritten (decisions §3; docs/daemon.md).
+   */
+  async #writeUnlessEdited(text: string): Promise<'written' | 'edited'> {
+    const onDisk = await stat(this.dirs.rulesFile).catch(() => undefined);
+    if (this.#signature && onDisk && !sameSignature(this.#signature, onDisk)) {
+      await this.#read(true, true);
+      if (this.#knownText !== text || this.#unreadable !== undefined) return 'edited';
+    }
+    this.#signature = await writeFileAtomic(this.dirs.rulesFile, text);
+    return 'written';
   }
 
   async watch(settleMs = 150): Promise<void> {
@@ -78,21 +113,39 @@ export class RulesStore {
     await this.#writing;
   }
 
-  async #read(announce: boolean): Promise<void> {
+  /** `fromWriteQueue`: called by the write queue itself, which knows no write of ours is under way. */
+  async #read(announce: boolean, fromWriteQueue = false): Promise<void> {
     const path = this.dirs.rulesFile;
     const busy = this.#writesInFlight > 0;
     const started = this.#writesStarted;
     let text: string;
+    let signature: FileSignature;
     try {
-      text = await readFile(path, 'utf8');
+      // Signature and text from one open file: both describe the same version.
+      const handle = await open(path, 'r');
+      try {
+        const { ino, size, mtimeMs } = await handle.stat();
+        signature = { ino, size, mtimeMs };
+        text = await handle.readFile('utf8');
+      } finally {
+        await handle.close();
+      }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       this.#reject(path, (err as Error).message);
       return;
     }
-    if (text === this.#knownText && this.#unreadable === undefined) return;
-    // Taking an older text of ours for an edit would roll the rules back; our rename brings its own event.
-    if (announce && (busy || this.#writesInFlight > 0 || this.#writesStarted !== started)) return;
+    const writing = !fromWriteQueue && (busy || this.#writesInFlight > 0 || this.#writesStarted !== started);
+    if (text === this.#knownText && this.#unreadable === undefined) {
+      if (!writing) this.#signature = signature;
+      return;
+    }
+    // Taking an older text of ours for an edit would roll the rules back; our rename brings its own
+    // event, and the file is read again once our writes are done, so an edit made meanwhile is kept.
+    if (announce && writing) {
+      this.#dirty = true;
+      return;
+    }
     const parsed = parseJsonWith(RuleListSchema, text);
     if (!parsed.ok) {
       this.#reject(path, parsed.error);
@@ -100,6 +153,7 @@ export class RulesStore {
     }
     this.#unreadable = undefined;
     this.#knownText = text;
+    this.#signature = signature;
     this.#rules = parsed.value;
     if (announce) for (const listener of this.#listeners) listener(parsed.value);
   }

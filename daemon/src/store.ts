@@ -10,13 +10,32 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.OVERLAY_DATA_DIR || join(homedir(), '.overlay-daemon');
 }
 
-/** Writes a file so that a reader sees the old or the new content, never a torn one. */
-export async function writeFileAtomic(path: string, data: string, mode = 0o644): Promise<void> {
+/** What tells one version of a file from another without reading it (a rename keeps all three). */
+export interface FileSignature {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+export function sameSignature(a: FileSignature | undefined, b: FileSignature | undefined): boolean {
+  return (
+    a !== undefined && b !== undefined && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+  );
+}
+
+/**
+ * Writes a file so that a reader sees the old or the new content, never a torn one. Returns the
+ * signature of what it wrote, so a later write can tell whether another program wrote since.
+ */
+export async function writeFileAtomic(path: string, data: string, mode = 0o644): Promise<FileSignature> {
   const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await open(tmp, 'w', mode);
+  let signature: FileSignature;
   try {
     await handle.writeFile(data);
     await handle.sync();
+    const { ino, size, mtimeMs } = await handle.stat();
+    signature = { ino, size, mtimeMs };
   } finally {
     await handle.close();
   }
@@ -26,6 +45,7 @@ export async function writeFileAtomic(path: string, data: string, mode = 0o644):
     await rm(tmp, { force: true });
     throw err;
   }
+  return signature;
 }
 
 /** The first start's overlay: one widget of each live kind, so a streamer sees the system at work at once. */

@@ -191,6 +191,59 @@ describe('widget state', () => {
     expect((await fileWidgets(overlayId)).find((w) => w.id === 'title')).toMatchObject({ content: 'Edited' });
   });
 
+  it('picks up a hand edit of the overlay file within a second during a flood of likes, and keeps it on disk', async () => {
+    // Files settle for 150 ms before they are read, as they do by default: longer than the 100 ms between
+    // two writes of the goal, so the daemon writes again before the watcher reports the edit.
+    const flooded = await startTestDaemon({ watchSettleMs: 150 });
+    try {
+      const created = await api(flooded, 'POST', '/api/overlays', {
+        name: 'Flooded',
+        width: 1920,
+        height: 1080,
+        widgets,
+      });
+      const overlayId = ((await created.json()) as { id: string }).id;
+      const file = join(flooded.dataDir.overlaysDir, `${overlayId}.json`);
+      const onDisk = async () =>
+        JSON.parse(await readFile(file, 'utf8')) as { name: string; widgets: Widget[] };
+      const goalOnDisk = async () => {
+        const goal = (await onDisk()).widgets.find((w) => w.id === 'goal');
+        return goal?.type === 'goal' ? goal.current : undefined;
+      };
+      const c = await subscribe(flooded, overlayId);
+      clients.push(c);
+      // Likes every 10 ms for 2 s: the goal is written every 100 ms all along.
+      let flooding = true;
+      const flood = (async () => {
+        for (let i = 0; i < 200 && flooding; i++) {
+          flooded.ingest(like(1));
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      })();
+      try {
+        // Just after a write of ours has landed, another program saves the file in place, as an editor does.
+        const update = await c.next((m) => m.type === 'overlay-update' && (goalOf(m) ?? 0) > 5);
+        await waitFor(async () => (await goalOnDisk()) === goalOf(update), 1000, 'that goal on disk');
+        await writeFile(file, JSON.stringify({ ...(await onDisk()), name: 'Renamed by hand' }, null, 2));
+        const editedAt = Date.now();
+        await c.next((m) => m.type === 'overlay-update' && m.overlay.name === 'Renamed by hand', 1000);
+        expect(Date.now() - editedAt).toBeLessThanOrEqual(1000);
+        await flood;
+      } finally {
+        flooding = false;
+        await flood;
+      }
+      // The likes after the edit count on top of it, and the edit is still on disk once the flood is over.
+      const last = c.received.filter((m) => m.type === 'overlay-update').at(-1);
+      expect(last).toMatchObject({ overlay: { name: 'Renamed by hand' } });
+      await waitFor(async () => (await goalOnDisk()) === goalOf(last), 3000, 'the last goal on disk');
+      expect(await onDisk()).toMatchObject({ name: 'Renamed by hand' });
+      expect(flooded.overlays.get(overlayId)?.name).toBe('Renamed by hand');
+    } finally {
+      await flooded.stop();
+    }
+  });
+
   it('resets kept state by API command and by rule, after the changes queued before it', async () => {
     const overlayId = await newOverlay('Reset');
     const c = await client(overlayId);

@@ -22,6 +22,6 @@ export async function readCachedConfig(path: string): Promise<RemoteConfig> {
   return parsed.ok ? parsed.value : DEFAULT_CONFIG;
 }
 
-export function writeCachedConfig(path: string, config: RemoteConfig): Promise<void> {
-  return writeFileAtomic(path, `${JSON.stringify(config, null, 2)}\n`);
+export async function writeCachedConfig(path: string, config: RemoteConfig): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(config, null, 2)}\n`);
 }
