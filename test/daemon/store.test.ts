@@ -154,6 +154,27 @@ describe('writes of the daemon', () => {
 });
 
 describe('rules.json', () => {
+  it('does not overwrite an edit made by another program that it has not read yet: 409, the edit in force', async () => {
+    const rules = [
+      {
+        id: 'edited-first',
+        trigger: 'follow',
+        actions: [{ overlayId, widgetId: 'w', command: 'show-alert', payload: {} }],
+      },
+    ];
+    const text = JSON.stringify(rules);
+    // Saved by hand, then replaced through the API before the watcher reports the edit (it waits for the file to settle).
+    await writeFile(daemon.dataDir.rulesFile, text);
+    const put = await api(daemon, 'PUT', '/api/rules', []);
+    expect(put.status).toBe(409);
+    expect((await put.json()).error.code).toBe('conflict');
+    expect(daemon.rules.current().map((rule) => rule.id)).toEqual(['edited-first']);
+    expect(await readFile(daemon.dataDir.rulesFile, 'utf8')).toBe(text);
+    // Sent again, now that the edit has been read, the replacement goes through.
+    expect((await api(daemon, 'PUT', '/api/rules', [])).status).toBe(200);
+    expect(daemon.rules.current()).toEqual([]);
+  });
+
   it('picks up an external edit and keeps the last good rules when it breaks', async () => {
     const rules = [
       {
