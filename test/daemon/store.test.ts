@@ -163,16 +163,22 @@ describe('rules.json', () => {
       },
     ];
     const text = JSON.stringify(rules);
-    // Saved by hand, then replaced through the API before the watcher reports the edit (it waits for the file to settle).
-    await writeFile(daemon.dataDir.rulesFile, text);
-    const put = await api(daemon, 'PUT', '/api/rules', []);
-    expect(put.status).toBe(409);
-    expect((await put.json()).error.code).toBe('conflict');
-    expect(daemon.rules.current().map((rule) => rule.id)).toEqual(['edited-first']);
-    expect(await readFile(daemon.dataDir.rulesFile, 'utf8')).toBe(text);
-    // Sent again, now that the edit has been read, the replacement goes through.
-    expect((await api(daemon, 'PUT', '/api/rules', [])).status).toBe(200);
-    expect(daemon.rules.current()).toEqual([]);
+    // A watcher that waits long for files to settle, so the API call surely comes before it reads the edit.
+    const slow = await startTestDaemon({ watchSettleMs: 5000 });
+    try {
+      // Saved by hand, then replaced through the API before the watcher reports the edit.
+      await writeFile(slow.dataDir.rulesFile, text);
+      const put = await api(slow, 'PUT', '/api/rules', []);
+      expect(put.status).toBe(409);
+      expect((await put.json()).error.code).toBe('conflict');
+      expect(slow.rules.current().map((rule) => rule.id)).toEqual(['edited-first']);
+      expect(await readFile(slow.dataDir.rulesFile, 'utf8')).toBe(text);
+      // Sent again, now that the edit has been read, the replacement goes through.
+      expect((await api(slow, 'PUT', '/api/rules', [])).status).toBe(200);
+      expect(slow.rules.current()).toEqual([]);
+    } finally {
+      await slow.stop();
+    }
   });
 
   it('picks up an external edit and keeps the last good rules when it breaks', async () => {
