@@ -1,6 +1,6 @@
 // The overlays in force, kept in step with overlays/<uuid>.json both ways (decisions §3).
 import { randomUUID } from 'node:crypto';
-import { open, readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
 import {
@@ -10,7 +10,13 @@ import {
   parseJsonWith,
 } from '../../shared/protocol.js';
 import { OverlayRegistry } from './registry.js';
-import { type DataDir, type FileSignature, sameSignature, writeFileAtomic } from './store.js';
+import {
+  type DataDir,
+  type FileSignature,
+  readFileWithSignature,
+  sameSignature,
+  writeFileAtomic,
+} from './store.js';
 
 const OVERLAY_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json$/i;
 
@@ -235,15 +241,7 @@ export class OverlayStore {
     let text: string;
     let signature: FileSignature;
     try {
-      // Signature and text from one open file: both describe the same version.
-      const handle = await open(path, 'r');
-      try {
-        const { ino, size, mtimeMs } = await handle.stat();
-        signature = { ino, size, mtimeMs };
-        text = await handle.readFile('utf8');
-      } finally {
-        await handle.close();
-      }
+      ({ text, signature } = await readFileWithSignature(path));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       this.#report(id, path, (err as Error).message);

@@ -1,9 +1,15 @@
 // rules.json: the rules in force, replaced atomically through the API and re-read after external edits (decisions §3).
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { type FSWatcher, watch } from 'chokidar';
 import { parseJsonWith } from '../../shared/protocol.js';
 import { type RuleList, RuleList as RuleListSchema } from '../../shared/rules.js';
-import { type DataDir, type FileSignature, sameSignature, writeFileAtomic } from './store.js';
+import {
+  type DataDir,
+  type FileSignature,
+  readFileWithSignature,
+  sameSignature,
+  writeFileAtomic,
+} from './store.js';
 
 export type ReplaceResult = { ok: true; rules: RuleList } | { ok: false; message: string };
 
@@ -121,15 +127,7 @@ export class RulesStore {
     let text: string;
     let signature: FileSignature;
     try {
-      // Signature and text from one open file: both describe the same version.
-      const handle = await open(path, 'r');
-      try {
-        const { ino, size, mtimeMs } = await handle.stat();
-        signature = { ino, size, mtimeMs };
-        text = await handle.readFile('utf8');
-      } finally {
-        await handle.close();
-      }
+      ({ text, signature } = await readFileWithSignature(path));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       this.#reject(path, (err as Error).message);

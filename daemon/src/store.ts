@@ -23,6 +23,19 @@ export function sameSignature(a: FileSignature | undefined, b: FileSignature | u
   );
 }
 
+/** Reads a file's text and signature from one open handle, so both describe the same version. */
+export async function readFileWithSignature(
+  path: string,
+): Promise<{ text: string; signature: FileSignature }> {
+  const handle = await open(path, 'r');
+  try {
+    const { ino, size, mtimeMs } = await handle.stat();
+    return { signature: { ino, size, mtimeMs }, text: await handle.readFile('utf8') };
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Writes a file so that a reader sees the old or the new content, never a torn one. Returns the
  * signature of what it wrote, so a later write can tell whether another program wrote since.
