@@ -261,6 +261,13 @@ describe('rules and the test panel', () => {
     await dashboard.getByRole('checkbox', { name: 'follow' }).uncheck();
     await saved(dashboard);
     expect((await overlayWidgets(overlayId)).find((w) => w.id === alert!.id)).not.toHaveProperty('events');
+    // A goal counts what its select says.
+    await dashboard.getByRole('button', { name: '+ Goal' }).click();
+    await dashboard.getByLabel('Counts').selectOption('follows');
+    await saved(dashboard);
+    expect((await overlayWidgets(overlayId)).find((w) => w.type === 'goal')).toMatchObject({
+      source: 'follows',
+    });
     await shot(dashboard, 'dashboard-editor.png');
 
     await openTab('Rules');

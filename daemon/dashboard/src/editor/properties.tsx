@@ -10,6 +10,8 @@ import type { MediaItem } from '../api.js';
 import { isAudio, isImage } from '../media-kinds.js';
 import { FieldError } from '../ui.js';
 
+type GoalSource = (typeof GOAL_SOURCES)[number];
+
 const FONTS = ['system-ui, sans-serif', 'Georgia, serif', 'Impact, sans-serif', '"Courier New", monospace'];
 
 /** Sets or (for undefined) removes one field, keeping the widget's own type. */
@@ -128,6 +130,32 @@ export function Properties(props: PanelProps) {
             onInput={(e) => onChange(set(e.currentTarget.value || undefined), `${w.id}.color`)}
           />
         </span>
+      )}
+    </Field>
+  );
+  /** What a goal or counter counts; `noneLabel` offers counting nothing (the empty choice). */
+  const sourceSelect = (
+    value: GoalSource | undefined,
+    noneLabel: string | undefined,
+    set: (source: GoalSource | undefined) => Widget,
+  ) => (
+    <Field name="source" label="Counts" error={errorFor('source')}>
+      {(a11y) => (
+        <select
+          {...a11y}
+          value={value ?? ''}
+          onChange={(e) => {
+            const chosen = e.currentTarget.value;
+            onChange(set(GOAL_SOURCES.find((s) => s === chosen)), `${w.id}.source`);
+          }}
+        >
+          {noneLabel !== undefined && <option value="">{noneLabel}</option>}
+          {GOAL_SOURCES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
       )}
     </Field>
   );
@@ -262,24 +290,7 @@ export function Properties(props: PanelProps) {
       specific = (
         <>
           {text('title', 'Title', w.title, (v) => ({ ...w, title: v }))}
-          <Field name="source" label="Counts" error={errorFor('source')}>
-            {(a11y) => (
-              <select
-                {...a11y}
-                value={w.source}
-                onChange={(e) => {
-                  const source = GOAL_SOURCES.find((s) => s === e.currentTarget.value);
-                  if (source) onChange({ ...w, source }, `${w.id}.source`);
-                }}
-              >
-                {GOAL_SOURCES.map((s) => (
-                  <option key={s} value={s}>
-                    {s}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          {sourceSelect(w.source, undefined, (source) => (source ? { ...w, source } : w))}
           {num('target', 'Target', w.target, (v) => ({ ...w, target: v ?? Number.NaN }), { min: 1 })}
           {num('current', 'Progress so far', w.current, (v) => ({ ...w, current: v ?? Number.NaN }), {
             min: 0,
@@ -313,32 +324,7 @@ export function Properties(props: PanelProps) {
       specific = (
         <>
           {text('label', 'Label', w.label, (v) => ({ ...w, label: v }))}
-          <Field name="source" label="Counts" error={errorFor('source')}>
-            {(a11y) => (
-              <select
-                {...a11y}
-                value={w.source ?? ''}
-                onChange={(e) => {
-                  const value = e.currentTarget.value;
-                  onChange(
-                    withField(
-                      w,
-                      'source',
-                      GOAL_SOURCES.find((s) => s === value),
-                    ),
-                    `${w.id}.source`,
-                  );
-                }}
-              >
-                <option value="">Nothing (set by commands)</option>
-                {GOAL_SOURCES.map((s) => (
-                  <option key={s} value={s}>
-                    {s}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          {sourceSelect(w.source, 'Nothing (set by commands)', (source) => withField(w, 'source', source))}
           {num('value', 'Value', w.value, (v) => ({ ...w, value: v ?? Number.NaN }))}
           {num('fontSize', 'Font size (px)', w.fontSize, (v) => withField(w, 'fontSize', v), {
             optional: true,
