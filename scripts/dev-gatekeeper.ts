@@ -1,5 +1,5 @@
 // Runs the Gatekeeper locally against the fake Patreon and Cloudflare API: `npm run dev:gatekeeper`, then log in at /auth/membership.
-import { DEMO_USERS, startLocalStack } from './local-stack.js';
+import { DEMO_USERS, startLocalStack } from '../test/support/local-stack.js';
 
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const STATE_DIR = '.wrangler/dev-gatekeeper';

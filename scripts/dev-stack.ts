@@ -3,11 +3,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DEMO_USERS, makeEdgeCertificate, startLocalStack } from './local-stack.js';
+import { DEMO_USERS, makeEdgeCertificate, startLocalStack } from '../test/support/local-stack.js';
 
 const STATE_DIR = resolve('.wrangler/dev-stack');
 const DATA_DIR = join(STATE_DIR, 'daemon-data');
-const STANDIN = resolve('test/fixtures/cloudflared-standin');
+const STANDIN = resolve('test/support/cloudflared-standin');
 const DAEMON = resolve('bin/overlay-daemon.js');
 const port = (name: string, fallback: number) => Number(process.env[name] || fallback);
 const GATEKEEPER_PORT = port('DEV_STACK_GATEKEEPER_PORT', 8787);

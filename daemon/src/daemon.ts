@@ -2,20 +2,20 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Polka } from 'polka';
-import { ConnectionLimiter } from './connection-limit.js';
-import type { CreationLimits } from './control-api.js';
-import type { DevDashboard, DevPage } from './dev-page.js';
-import { createEventPipeline } from './event-pipeline.js';
-import { createControlGuard, createFrontDoor, createUpgradeListener } from './front-door.js';
-import { createHttpApp, type PageRenderer } from './http.js';
-import { Hub } from './hub.js';
-import { createIngest, type EventHandler, type Ingest } from './ingest.js';
-import { OverlayStore } from './overlay-store.js';
-import { compiledPageRenderer } from './page.js';
-import { PageTokens } from './page-tokens.js';
-import type { OverlayRegistry } from './registry.js';
-import { RulesStore } from './rules-store.js';
-import { type DataDir, initDataDir, readAdminKey } from './store.js';
+import { createIngest, type EventHandler, type Ingest } from './events/ingest.js';
+import { createEventPipeline } from './events/pipeline.js';
+import { createHttpApp, type PageRenderer } from './http/app.js';
+import { ConnectionLimiter } from './http/connection-limit.js';
+import type { CreationLimits } from './http/control-api.js';
+import type { DevDashboard, DevPage } from './http/dev-page.js';
+import { createControlGuard, createFrontDoor, createUpgradeListener } from './http/front-door.js';
+import { compiledPageRenderer } from './http/page.js';
+import { type DataDir, initDataDir, readAdminKey } from './store/data-dir.js';
+import type { OverlayRegistry } from './store/overlay-registry.js';
+import { OverlayStore } from './store/overlay-store.js';
+import { RulesStore } from './store/rules-store.js';
+import { Hub } from './ws/hub.js';
+import { PageTokens } from './ws/page-tokens.js';
 
 export interface DaemonOptions {
   port: number;
@@ -184,7 +184,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   boundPort = (server.address() as AddressInfo).port;
   try {
     if (options.dev) {
-      const { startDevDashboard, startDevPage } = await import('./dev-page.js');
+      const { startDevDashboard, startDevPage } = await import('./http/dev-page.js');
       [devPage, devDashboard] = await Promise.all([
         startDevPage(server, () => boundPort),
         startDevDashboard(server),

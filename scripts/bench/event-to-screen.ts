@@ -1,7 +1,7 @@
 // Benchmark 5, event to screen: a gift POSTed to the daemon until its alert is in the DOM of the overlay page in Chromium.
 import { performance } from 'node:perf_hooks';
 import type { Browser, Page } from 'playwright-core';
-import { chromiumAvailable, launchChromium } from '../../test/helpers/chromium.js';
+import { chromiumAvailable, launchChromium } from '../../test/support/chromium.js';
 import { ControlClient, giftBody } from './clients.js';
 import { type BenchContext, startBaselineChild, startDaemonChild } from './context.js';
 import { type Section, table } from './report.js';
@@ -224,7 +224,7 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
       ],
       body: [
         `${EVENTS} gifts (after ${WARMUP} warm-up) POSTed to \`/api/events\` while the overlay page is open in Chromium`,
-        '(test/helpers/chromium.ts), with an alert widget that announces gifts. A MutationObserver in the page stamps',
+        '(test/support/chromium.ts), with an alert widget that announces gifts. A MutationObserver in the page stamps',
         '`performance.timeOrigin + performance.now()` when the alert element appears; node stamps the same clock just',
         'before the POST. Both clocks start from the system clock; the offset between them is estimated from the',
         '`page.evaluate` round trip with the smallest delay (of 50) and applied only when larger than its own error',

@@ -15,7 +15,7 @@ import { gzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
 import { importJWK, SignJWT } from 'jose';
 import { Miniflare } from 'miniflare';
-import { startFakeCloudflare } from '../fakes/cloudflare-api.js';
+import { startFakeCloudflare } from '../../test/support/fakes/cloudflare-api.js';
 import type { BenchContext } from './context.js';
 import { childrenNamed, cpuSeconds } from './proc.js';
 import { type Section, table } from './report.js';
@@ -268,7 +268,7 @@ export async function runGatekeeper(ctx: BenchContext): Promise<Section> {
         '  platform is never called: this measures the Worker. The rate limiter binding is consulted on every request,',
         "  with its limit raised (production's 30/min per IP would refuse nearly all of them).",
         '- `/tunnels/status/:userId`: licence verify, KV read, and two calls to the local fake Cloudflare API',
-        '  (scripts/fakes/cloudflare-api.ts, in the bench process) through the Cloudflare SDK.',
+        '  (test/support/fakes/cloudflare-api.ts, in the bench process) through the Cloudflare SDK.',
         '- CPU per request: utime+stime of the workerd process over the round ÷ requests, both Workers measured the',
         "  same way. It includes workerd's own HTTP handling and Miniflare's entry routing, which the baseline pays",
         '  too; the difference column is what the Gatekeeper adds.',

@@ -185,7 +185,7 @@ export async function runPageServing(ctx: BenchContext): Promise<Section> {
           ...probes.map((p) => `- ${p}`),
           '',
           'The client never has more than 10 connections open, so any 429 here would be a fault of the limiter: a',
-          'keep-alive connection holds one per-IP slot across its sequential requests (daemon/src/front-door.ts;',
+          'keep-alive connection holds one per-IP slot across its sequential requests (daemon/src/http/front-door.ts;',
           'test/daemon/limits.test.ts).',
         ],
       };

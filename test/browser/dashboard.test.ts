@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../helpers/chromium.js';
-import { rawRequest, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { launchChromium } from '../support/chromium.js';
+import { rawRequest, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS; // a folder: docs/images when refreshing the docs
 const POLL = { timeout: 10_000, interval: 50 };

@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../helpers/chromium.js';
-import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { launchChromium } from '../support/chromium.js';
+import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 let daemon: TestDaemon;
 let browser: Browser;

@@ -1,8 +1,8 @@
 // The overlay page in Chromium against the real daemon: widgets render, events and commands reach them.
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../helpers/chromium.js';
-import { api, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { launchChromium } from '../support/chromium.js';
+import { api, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 let daemon: TestDaemon;
 let browser: Browser;

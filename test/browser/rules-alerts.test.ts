@@ -3,8 +3,8 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../helpers/chromium.js';
-import { api, makeDataDir, startTestDaemon, type TestDaemon, waitFor } from '../helpers/daemon.js';
+import { launchChromium } from '../support/chromium.js';
+import { api, makeDataDir, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 
 /** A folder (docs/images when refreshing the docs) to write the demo overlay's picture into. */
 const SCREENSHOTS = process.env.OVERLAY_SCREENSHOTS;

@@ -1,6 +1,6 @@
 // Broadcasts reach every client as WebSocket text frames (interface §6: JSON text), encoded once for all of them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, startTestDaemon, subscribe, type TestDaemon } from '../helpers/daemon.js';
+import { api, startTestDaemon, subscribe, type TestDaemon } from '../support/daemon.js';
 
 let daemon: TestDaemon;
 let overlayId: string;

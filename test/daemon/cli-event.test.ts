@@ -1,9 +1,9 @@
 // `overlay-daemon event …` as a user runs it (a child process) against a real daemon: the event arrives, rules fire, mistakes are named.
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killCliProcesses, runCli } from '../helpers/cli.js';
-import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon } from '../helpers/daemon.js';
-import type { TestWsClient } from '../helpers/ws.js';
+import { killCliProcesses, runCli } from '../support/cli.js';
+import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon } from '../support/daemon.js';
+import type { TestWsClient } from '../support/ws.js';
 
 // No usable default data directory: every call names the one it means.
 const NO_DEFAULT_DATA_DIR = { OVERLAY_DATA_DIR: '/nonexistent/overlay-daemon-test' };

@@ -3,10 +3,10 @@ import { readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runDashboardCommand } from '../../daemon/src/cli-dashboard.js';
-import { type CliRun, killCliProcesses, spawnCli } from '../helpers/cli.js';
-import { makeDataDir, pageToken, startTestDaemon } from '../helpers/daemon.js';
-import { connectWs } from '../helpers/ws.js';
+import { runDashboardCommand } from '../../daemon/src/cli/dashboard.js';
+import { type CliRun, killCliProcesses, spawnCli } from '../support/cli.js';
+import { makeDataDir, pageToken, startTestDaemon } from '../support/daemon.js';
+import { connectWs } from '../support/ws.js';
 
 const dirs: string[] = [];
 

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, rawRequest, startTestDaemon, subscribe, type TestDaemon } from '../helpers/daemon.js';
+import { api, rawRequest, startTestDaemon, subscribe, type TestDaemon } from '../support/daemon.js';
 
 let daemon: TestDaemon;
 let demoId: string;

@@ -1,6 +1,6 @@
 // --dev: the page comes from daemon/page through Vite in middleware mode, with HMR on the daemon's own port.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest, startTestDaemon, subscribe, type TestDaemon } from '../helpers/daemon.js';
+import { rawRequest, startTestDaemon, subscribe, type TestDaemon } from '../support/daemon.js';
 
 let daemon: TestDaemon;
 

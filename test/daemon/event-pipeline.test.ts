@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RuleEngine } from '../../daemon/src/rules/engine.js';
 import type { ServerMessage, StreamEvent, Widget } from '../../shared/protocol.js';
-import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../helpers/daemon.js';
-import type { TestWsClient } from '../helpers/ws.js';
+import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
+import type { TestWsClient } from '../support/ws.js';
 
 let daemon: TestDaemon;
 const clients: TestWsClient[] = [];

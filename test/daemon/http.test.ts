@@ -2,7 +2,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { rawRequest, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 let daemon: TestDaemon;
 let overlayId: string;

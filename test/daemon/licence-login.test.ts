@@ -3,14 +3,14 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { browserCommand, openBrowser } from '../../daemon/src/cli/open-browser.js';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
 import { decodeJwtPayload } from '../../daemon/src/licence/jwt-payload.js';
 import { readLicence } from '../../daemon/src/licence/licence-file.js';
 import { LoginError, login, logout } from '../../daemon/src/licence/login.js';
 import { listenForAuthCode } from '../../daemon/src/licence/loopback-listener.js';
-import { browserCommand, openBrowser } from '../../daemon/src/open-browser.js';
-import { makeDataDir } from '../helpers/daemon.js';
-import { type FakeGatekeeper, startFakeGatekeeper } from './licence-fake-gatekeeper.js';
+import { makeDataDir } from '../support/daemon.js';
+import { type FakeGatekeeper, startFakeGatekeeper } from '../support/fakes/gatekeeper.js';
 
 let gatekeeper: FakeGatekeeper;
 const dataDirs: string[] = [];

@@ -2,7 +2,7 @@ import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type LicenceRecord, readLicence, writeLicence } from '../../daemon/src/licence/licence-file.js';
-import { makeDataDir } from '../helpers/daemon.js';
+import { makeDataDir } from '../support/daemon.js';
 
 let dataDir: string;
 beforeEach(async () => {

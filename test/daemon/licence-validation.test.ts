@@ -9,8 +9,8 @@ import {
   VALIDATE_INTERVAL_MS,
 } from '../../daemon/src/licence/licence-manager.js';
 import { DEFAULT_CONFIG } from '../../shared/config.js';
-import { makeDataDir } from '../helpers/daemon.js';
-import { type FakeGatekeeper, startFakeGatekeeper } from './licence-fake-gatekeeper.js';
+import { makeDataDir } from '../support/daemon.js';
+import { type FakeGatekeeper, startFakeGatekeeper } from '../support/fakes/gatekeeper.js';
 
 const HOUR = 3_600_000;
 

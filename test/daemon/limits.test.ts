@@ -4,8 +4,8 @@ import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../helpers/daemon.js';
-import { connectWs, type TestWsClient, UpgradeRefused } from '../helpers/ws.js';
+import { rawRequest, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
+import { connectWs, type TestWsClient, UpgradeRefused } from '../support/ws.js';
 
 let daemon: TestDaemon;
 let overlayId: string;

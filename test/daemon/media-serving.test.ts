@@ -5,8 +5,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MediaFiles } from '../../daemon/src/media.js';
-import { rawRequest, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { MediaFiles } from '../../daemon/src/media/media.js';
+import { rawRequest, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 let daemon: TestDaemon;
 const SMALL = Buffer.from('0123456789abcdefghij');

@@ -2,7 +2,7 @@
 import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../helpers/daemon.js';
+import { api, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
 
 let daemon: TestDaemon;
 let overlayId: string;

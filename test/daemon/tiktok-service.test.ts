@@ -2,9 +2,9 @@
 import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTikTokService, type TikTokService } from '../../daemon/src/tiktok-service.js';
-import { killCliProcesses, spawnCli } from '../helpers/cli.js';
-import { makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../helpers/daemon.js';
+import { startTikTokService, type TikTokService } from '../../daemon/src/events/tiktok-service.js';
+import { killCliProcesses, spawnCli } from '../support/cli.js';
+import { makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
 
 /** Stands in for TikTokLiveConnection: connect() settles when the test says so. */
 class FakeConnection extends EventEmitter {

@@ -3,7 +3,8 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../daemon/src/cli.js';
+import { main } from '../../daemon/src/cli/main.js';
+import { runRemoteCommand } from '../../daemon/src/cli/remote.js';
 import { type RunningDaemon, startDaemon } from '../../daemon/src/daemon.js';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
 import { writeLicence } from '../../daemon/src/licence/licence-file.js';
@@ -15,13 +16,12 @@ import {
   tunnelUp,
 } from '../../daemon/src/tunnel/commands.js';
 import { type RemoteAccess, startRemoteAccess } from '../../daemon/src/tunnel/remote-access.js';
-import { runRemoteCommand } from '../../daemon/src/tunnel/remote-cli.js';
 import { readTunnelFile, tunnelFilePath } from '../../daemon/src/tunnel/tunnel-file.js';
-import { freePort } from '../../scripts/local-stack.js';
-import { until } from '../helpers/wait.js';
-import { type FakeGatekeeper, fakeSubdomain, startFakeGatekeeper } from './licence-fake-gatekeeper.js';
+import { type FakeGatekeeper, fakeSubdomain, startFakeGatekeeper } from '../support/fakes/gatekeeper.js';
+import { freePort } from '../support/local-stack.js';
+import { until } from '../support/wait.js';
 
-const STANDIN = resolve('test/fixtures/cloudflared-standin');
+const STANDIN = resolve('test/support/cloudflared-standin');
 const USER = 'patron-9';
 
 let gatekeeper: FakeGatekeeper;

@@ -11,9 +11,9 @@ import {
   CloudflaredMissingError,
   CloudflaredSupervisor,
 } from '../../daemon/src/tunnel/cloudflared.js';
-import { until } from '../helpers/wait.js';
+import { until } from '../support/wait.js';
 
-const STANDIN = resolve('test/fixtures/cloudflared-standin');
+const STANDIN = resolve('test/support/cloudflared-standin');
 const HOSTNAME = 'o-abcdefghijklmnop.overlays.test';
 const token = Buffer.from(
   JSON.stringify({ a: 'acct', t: '6f1c8c55-9a56-4b8e-8a84-0f2b2f7d1a11', s: 'c2VjcmV0LXNlY3JldA==' }),

@@ -3,8 +3,8 @@
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseWith, type ServerMessage } from '../../shared/protocol.js';
-import { api, pageToken, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../helpers/daemon.js';
-import { connectWs, UpgradeRefused } from '../helpers/ws.js';
+import { api, pageToken, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
+import { connectWs, UpgradeRefused } from '../support/ws.js';
 
 let daemon: TestDaemon;
 let overlayId: string;

@@ -7,20 +7,15 @@ import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { type CliIo, main } from '../../daemon/src/cli.js';
+import { type CliIo, main } from '../../daemon/src/cli/main.js';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
 import { readLicence } from '../../daemon/src/licence/licence-file.js';
 import { login } from '../../daemon/src/licence/login.js';
-import {
-  freePort,
-  type LocalStack,
-  makeEdgeCertificate,
-  startLocalStack,
-} from '../../scripts/local-stack.js';
-import { launchChromium } from '../helpers/chromium.js';
-import { until } from '../helpers/wait.js';
+import { launchChromium } from '../support/chromium.js';
+import { freePort, type LocalStack, makeEdgeCertificate, startLocalStack } from '../support/local-stack.js';
+import { until } from '../support/wait.js';
 
-const STANDIN = resolve('test/fixtures/cloudflared-standin');
+const STANDIN = resolve('test/support/cloudflared-standin');
 // wrangler dev, the connector and Chromium answer more slowly than the in-process daemon: a longer bound.
 const STACK_WAIT_MS = 15_000;
 const DOMAIN = 'overlays.test';

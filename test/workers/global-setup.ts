@@ -1,7 +1,7 @@
 // Starts the local fakes of Patreon and the Cloudflare API (on loopback) for the Workers project.
 import type { TestProject } from 'vitest/node';
-import { startFakeCloudflare } from '../../scripts/fakes/cloudflare-api.js';
-import { startFakePatreon } from '../../scripts/fakes/patreon.js';
+import { startFakeCloudflare } from '../support/fakes/cloudflare-api.js';
+import { startFakePatreon } from '../support/fakes/patreon.js';
 
 export default async function setup(project: TestProject) {
   const [patreon, cloudflare] = await Promise.all([startFakePatreon(), startFakeCloudflare()]);

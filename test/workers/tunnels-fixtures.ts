@@ -116,7 +116,7 @@ interface FakeState {
 async function fakeState(): Promise<FakeState> {
   const res = await fetch(`${cloudflareBase}/__fake/state`);
   expect(res.status).toBe(200);
-  // The fake is our own test server: its dump has exactly the shape written in scripts/fakes.
+  // The fake is our own test server: its dump has exactly the shape written in test/support/fakes.
   return res.json<FakeState>();
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeTimers, type TimerHandle } from '../../src/events/timers.js';
+import { FakeTimers, type TimerHandle } from '../../src/timers.js';
 import { AlertQueue, type QueuedAlert } from './alert-queue.js';
 
 function setup(options = { gapMs: 250, maxWaiting: 3 }) {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { StreamEventOf } from '../../../shared/protocol.js';
+import { FakeTimers } from '../timers.js';
 import { GiftStreaks } from './gift-streaks.js';
 import type { NormalisedGift } from './tiktok-normalise.js';
-import { FakeTimers } from './timers.js';
 
 type Gift = StreamEventOf<'gift'>;
 

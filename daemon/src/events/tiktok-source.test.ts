@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { StreamEvent } from '../../../shared/protocol.js';
+import { FakeTimers } from '../timers.js';
 import v3 from './fixtures/tiktok-v3.json' with { type: 'json' };
 import {
   classifyFailure,
@@ -10,7 +11,6 @@ import {
   type SourceStatus,
   TikTokSource,
 } from './tiktok-source.js';
-import { FakeTimers } from './timers.js';
 
 /** Stands in for TikTokLiveConnection: an EventEmitter whose connect() the test settles. */
 class FakeConnection extends EventEmitter {

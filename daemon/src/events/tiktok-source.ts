@@ -1,5 +1,6 @@
 // The TikTok LIVE event source: keeps one connection up, reconnects with backoff, emits normalised events.
 import type { StreamEvent, StreamUser } from '../../../shared/protocol.js';
+import { systemTimers, type TimerHandle, type Timers } from '../timers.js';
 import { firstCount, own } from './fields.js';
 import { GiftStreaks } from './gift-streaks.js';
 import { RecentIds } from './recent-ids.js';
@@ -13,7 +14,6 @@ import {
   normaliseSubscribe,
   normaliseViewer,
 } from './tiktok-normalise.js';
-import { systemTimers, type TimerHandle, type Timers } from './timers.js';
 
 /**
  * What the source needs of a connection: tiktok-live-connector's `TikTokLiveConnection` through

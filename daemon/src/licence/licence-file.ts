@@ -2,7 +2,7 @@
 import { rm } from 'node:fs/promises';
 import * as v from 'valibot';
 import { Tier } from '../../../shared/protocol.js';
-import { type PrivateJsonRead, readPrivateJson, writePrivateJson } from '../private-json-file.js';
+import { type PrivateJsonRead, readPrivateJson, writePrivateJson } from '../store/private-json-file.js';
 
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
 

@@ -6,7 +6,7 @@ import {
   RemoteConfig as RemoteConfigSchema,
 } from '../../../shared/config.js';
 import { parseJsonWith } from '../../../shared/protocol.js';
-import { writeFileAtomic } from '../store.js';
+import { writeFileAtomic } from '../store/data-dir.js';
 
 export const REMOTE_CONFIG_FILE = 'remote-config.json';
 

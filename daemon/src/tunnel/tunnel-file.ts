@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { ProvisionResponse } from '../../../shared/protocol.js';
-import { type PrivateJsonRead, readPrivateJson, writePrivateJson } from '../private-json-file.js';
+import { type PrivateJsonRead, readPrivateJson, writePrivateJson } from '../store/private-json-file.js';
 
 export const TUNNEL_FILE = 'tunnel.json';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeTimers } from '../events/timers.js';
+import { FakeTimers } from '../timers.js';
 import { UpdateCoalescer } from './coalescer.js';
 
 function setup(intervalMs = 100) {

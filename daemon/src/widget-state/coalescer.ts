@@ -1,6 +1,6 @@
 // Rate-limits overlay broadcasts: state changes of one overlay go out at most once per interval.
-import type { TimerHandle, Timers } from '../events/timers.js';
-import { systemTimers } from '../events/timers.js';
+import type { TimerHandle, Timers } from '../timers.js';
+import { systemTimers } from '../timers.js';
 
 /**
  * `mark(overlayId)` says the overlay's state changed. The first change after a quiet interval is

@@ -2,7 +2,7 @@
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { classifyHost, clientIp, isLocalControlClient, originAllowed } from './net-policy.js';
+import { classifyHost, clientIp, isLocalControlClient, originAllowed } from './policy.js';
 
 function fakeRequest(remoteAddress: string, headers: Record<string, string>): IncomingMessage {
   const socket = new Socket();

@@ -11,11 +11,9 @@ import {
   parseWith,
   StreamEvent,
   Uuid,
-} from '../../shared/protocol.js';
-import { RuleList } from '../../shared/rules.js';
-import { readBody } from './body.js';
-import type { Hub } from './hub.js';
-import type { LimitDecision } from './licence/limits.js';
+} from '../../../shared/protocol.js';
+import { RuleList } from '../../../shared/rules.js';
+import type { LimitDecision } from '../licence/limits.js';
 import {
   checkMediaName,
   listMedia,
@@ -24,10 +22,12 @@ import {
   mediaType,
   PayloadTooLarge,
   writeMedia,
-} from './media.js';
-import type { OverlayStore } from './overlay-store.js';
+} from '../media/media.js';
+import type { OverlayStore } from '../store/overlay-store.js';
+import type { RulesStore } from '../store/rules-store.js';
+import type { Hub } from '../ws/hub.js';
+import { readBody } from './body.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
-import type { RulesStore } from './rules-store.js';
 
 export interface ControlApiContext {
   overlays: OverlayStore;

@@ -2,9 +2,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { decodeJwtPayload } from '../../daemon/src/licence/jwt-payload.js';
-import { DEFAULT_CONFIG, type RemoteConfig } from '../../shared/config.js';
-import type { Tier } from '../../shared/protocol.js';
+import { decodeJwtPayload } from '../../../daemon/src/licence/jwt-payload.js';
+import { DEFAULT_CONFIG, type RemoteConfig } from '../../../shared/config.js';
+import type { Tier } from '../../../shared/protocol.js';
 
 export type ValidateMode = 'ok' | 'membership_inactive' | 'invalid_token' | 'unreachable' | 'server_error';
 

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from './package-root.js';
+import { PACKAGE_ROOT } from '../package-root.js';
 import { injectGlobals } from './page.js';
 
 export const DEV_BASE = '/overlay-dev/';

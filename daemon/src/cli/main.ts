@@ -1,15 +1,15 @@
 // The `overlay-daemon` command line (decisions §3): start (the default) and status.
 import { parseArgs } from 'node:util';
-import { DASHBOARD_HELP, runDashboardCommand } from './cli-dashboard.js';
-import { runEventCommand } from './cli-event.js';
-import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from './daemon.js';
-import { dashboardSignInUrl } from './dashboard/mount-dashboard.js';
-import { isLoopbackIp } from './net-policy.js';
-import { PACKAGE_VERSION } from './package-root.js';
-import { defaultDataDir } from './store.js';
-import { isTikTokUsername, startTikTokService } from './tiktok-service.js';
-import { createLicenceManager, type RemoteAccess, startRemoteAccess } from './tunnel/remote-access.js';
-import { isRemoteCommand, runRemoteCommand } from './tunnel/remote-cli.js';
+import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from '../daemon.js';
+import { isTikTokUsername, startTikTokService } from '../events/tiktok-service.js';
+import { dashboardSignInUrl } from '../http/dashboard.js';
+import { isLoopbackIp } from '../http/policy.js';
+import { PACKAGE_VERSION } from '../package-root.js';
+import { defaultDataDir } from '../store/data-dir.js';
+import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../tunnel/remote-access.js';
+import { DASHBOARD_HELP, runDashboardCommand } from './dashboard.js';
+import { runEventCommand } from './event.js';
+import { isRemoteCommand, runRemoteCommand } from './remote.js';
 
 const MAIN_HELP = `overlay-daemon ${PACKAGE_VERSION}: browser-source overlays for live-streamers
 

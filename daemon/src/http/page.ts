@@ -1,7 +1,7 @@
 // Renders the overlay page: the compiled HTML with the three injected globals (interface §2.9, decisions §3).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PAGE_DIST_DIR } from './package-root.js';
+import { PAGE_DIST_DIR } from '../package-root.js';
 
 export interface PageGlobals {
   overlayId: string;

@@ -1,7 +1,7 @@
 // `overlay-daemon dashboard`: opens the running daemon's dashboard, signed in, in the system browser.
-import { dashboardSignInUrl } from './dashboard/mount-dashboard.js';
+import { dashboardSignInUrl } from '../http/dashboard.js';
+import { dataDirPaths, readAdminKey } from '../store/data-dir.js';
 import { openBrowser } from './open-browser.js';
-import { dataDirPaths, readAdminKey } from './store.js';
 
 export const DASHBOARD_HELP = `Usage: overlay-daemon dashboard [--port N] [--host ADDR] [--data-dir DIR]
 

@@ -8,15 +8,15 @@ import {
   type OverlayInput,
   Overlay as OverlaySchema,
   parseJsonWith,
-} from '../../shared/protocol.js';
-import { OverlayRegistry } from './registry.js';
+} from '../../../shared/protocol.js';
 import {
   type DataDir,
   type FileSignature,
   readFileWithSignature,
   sameSignature,
   writeFileAtomic,
-} from './store.js';
+} from './data-dir.js';
+import { OverlayRegistry } from './overlay-registry.js';
 
 const OVERLAY_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json$/i;
 

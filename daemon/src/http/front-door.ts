@@ -2,10 +2,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Hub } from '../ws/hub.js';
 import type { ConnectionLimiter } from './connection-limit.js';
 import { bearerMatches } from './control-api.js';
-import type { Hub } from './hub.js';
-import { classifyHost, clientIp, isLocalControlClient, originAllowed } from './net-policy.js';
+import { classifyHost, clientIp, isLocalControlClient, originAllowed } from './policy.js';
 import { refuseUpgrade, sendError, sendNoContent } from './responses.js';
 
 export interface FrontDoorOptions {

@@ -1,15 +1,15 @@
 // rules.json: the rules in force, replaced atomically through the API and re-read after external edits (decisions §3).
 import { stat } from 'node:fs/promises';
 import { type FSWatcher, watch } from 'chokidar';
-import { parseJsonWith } from '../../shared/protocol.js';
-import { type RuleList, RuleList as RuleListSchema } from '../../shared/rules.js';
+import { parseJsonWith } from '../../../shared/protocol.js';
+import { type RuleList, RuleList as RuleListSchema } from '../../../shared/rules.js';
 import {
   type DataDir,
   type FileSignature,
   readFileWithSignature,
   sameSignature,
   writeFileAtomic,
-} from './store.js';
+} from './data-dir.js';
 
 export type ReplaceResult = { ok: true; rules: RuleList } | { ok: false; message: string };
 

@@ -1,12 +1,12 @@
 // Runs the TikTok LIVE source inside the daemon: events go through ingest, its state shows in GET /status and the log.
-import type { RunningDaemon } from './daemon.js';
-import { tiktokConnection } from './events/tiktok-connection.js';
+import type { RunningDaemon } from '../daemon.js';
+import { tiktokConnection } from './tiktok-connection.js';
 import {
   type ConnectionFactory,
   type SourceStatus,
   TikTokSource,
   type TikTokSourceOptions,
-} from './events/tiktok-source.js';
+} from './tiktok-source.js';
 
 export interface TikTokServiceOptions {
   /** The streamer's TikTok username, with or without `@`. */

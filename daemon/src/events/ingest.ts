@@ -14,10 +14,10 @@
 //     log(line)                            → the daemon's log
 // - The rules engine and widget state hook in by adding steps to `handlers` below (or by building
 //   their own `EventHandler` and passing it in `extraHandlers`); each handler gets the event and the context.
-import type { StreamEvent } from '../../shared/protocol.js';
-import type { Hub } from './hub.js';
-import type { OverlayStore } from './overlay-store.js';
-import type { RulesStore } from './rules-store.js';
+import type { StreamEvent } from '../../../shared/protocol.js';
+import type { OverlayStore } from '../store/overlay-store.js';
+import type { RulesStore } from '../store/rules-store.js';
+import type { Hub } from '../ws/hub.js';
 
 export interface IngestContext {
   hub: Hub;

@@ -3,14 +3,14 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import polka, { type Polka } from 'polka';
 import sirv from 'sirv';
-import { parseWith, Uuid } from '../../shared/protocol.js';
+import { parseWith, Uuid } from '../../../shared/protocol.js';
+import { MediaFiles } from '../media/media.js';
+import { PAGE_DIST_DIR } from '../package-root.js';
+import type { OverlayStore } from '../store/overlay-store.js';
+import type { PageTokens } from '../ws/page-tokens.js';
 import { CONTROL_ROUTES, type ControlApiContext, mountControlApi } from './control-api.js';
-import { mountDashboard } from './dashboard/mount-dashboard.js';
-import { MediaFiles } from './media.js';
-import { classifyHost, isLocalControlClient } from './net-policy.js';
-import type { OverlayStore } from './overlay-store.js';
-import { PAGE_DIST_DIR } from './package-root.js';
-import type { PageTokens } from './page-tokens.js';
+import { mountDashboard } from './dashboard.js';
+import { classifyHost, isLocalControlClient } from './policy.js';
 import { sendError, sendJson } from './responses.js';
 
 /** Produces the overlay page's HTML with the globals injected (compiled page, or Vite in --dev). */

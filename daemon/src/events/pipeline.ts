@@ -11,13 +11,19 @@
 //   The queue holds the operations, not a computed state, and they are replayed on the overlay in
 //   force at flush time, so an edit saved meanwhile (editor, file) is kept and nothing is counted twice.
 // - `reset` (API or rule) zeroes the kept state too: the pipeline listens to every command the hub sends.
-import type { OverlayCommandInput, StreamEvent, Widget } from '../../shared/protocol.js';
-import type { RuleList } from '../../shared/rules.js';
-import type { Timers } from './events/timers.js';
+import type { OverlayCommandInput, StreamEvent, Widget } from '../../../shared/protocol.js';
+import type { RuleList } from '../../../shared/rules.js';
+import { RuleEngine } from '../rules/engine.js';
+import type { Timers } from '../timers.js';
+import {
+  amountFor,
+  applyCommand,
+  applyEvent,
+  diamondsOf,
+  mergeWidgets,
+} from '../widget-state/apply-event.js';
+import { UpdateCoalescer } from '../widget-state/coalescer.js';
 import type { EventHandler, IngestContext } from './ingest.js';
-import { RuleEngine } from './rules/engine.js';
-import { amountFor, applyCommand, applyEvent, diamondsOf, mergeWidgets } from './widget-state/apply-event.js';
-import { UpdateCoalescer } from './widget-state/coalescer.js';
 
 export interface EventPipelineOptions {
   /** Minimum time between two state writes/broadcasts of one overlay (default 100 ms). */

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { dashboardSignInUrl, isLocalDashboardClient } from './mount-dashboard.js';
+import { dashboardSignInUrl, isLocalDashboardClient } from './dashboard.js';
 
 const request = (host: string | undefined, remoteAddress: string): IncomingMessage => {
   // Only the two properties the check reads; a real IncomingMessage needs a socket.

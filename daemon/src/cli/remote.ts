@@ -2,8 +2,7 @@
 import { join } from 'node:path';
 import { DEFAULT_GATEKEEPER_URL, GatekeeperClient, gatekeeperUrl } from '../licence/gatekeeper-client.js';
 import { LoginError, login, logout } from '../licence/login.js';
-import { openBrowser } from '../open-browser.js';
-import { defaultDataDir } from '../store.js';
+import { defaultDataDir } from '../store/data-dir.js';
 import {
   publicOverlayUrls,
   requireCloudflared,
@@ -11,7 +10,8 @@ import {
   tunnelDown,
   tunnelStatusLines,
   tunnelUp,
-} from './commands.js';
+} from '../tunnel/commands.js';
+import { openBrowser } from './open-browser.js';
 
 export const REMOTE_COMMANDS = ['login', 'logout', 'tunnel'] as const;
 export type RemoteCommand = (typeof REMOTE_COMMANDS)[number];

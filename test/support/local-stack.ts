@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { DEFAULT_CONFIG, type RemoteConfig } from '../shared/config.js';
+import { DEFAULT_CONFIG, type RemoteConfig } from '../../shared/config.js';
 import { FAKE_CLOUDFLARE_TOKEN, startFakeCloudflare } from './fakes/cloudflare-api.js';
 import type { FakeServer } from './fakes/listen.js';
 import { FAKE_PATREON_CAMPAIGN, startFakePatreon } from './fakes/patreon.js';

@@ -2,10 +2,15 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
-import { describeEvent } from '../../shared/describe-event.js';
-import { parseWith, STREAM_EVENT_TYPES, StreamEvent, type StreamEventType } from '../../shared/protocol.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from './daemon.js';
-import { dataDirPaths, defaultDataDir } from './store.js';
+import { describeEvent } from '../../../shared/describe-event.js';
+import {
+  parseWith,
+  STREAM_EVENT_TYPES,
+  StreamEvent,
+  type StreamEventType,
+} from '../../../shared/protocol.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../daemon.js';
+import { dataDirPaths, defaultDataDir } from '../store/data-dir.js';
 
 export const EVENT_HELP = `Usage: overlay-daemon event <type> [options]
 
