@@ -1,6 +1,6 @@
 // The remote configuration served by the Gatekeeper's GET /config and enforced by the daemon (decisions §2).
 import * as v from 'valibot';
-import { Tier } from './protocol.js';
+import { Tier } from './protocol/index.js';
 
 export const TierLimits = v.object({
   maxOverlays: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),

@@ -1,5 +1,5 @@
 // The one line a person reads for a stream event: the overlay's alert and event list, the CLI's receipt, the dashboard's log.
-import type { StreamEvent } from './protocol.js';
+import type { StreamEvent } from './protocol/index.js';
 
 export function describeEvent(event: StreamEvent): string {
   const who = event.user.nickname || event.user.uniqueId;

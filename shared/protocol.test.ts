@@ -25,7 +25,7 @@ import {
   TunnelStatus,
   ValidateResponse,
   Widget,
-} from './protocol.js';
+} from './protocol/index.js';
 
 const OVERLAY_ID = '0b7c5b8e-3f4a-4c1e-9d2a-6f1e2d3c4b5a';
 const user = { uniqueId: 'alice', nickname: 'Alice' };

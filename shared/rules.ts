@@ -1,6 +1,6 @@
 // Rules (rules.json, GET/PUT /api/rules): a trigger, conditions, a cooldown and overlay-command actions.
 import * as v from 'valibot';
-import { STREAM_EVENT_TYPES, Uuid } from './protocol.js';
+import { STREAM_EVENT_TYPES, Uuid } from './protocol/index.js';
 
 const count = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
 

@@ -3,7 +3,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RuleEngine } from '../../daemon/src/rules/engine.js';
-import type { ServerMessage, StreamEvent, Widget } from '../../shared/protocol.js';
+import type { ServerMessage, StreamEvent, Widget } from '../../shared/protocol/index.js';
 import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
 import type { TestWsClient } from '../support/ws.js';
 

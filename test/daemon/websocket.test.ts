@@ -2,7 +2,7 @@
 
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseWith, type ServerMessage } from '../../shared/protocol.js';
+import { parseWith, type ServerMessage } from '../../shared/protocol/index.js';
 import { api, pageToken, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
 import { connectWs, UpgradeRefused } from '../support/ws.js';
 

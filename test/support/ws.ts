@@ -1,7 +1,7 @@
 // Real `ws` clients for daemon suites: optional source address (127.x.y.z), message queue, close awaiting.
 import type { Socket } from 'node:net';
 import { type ClientOptions, WebSocket } from 'ws';
-import { encodeClientMessage, parseServerMessage, type ServerMessage } from '../../shared/protocol.js';
+import { encodeClientMessage, parseServerMessage, type ServerMessage } from '../../shared/protocol/index.js';
 
 export interface CloseInfo {
   code: number;

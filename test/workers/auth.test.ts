@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ExchangeResponse, parseWith } from '../../shared/protocol.js';
+import { ExchangeResponse, parseWith } from '../../shared/protocol/index.js';
 import { randomToken } from '../../workers/src/base64url.js';
 import { oneTimeStore } from '../../workers/src/one-time-store.js';
 import {

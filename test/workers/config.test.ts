@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_CONFIG, RemoteConfig } from '../../shared/config.js';
-import { parseWith } from '../../shared/protocol.js';
+import { parseWith } from '../../shared/protocol/index.js';
 import { gatekeeper } from './helpers/gatekeeper.js';
 
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import { exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import pkg from '../../package.json';
-import { Health, parseWith } from '../../shared/protocol.js';
+import { Health, parseWith } from '../../shared/protocol/index.js';
 
 describe('GET /health inside workerd', () => {
   it('reports ok and the package version', async () => {

@@ -2,7 +2,7 @@
 
 import { env, exports } from 'cloudflare:workers';
 import { expect, inject } from 'vitest';
-import { ErrorBody, parseWith } from '../../shared/protocol.js';
+import { ErrorBody, parseWith } from '../../shared/protocol/index.js';
 import { signLicence } from '../../workers/src/licence.js';
 
 declare module 'vitest' {

@@ -1,7 +1,7 @@
 // The tunnel endpoints inside workerd against the stateful fake Cloudflare API: life cycle, idempotency, recovery.
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ProvisionResponse, parseWith, TunnelStatus } from '../../shared/protocol.js';
+import { ProvisionResponse, parseWith, TunnelStatus } from '../../shared/protocol/index.js';
 import {
   cloudflareApi,
   cloudflareHolds,

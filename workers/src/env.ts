@@ -31,7 +31,7 @@ export interface GatekeeperEnv {
 
 export interface LicenceClaims {
   sub: string;
-  tier: import('../../shared/protocol.js').Tier;
+  tier: import('../../shared/protocol/index.js').Tier;
   iat: number;
   exp: number;
   jti: string;

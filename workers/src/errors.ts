@@ -1,5 +1,5 @@
 // One error type with a stable code; the app's onError turns it into the common error body (decisions §1).
-import { ERROR_STATUS, type ErrorCode, errorBody } from '../../shared/protocol.js';
+import { ERROR_STATUS, type ErrorCode, errorBody } from '../../shared/protocol/index.js';
 
 export class ApiError extends Error {
   readonly status: (typeof ERROR_STATUS)[ErrorCode];

@@ -1,6 +1,6 @@
 // The Gatekeeper Worker: health, remote configuration, membership login, licences and tunnels.
 import { Hono } from 'hono';
-import type { Health } from '../../shared/protocol.js';
+import type { Health } from '../../shared/protocol/index.js';
 import type { AppEnv } from './env.js';
 import { ApiError, errorResponse } from './errors.js';
 import { rateLimit } from './middleware/rate-limit.js';

@@ -1,7 +1,7 @@
 // Licence JWTs (decisions §2): EdDSA with a `kid`, pinned algorithm, issuer and audience, 30 s tolerance.
 import { createLocalJWKSet, importJWK, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import * as v from 'valibot';
-import { parseWith, Tier } from '../../shared/protocol.js';
+import { parseWith, Tier } from '../../shared/protocol/index.js';
 import type { GatekeeperEnv, LicenceClaims } from './env.js';
 import { ApiError } from './errors.js';
 

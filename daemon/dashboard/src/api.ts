@@ -7,7 +7,7 @@ import {
   Overlay as OverlaySchema,
   parseWith,
   type StreamEvent,
-} from '../../../shared/protocol.js';
+} from '../../../shared/protocol/index.js';
 import { type RuleList, RuleList as RuleListSchema } from '../../../shared/rules.js';
 
 /** A refusal by the daemon (or a network failure, status 0), with the field the server named. */

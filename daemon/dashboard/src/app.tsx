@@ -1,6 +1,6 @@
 // The dashboard shell: sign-in gate, navigation, and the data every view shares (overlays, media, rules).
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import type { Overlay } from '../../../shared/protocol.js';
+import type { Overlay } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
 import { type ApiError, ControlApi, type MediaItem } from './api.js';
 import { Editor } from './editor/editor.js';

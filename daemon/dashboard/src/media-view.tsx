@@ -1,6 +1,6 @@
 // Media library: upload images and sounds (checked here first), list them, delete them.
 import { useState } from 'preact/hooks';
-import { MediaPath, parseWith } from '../../../shared/protocol.js';
+import { MediaPath, parseWith } from '../../../shared/protocol/index.js';
 import type { Shared } from './app.js';
 import { assetUrl } from './editor/widget-preview.js';
 import { isAudio, isImage, MAX_MEDIA_BYTES, safeMediaName, uploadProblem } from './media-kinds.js';

@@ -1,6 +1,6 @@
 // Overlay list: create, rename, resize, delete, and the URLs to paste into OBS.
 import { useEffect, useState } from 'preact/hooks';
-import { type Overlay, OverlayInput, parseWith } from '../../../shared/protocol.js';
+import { type Overlay, OverlayInput, parseWith } from '../../../shared/protocol/index.js';
 import type { JsonRecord } from './api.js';
 import type { Shared } from './app.js';
 import { tunnelConnector, tunnelPublicUrl } from './status-fields.js';

@@ -1,5 +1,5 @@
 // Which rules an event would fire, for the test panel when the daemon's answer does not list them.
-import type { StreamEvent } from '../../../shared/protocol.js';
+import type { StreamEvent } from '../../../shared/protocol/index.js';
 import type { Rule, RuleConditions } from '../../../shared/rules.js';
 
 const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);

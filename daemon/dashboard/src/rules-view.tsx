@@ -1,7 +1,12 @@
 // Rules: list, create, edit, reorder, delete; validated with RuleList before PUT /api/rules.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { KNOWN_COMMANDS, type Overlay, parseWith, STREAM_EVENT_TYPES } from '../../../shared/protocol.js';
+import {
+  KNOWN_COMMANDS,
+  type Overlay,
+  parseWith,
+  STREAM_EVENT_TYPES,
+} from '../../../shared/protocol/index.js';
 import { type Rule, type RuleAction, type RuleConditions, RuleList } from '../../../shared/rules.js';
 import { ApiError } from './api.js';
 import type { Shared } from './app.js';

@@ -7,7 +7,7 @@ import {
   STREAM_EVENT_TYPES,
   StreamEvent,
   type StreamEventType,
-} from '../../../shared/protocol.js';
+} from '../../../shared/protocol/index.js';
 import type { Rule } from '../../../shared/rules.js';
 import type { Shared } from './app.js';
 import { fieldIssues } from './field-issues.js';

@@ -1,5 +1,5 @@
 // A new widget of each kind with defaults that pass the Widget schema of shared/protocol.ts.
-import type { Widget, WidgetType } from '../../../shared/protocol.js';
+import type { Widget, WidgetType } from '../../../shared/protocol/index.js';
 
 export const WIDGET_KINDS: readonly { type: WidgetType; label: string }[] = [
   { type: 'text', label: 'Text' },

@@ -1,5 +1,9 @@
 // The page's WebSocket to the daemon: address, `init`, validated messages, recovery by reloading.
-import { encodeClientMessage, parseServerMessage, type ServerMessage } from '../../../shared/protocol.js';
+import {
+  encodeClientMessage,
+  parseServerMessage,
+  type ServerMessage,
+} from '../../../shared/protocol/index.js';
 import type { PageGlobals } from './globals.js';
 
 /** `ws://host` on http, `wss://host` on https (the tunnel serves the page over https; interface §6). */

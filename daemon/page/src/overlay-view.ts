@@ -9,7 +9,7 @@ import {
   type StreamEvent,
   type Widget,
   type WidgetOf,
-} from '../../../shared/protocol.js';
+} from '../../../shared/protocol/index.js';
 import { AlertQueue, type QueuedAlert } from './alert-queue.js';
 import { describeEvent, pushBounded } from './describe-event.js';
 

@@ -8,7 +8,7 @@ import {
   STREAM_EVENT_TYPES,
   StreamEvent,
   type StreamEventType,
-} from '../../../shared/protocol.js';
+} from '../../../shared/protocol/index.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../daemon.js';
 import { dataDirPaths, defaultDataDir } from '../store/data-dir.js';
 

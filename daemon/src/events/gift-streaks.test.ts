@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StreamEventOf } from '../../../shared/protocol.js';
+import type { StreamEventOf } from '../../../shared/protocol/index.js';
 import { FakeTimers } from '../timers.js';
 import { GiftStreaks } from './gift-streaks.js';
 import type { NormalisedGift } from './tiktok-normalise.js';

@@ -14,7 +14,7 @@
 //     log(line)                            → the daemon's log
 // - The rules engine and widget state hook in by adding steps to `handlers` below (or by building
 //   their own `EventHandler` and passing it in `extraHandlers`); each handler gets the event and the context.
-import type { StreamEvent } from '../../../shared/protocol.js';
+import type { StreamEvent } from '../../../shared/protocol/index.js';
 import type { OverlayStore } from '../store/overlay-store.js';
 import type { RulesStore } from '../store/rules-store.js';
 import type { Hub } from '../ws/hub.js';

@@ -11,7 +11,7 @@
 //   The queue holds the operations, not a computed state, and they are replayed on the overlay in
 //   force at flush time, so an edit saved meanwhile (editor, file) is kept and nothing is counted twice.
 // - `reset` (API or rule) zeroes the kept state too: the pipeline listens to every command the hub sends.
-import type { OverlayCommandInput, StreamEvent, Widget } from '../../../shared/protocol.js';
+import type { OverlayCommandInput, StreamEvent, Widget } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
 import { RuleEngine } from '../rules/engine.js';
 import type { Timers } from '../timers.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseWith, StreamEvent } from '../../../shared/protocol.js';
+import { parseWith, StreamEvent } from '../../../shared/protocol/index.js';
 import documented from './fixtures/tiktok-documented.json' with { type: 'json' };
 import v3 from './fixtures/tiktok-v3.json' with { type: 'json' };
 import {

@@ -1,5 +1,5 @@
 // The TikTok LIVE event source: keeps one connection up, reconnects with backoff, emits normalised events.
-import type { StreamEvent, StreamUser } from '../../../shared/protocol.js';
+import type { StreamEvent, StreamUser } from '../../../shared/protocol/index.js';
 import { systemTimers, type TimerHandle, type Timers } from '../timers.js';
 import { firstCount, own } from './fields.js';
 import { GiftStreaks } from './gift-streaks.js';

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import polka, { type Polka } from 'polka';
 import sirv from 'sirv';
-import { parseWith, Uuid } from '../../../shared/protocol.js';
+import { parseWith, Uuid } from '../../../shared/protocol/index.js';
 import { MediaFiles } from '../media/media.js';
 import { PAGE_DIST_DIR } from '../package-root.js';
 import type { OverlayStore } from '../store/overlay-store.js';

@@ -11,7 +11,7 @@ import {
   parseWith,
   StreamEvent,
   Uuid,
-} from '../../../shared/protocol.js';
+} from '../../../shared/protocol/index.js';
 import { RuleList } from '../../../shared/rules.js';
 import type { LimitDecision } from '../licence/limits.js';
 import {

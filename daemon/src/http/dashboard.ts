@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { Polka } from 'polka';
 import sirv from 'sirv';
-import { ERROR_STATUS, errorBody } from '../../../shared/protocol.js';
+import { ERROR_STATUS, errorBody } from '../../../shared/protocol/index.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 
 /** Where `vite build --config daemon/dashboard/vite.config.ts` writes the dashboard. */

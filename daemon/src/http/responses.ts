@@ -1,7 +1,7 @@
 // JSON responses and the common error body of decisions §1, for HTTP responses and refused upgrades.
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ERROR_STATUS, type ErrorCode, errorBody } from '../../../shared/protocol.js';
+import { ERROR_STATUS, type ErrorCode, errorBody } from '../../../shared/protocol/index.js';
 
 export function sendJson(
   res: ServerResponse,

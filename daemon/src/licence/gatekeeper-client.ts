@@ -8,7 +8,7 @@ import {
   parseJsonWith,
   TunnelStatus,
   ValidateResponse,
-} from '../../../shared/protocol.js';
+} from '../../../shared/protocol/index.js';
 
 /** Where `login` and the licence checks go unless `--gatekeeper` or `$OVERLAY_GATEKEEPER_URL` says otherwise. */
 export const DEFAULT_GATEKEEPER_URL = 'https://gatekeeper.overlay-daemon.workers.dev';

@@ -1,6 +1,6 @@
 // Reads a licence JWT's claims without verifying it: the Gatekeeper verifies; the daemon only needs `sub` and `exp`.
 import * as v from 'valibot';
-import { parseJsonWith } from '../../../shared/protocol.js';
+import { parseJsonWith } from '../../../shared/protocol/index.js';
 
 const Claims = v.object({
   sub: v.pipe(v.string(), v.minLength(1)),

@@ -1,7 +1,7 @@
 // `<data-dir>/license.json` (decisions §3): the Gatekeeper JWT and the last verdict, written atomically with mode 0600.
 import { rm } from 'node:fs/promises';
 import * as v from 'valibot';
-import { Tier } from '../../../shared/protocol.js';
+import { Tier } from '../../../shared/protocol/index.js';
 import { type PrivateJsonRead, readPrivateJson, writePrivateJson } from '../store/private-json-file.js';
 
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());

@@ -2,7 +2,7 @@
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG, type RemoteConfig, type TierLimits } from '../../../shared/config.js';
-import type { Tier } from '../../../shared/protocol.js';
+import type { Tier } from '../../../shared/protocol/index.js';
 import type { GatekeeperClient } from './gatekeeper-client.js';
 import { decodeJwtPayload } from './jwt-payload.js';
 import { type LicenceRecord, readLicence, writeLicence } from './licence-file.js';

@@ -1,6 +1,6 @@
 // Tier limits from the remote config, phrased as decisions the control API turns into 403 responses.
 import type { RemoteConfig, TierLimits } from '../../../shared/config.js';
-import type { Tier } from '../../../shared/protocol.js';
+import type { Tier } from '../../../shared/protocol/index.js';
 
 export type LimitDecision =
   | { ok: true }

@@ -5,7 +5,7 @@ import {
   type RemoteConfig,
   RemoteConfig as RemoteConfigSchema,
 } from '../../../shared/config.js';
-import { parseJsonWith } from '../../../shared/protocol.js';
+import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { writeFileAtomic } from '../store/data-dir.js';
 
 export const REMOTE_CONFIG_FILE = 'remote-config.json';

@@ -6,7 +6,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { lookup } from 'mrmime';
-import { MediaPath, parseWith } from '../../../shared/protocol.js';
+import { MediaPath, parseWith } from '../../../shared/protocol/index.js';
 
 export const MEDIA_MAX_BYTES = 20 * 1024 * 1024;
 /** interface §4.2: assets are cached for 5 minutes. */

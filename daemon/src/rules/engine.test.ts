@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseWith, type StreamEvent } from '../../../shared/protocol.js';
+import { parseWith, type StreamEvent } from '../../../shared/protocol/index.js';
 import { RuleList } from '../../../shared/rules.js';
 import { RuleEngine } from './engine.js';
 

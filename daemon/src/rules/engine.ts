@@ -1,5 +1,5 @@
 // Evaluates the rules of rules.json against each stream event and produces overlay-command actions.
-import type { StreamEvent } from '../../../shared/protocol.js';
+import type { StreamEvent } from '../../../shared/protocol/index.js';
 import type { Rule, RuleList } from '../../../shared/rules.js';
 import { compilePayload, type Renderer } from './template.js';
 

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { Overlay } from '../../../shared/protocol.js';
+import type { Overlay } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
 
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,5 +1,5 @@
 // The overlays in force, by id: the last good state of each file.
-import type { Overlay } from '../../../shared/protocol.js';
+import type { Overlay } from '../../../shared/protocol/index.js';
 
 export class OverlayRegistry {
   readonly #overlays = new Map<string, Overlay>();

@@ -8,7 +8,7 @@ import {
   type OverlayInput,
   Overlay as OverlaySchema,
   parseJsonWith,
-} from '../../../shared/protocol.js';
+} from '../../../shared/protocol/index.js';
 import {
   type DataDir,
   type FileSignature,

@@ -1,7 +1,7 @@
 // A private JSON file in the data directory (license.json, tunnel.json): validated on read, written atomically with mode 0600.
 import { chmod, readFile } from 'node:fs/promises';
 import type * as v from 'valibot';
-import { parseJsonWith } from '../../../shared/protocol.js';
+import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { writeFileAtomic } from './data-dir.js';
 
 export type PrivateJsonRead<T> = { ok: true; record: T | undefined } | { ok: false; error: string };

@@ -1,7 +1,7 @@
 // rules.json: the rules in force, replaced atomically through the API and re-read after external edits (decisions §3).
 import { stat } from 'node:fs/promises';
 import { type FSWatcher, watch } from 'chokidar';
-import { parseJsonWith } from '../../../shared/protocol.js';
+import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { type RuleList, RuleList as RuleListSchema } from '../../../shared/rules.js';
 import {
   type DataDir,

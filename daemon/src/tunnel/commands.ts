@@ -1,7 +1,7 @@
 // `overlay-daemon tunnel up | down | status`: provisioning through the Gatekeeper; the daemon runs the connector.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Overlay, parseJsonWith } from '../../../shared/protocol.js';
+import { Overlay, parseJsonWith } from '../../../shared/protocol/index.js';
 import type { GatekeeperClient, GatekeeperFailure } from '../licence/gatekeeper-client.js';
 import { readLicence } from '../licence/licence-file.js';
 import { REMOTE_CONFIG_FILE, readCachedConfig } from '../licence/remote-config-cache.js';

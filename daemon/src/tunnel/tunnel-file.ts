@@ -2,7 +2,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { ProvisionResponse } from '../../../shared/protocol.js';
+import { ProvisionResponse } from '../../../shared/protocol/index.js';
 import { type PrivateJsonRead, readPrivateJson, writePrivateJson } from '../store/private-json-file.js';
 
 export const TUNNEL_FILE = 'tunnel.json';

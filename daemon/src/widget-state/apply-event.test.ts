@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseWith, type StreamEvent, Widget } from '../../../shared/protocol.js';
+import { parseWith, type StreamEvent, Widget } from '../../../shared/protocol/index.js';
 import { applyCommand, applyEvent, mergeWidgets } from './apply-event.js';
 
 function widget(input: Record<string, unknown>): Widget {

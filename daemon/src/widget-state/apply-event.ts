@@ -1,5 +1,5 @@
 // Widget state the daemon keeps (goal progress, counters, top gifters): how events and commands change it.
-import type { StreamEvent, Widget, WidgetOf } from '../../../shared/protocol.js';
+import type { StreamEvent, Widget, WidgetOf } from '../../../shared/protocol/index.js';
 
 type Source = NonNullable<WidgetOf<'counter'>['source']>;
 type Gifter = WidgetOf<'top-gifters'>['entries'][number];

@@ -8,7 +8,7 @@ import {
   type OverlayCommandInput,
   parseClientMessage,
   type StreamEvent,
-} from '../../../shared/protocol.js';
+} from '../../../shared/protocol/index.js';
 import type { PageTokens } from './page-tokens.js';
 
 /** Close codes of RFC 6455 §7.4.1 that the daemon uses. */

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { decodeJwtPayload } from '../../../daemon/src/licence/jwt-payload.js';
 import { DEFAULT_CONFIG, type RemoteConfig } from '../../../shared/config.js';
-import type { Tier } from '../../../shared/protocol.js';
+import type { Tier } from '../../../shared/protocol/index.js';
 
 export type ValidateMode = 'ok' | 'membership_inactive' | 'invalid_token' | 'unreachable' | 'server_error';
 

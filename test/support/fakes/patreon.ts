@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { parseJsonWith } from '../../../shared/protocol.js';
+import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { type FakeServer, listenLoopback, readBody, sendJson } from './listen.js';
 
 const UserSetup = v.object({

@@ -1,6 +1,6 @@
 // The per-user membership cache in KV: the last verdict, when it was checked, and the sealed refresh token.
 import * as v from 'valibot';
-import { parseJsonWith, Tier } from '../../../shared/protocol.js';
+import { parseJsonWith, Tier } from '../../../shared/protocol/index.js';
 import type { GatekeeperEnv } from '../env.js';
 
 export interface MemberRecord {

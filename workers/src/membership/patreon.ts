@@ -1,6 +1,6 @@
 // Patreon as the membership platform: OAuth authorize URL, token endpoint, and the v2 identity (JSON:API).
 import * as v from 'valibot';
-import { parseWith } from '../../../shared/protocol.js';
+import { parseWith } from '../../../shared/protocol/index.js';
 import type { GatekeeperEnv } from '../env.js';
 import {
   type Membership,

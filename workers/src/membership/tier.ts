@@ -1,5 +1,5 @@
 // Tier resolution (decisions §2): an active member of our campaign gets the tier of its highest entitled tier.
-import type { Tier } from '../../../shared/protocol.js';
+import type { Tier } from '../../../shared/protocol/index.js';
 import type { MembershipIdentity } from './provider.js';
 
 /**

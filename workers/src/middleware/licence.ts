@@ -1,6 +1,6 @@
 // Requires a valid licence JWT (and optionally a tier); puts its claims in `c.var.licence`.
 import { createMiddleware } from 'hono/factory';
-import type { Tier } from '../../../shared/protocol.js';
+import type { Tier } from '../../../shared/protocol/index.js';
 import type { AppEnv } from '../env.js';
 import { ApiError } from '../errors.js';
 import { bearerToken, verifyLicence } from '../licence.js';

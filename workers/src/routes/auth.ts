@@ -1,7 +1,7 @@
 // Membership login (decisions §2): /auth/membership → platform → /auth/callback → /auth/exchange.
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import { ExchangeRequest, parseJsonWith, Tier } from '../../../shared/protocol.js';
+import { ExchangeRequest, parseJsonWith, Tier } from '../../../shared/protocol/index.js';
 import { randomToken } from '../base64url.js';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';

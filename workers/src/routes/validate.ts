@@ -1,6 +1,6 @@
 // POST /validate: a fresh licence while the membership holds; 403 `membership_inactive` once it lapsed (decisions §2).
 import { Hono } from 'hono';
-import { errorBody, type ValidateResponse } from '../../../shared/protocol.js';
+import { errorBody, type ValidateResponse } from '../../../shared/protocol/index.js';
 import type { AppEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { bearerToken, signLicence, verifyLicence } from '../licence.js';

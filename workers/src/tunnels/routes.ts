@@ -1,7 +1,7 @@
 // The three tunnel endpoints (interface §4.1, decisions §2): Premium licence, own user id only.
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { ProvisionRequest, parseJsonWith } from '../../../shared/protocol.js';
+import { ProvisionRequest, parseJsonWith } from '../../../shared/protocol/index.js';
 import { cloudflareApi } from '../cloudflare-api.js';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
 import { ApiError } from '../errors.js';

@@ -5,7 +5,7 @@
 // Every provision converges: find or create the tunnel `overlay-<subdomain>`, make its ingress
 // what it should be, find or create the CNAME, fetch the connector token, store the record.
 // Whatever this call created is deleted again if a later step fails (docs/tunnels.md).
-import type { ProvisionResponse, TunnelStatus } from '../../../shared/protocol.js';
+import type { ProvisionResponse, TunnelStatus } from '../../../shared/protocol/index.js';
 import {
   CF_DNS_RECORD_EXISTS,
   CF_DUPLICATE_TUNNEL_NAME,

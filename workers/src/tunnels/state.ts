@@ -1,5 +1,5 @@
 // The tunnel state a user sees (decisions §2) from what Cloudflare reports about the tunnel.
-import type { TunnelState } from '../../../shared/protocol.js';
+import type { TunnelState } from '../../../shared/protocol/index.js';
 import type { TunnelInfo } from '../cloudflare-api.js';
 
 /**

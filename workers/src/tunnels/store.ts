@@ -1,7 +1,7 @@
 // The KV record of a user's tunnel, `tunnel:<user_id>` (decisions §2). It holds no secret: the
 // connector token is fetched from Cloudflare again whenever the user asks for it.
 import * as v from 'valibot';
-import { parseJsonWith, Uuid } from '../../../shared/protocol.js';
+import { parseJsonWith, Uuid } from '../../../shared/protocol/index.js';
 
 export interface TunnelRecord {
   user_id: string;

@@ -1,6 +1,6 @@
 // The overlay at scale: widgets as buttons, dragged with pointer events and resized by corner handles.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Overlay, Widget } from '../../../../shared/protocol.js';
+import type { Overlay, Widget } from '../../../../shared/protocol/index.js';
 import { WidgetPreview } from './widget-preview.js';
 
 type Corner = 'nw' | 'ne' | 'sw' | 'se';

@@ -6,7 +6,7 @@ import {
   parseWith,
   type Widget,
   type WidgetType,
-} from '../../../../shared/protocol.js';
+} from '../../../../shared/protocol/index.js';
 import type { Shared } from '../app.js';
 import { commit, type History, redo, startHistory, undo } from '../history.js';
 import { isImage } from '../media-kinds.js';

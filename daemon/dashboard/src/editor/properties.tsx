@@ -5,7 +5,7 @@ import {
   STREAM_EVENT_TYPES,
   type StreamEventType,
   type Widget,
-} from '../../../../shared/protocol.js';
+} from '../../../../shared/protocol/index.js';
 import type { MediaItem } from '../api.js';
 import { isAudio, isImage } from '../media-kinds.js';
 import { FieldError } from '../ui.js';

@@ -1,5 +1,5 @@
 // How each widget kind looks on the editor's canvas: close enough to place it, not the overlay's renderer.
-import type { Widget } from '../../../../shared/protocol.js';
+import type { Widget } from '../../../../shared/protocol/index.js';
 
 const assetUrl = (name: string) => `/assets/${name.split('/').map(encodeURIComponent).join('/')}`;
 

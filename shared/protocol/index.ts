@@ -1,0 +1,10 @@
+// The wire protocol of both servers, one file per topic: one schema per message and body, types derived
+// from them. Sections cited as "interface §x" refer to docs/interface.md, "decisions §x" to docs/decisions.md.
+export * from './commands.js';
+export * from './errors.js';
+export * from './events.js';
+export * from './gatekeeper.js';
+export * from './messages.js';
+export * from './parse.js';
+export * from './primitives.js';
+export * from './widgets.js';

@@ -1,0 +1,53 @@
+// WebSocket messages (interface §6): the init handshake and every server message.
+import * as v from 'valibot';
+import { OverlayCommandInput } from './commands.js';
+import { StreamEvent } from './events.js';
+import { parseJsonWith } from './parse.js';
+import { Uuid } from './primitives.js';
+import { OverlayMeta, Widget } from './widgets.js';
+
+export const ClientInit = v.object({
+  action: v.literal('init'),
+  overlayId: Uuid,
+  token: v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
+});
+export type ClientInit = v.InferOutput<typeof ClientInit>;
+/** Every message a client may send; `init` is the only one. */
+export const ClientMessage = v.variant('action', [ClientInit]);
+export type ClientMessage = v.InferOutput<typeof ClientMessage>;
+
+export const ServerInit = v.object({
+  type: v.literal('init'),
+  overlay: OverlayMeta,
+  widgets: v.array(Widget),
+});
+export const OverlayUpdate = v.object({
+  type: v.literal('overlay-update'),
+  overlayId: Uuid,
+  overlay: OverlayMeta,
+  widgets: v.array(Widget),
+});
+export const StreamEventMessage = v.object({ type: v.literal('stream-event'), event: StreamEvent });
+export const OverlayCommand = v.object({
+  type: v.literal('overlay-command'),
+  ...OverlayCommandInput.entries,
+  payload: v.record(v.string(), v.unknown()),
+});
+export const ServerMessage = v.variant('type', [
+  ServerInit,
+  OverlayUpdate,
+  StreamEventMessage,
+  OverlayCommand,
+]);
+export type ServerInit = v.InferOutput<typeof ServerInit>;
+export type OverlayUpdate = v.InferOutput<typeof OverlayUpdate>;
+export type StreamEventMessage = v.InferOutput<typeof StreamEventMessage>;
+export type OverlayCommand = v.InferOutput<typeof OverlayCommand>;
+export type ServerMessage = v.InferOutput<typeof ServerMessage>;
+
+export const parseClientMessage = (text: string) => parseJsonWith(ClientMessage, text);
+export const parseServerMessage = (text: string) => parseJsonWith(ServerMessage, text);
+
+/** Typed encoding: only a well-formed message compiles. */
+export const encodeServerMessage = (message: ServerMessage): string => JSON.stringify(message);
+export const encodeClientMessage = (message: ClientMessage): string => JSON.stringify(message);

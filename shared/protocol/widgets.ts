@@ -1,0 +1,132 @@
+// Overlays and widgets (interface §§2.6, 2.7; decisions §3): one schema per widget kind.
+import * as v from 'valibot';
+import { STREAM_EVENT_TYPES } from './events.js';
+import { colour, finite, MediaPath, nonNegativeInt, positiveInt, shortText, Uuid } from './primitives.js';
+
+export const OverlayMeta = v.object({
+  name: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
+  width: v.pipe(v.number(), v.safeInteger(), v.minValue(1), v.maxValue(7680)),
+  height: v.pipe(v.number(), v.safeInteger(), v.minValue(1), v.maxValue(4320)),
+});
+export type OverlayMeta = v.InferOutput<typeof OverlayMeta>;
+
+export const WidgetId = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
+
+const widgetBase = {
+  id: WidgetId,
+  x: finite,
+  y: finite,
+  width: v.optional(v.pipe(finite, v.minValue(0))),
+  height: v.optional(v.pipe(finite, v.minValue(0))),
+};
+
+export const TextWidget = v.object({
+  ...widgetBase,
+  type: v.literal('text'),
+  content: v.pipe(v.string(), v.maxLength(2000)),
+  fontFamily: v.optional(shortText),
+  fontSize: v.optional(v.pipe(finite, v.minValue(1), v.maxValue(1000))),
+  color: v.optional(colour),
+});
+
+export const ImageWidget = v.object({
+  ...widgetBase,
+  type: v.literal('image'),
+  src: MediaPath,
+});
+
+export const AlertWidget = v.object({
+  ...widgetBase,
+  type: v.literal('alert'),
+  /** Milliseconds each alert stays on screen unless its command says otherwise. */
+  duration: v.optional(v.pipe(finite, v.minValue(100), v.maxValue(60_000)), 5000),
+  image: v.optional(MediaPath),
+  sound: v.optional(MediaPath),
+  color: v.optional(colour),
+  fontSize: v.optional(v.pipe(finite, v.minValue(1), v.maxValue(1000))),
+  /** Event types the widget announces by itself; absent or empty: only `show-alert` commands. */
+  events: v.optional(v.pipe(v.array(v.picklist(STREAM_EVENT_TYPES)), v.maxLength(STREAM_EVENT_TYPES.length))),
+});
+
+export const GOAL_SOURCES = ['likes', 'gifts', 'diamonds', 'follows', 'shares', 'subscribes'] as const;
+export const GoalWidget = v.object({
+  ...widgetBase,
+  type: v.literal('goal'),
+  title: v.optional(shortText, ''),
+  source: v.picklist(GOAL_SOURCES),
+  target: positiveInt,
+  /** Progress kept by the daemon so a reloaded page resumes where it was. */
+  current: v.optional(nonNegativeInt, 0),
+  color: v.optional(colour),
+});
+
+export const ChatWidget = v.object({
+  ...widgetBase,
+  type: v.literal('chat'),
+  maxMessages: v.optional(v.pipe(positiveInt, v.maxValue(100)), 10),
+  color: v.optional(colour),
+  fontSize: v.optional(v.pipe(finite, v.minValue(1), v.maxValue(1000))),
+});
+
+export const CounterWidget = v.object({
+  ...widgetBase,
+  type: v.literal('counter'),
+  label: v.optional(shortText, ''),
+  source: v.optional(v.picklist(GOAL_SOURCES)),
+  value: v.optional(v.pipe(v.number(), v.safeInteger()), 0),
+  color: v.optional(colour),
+  fontSize: v.optional(v.pipe(finite, v.minValue(1), v.maxValue(1000))),
+});
+
+export const EventListWidget = v.object({
+  ...widgetBase,
+  type: v.literal('event-list'),
+  maxEvents: v.optional(v.pipe(positiveInt, v.maxValue(100)), 10),
+  eventTypes: v.optional(v.array(v.picklist(STREAM_EVENT_TYPES))),
+  color: v.optional(colour),
+});
+
+export const Gifter = v.object({
+  uniqueId: v.string(),
+  nickname: v.string(),
+  diamonds: nonNegativeInt,
+});
+export const TopGiftersWidget = v.object({
+  ...widgetBase,
+  type: v.literal('top-gifters'),
+  maxEntries: v.optional(v.pipe(positiveInt, v.maxValue(50)), 5),
+  entries: v.optional(v.pipe(v.array(Gifter), v.maxLength(50)), []),
+  color: v.optional(colour),
+});
+
+/** Every widget kind. A new kind is one more schema in this list. */
+export const Widget = v.variant('type', [
+  TextWidget,
+  ImageWidget,
+  AlertWidget,
+  GoalWidget,
+  ChatWidget,
+  CounterWidget,
+  EventListWidget,
+  TopGiftersWidget,
+]);
+export type Widget = v.InferOutput<typeof Widget>;
+export type WidgetType = Widget['type'];
+export type WidgetOf<T extends WidgetType> = Extract<Widget, { type: T }>;
+
+const Widgets = v.pipe(
+  v.array(Widget),
+  v.maxLength(200),
+  v.check(
+    (widgets) => new Set(widgets.map((w) => w.id)).size === widgets.length,
+    'widget ids must be unique',
+  ),
+);
+
+/** The body of `PUT /api/overlays/:id` and `POST /api/overlays`: everything but the id. */
+export const OverlayInput = v.object({ ...OverlayMeta.entries, widgets: v.optional(Widgets, []) });
+export type OverlayInput = v.InferOutput<typeof OverlayInput>;
+
+/** One file `overlays/<id>.json` of the data directory. */
+export const Overlay = v.object({ id: Uuid, ...OverlayMeta.entries, widgets: Widgets });
+export type Overlay = v.InferOutput<typeof Overlay>;
