@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { FakeTimers, type TimerHandle } from '../../src/timers.js';
+import { FakeTimers } from '../../../test/support/fake-timers.js';
 import { AlertQueue, type QueuedAlert } from './alert-queue.js';
 
 function setup(options = { gapMs: 250, maxWaiting: 3 }) {
   const timers = new FakeTimers();
   const log: string[] = [];
-  const queue = new AlertQueue<TimerHandle>(
+  const queue = new AlertQueue(
     timers,
     (alert: QueuedAlert | undefined) => log.push(`${timers.now()} ${alert ? `show ${alert.text}` : 'hide'}`),
     options,
@@ -28,7 +28,7 @@ describe('AlertQueue', () => {
     const { queue, timers } = setup({ gapMs: 0, maxWaiting: 100 });
     let visible = 0;
     let most = 0;
-    const q = new AlertQueue<TimerHandle>(timers, (a) => {
+    const q = new AlertQueue(timers, (a) => {
       visible = a ? visible + 1 : visible - 1;
       most = Math.max(most, visible);
     });

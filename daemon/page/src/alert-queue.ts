@@ -1,4 +1,5 @@
 // Alerts one after another: each shows for its duration, never two at once, in arrival order.
+import type { TimerHandle, Timers } from '../../../shared/timers.js';
 
 export interface QueuedAlert {
   text: string;
@@ -9,12 +10,6 @@ export interface QueuedAlert {
   sound?: string;
 }
 
-/** The timer functions the queue needs; the page passes window's, tests a fake clock. */
-export interface Scheduler<H> {
-  setTimeout(callback: () => void, ms: number): H;
-  clearTimeout(handle: H): void;
-}
-
 export interface AlertQueueOptions {
   /** Pause between two alerts so the first has left before the next appears. */
   gapMs?: number;
@@ -22,15 +17,16 @@ export interface AlertQueueOptions {
   maxWaiting?: number;
 }
 
-export class AlertQueue<H> {
+export class AlertQueue {
   private readonly waiting: QueuedAlert[] = [];
   private shown: QueuedAlert | undefined;
-  private timer: H | undefined;
+  private timer: TimerHandle | undefined;
   private readonly gapMs: number;
   private readonly maxWaiting: number;
 
   constructor(
-    private readonly scheduler: Scheduler<H>,
+    /** The page passes the browser's timers, tests a fake clock. */
+    private readonly scheduler: Timers,
     /** Called with the alert to show, or undefined to hide it. */
     private readonly onChange: (alert: QueuedAlert | undefined) => void,
     options: AlertQueueOptions = {},

@@ -4,6 +4,7 @@ import {
   parseServerMessage,
   type ServerMessage,
 } from '../../../shared/protocol/index.js';
+import { backoffDelay } from '../../../shared/timers.js';
 import type { PageGlobals } from './globals.js';
 
 /** `ws://host` on http, `wss://host` on https (the tunnel serves the page over https; interface §6). */
@@ -13,7 +14,7 @@ export function socketUrl(location: { protocol: string; host: string }): string 
 
 /** Reload backoff: 1 s, 2 s, 4 s … capped at 30 s. `attempt` counts from 0. */
 export function reloadDelay(attempt: number): number {
-  return Math.min(30_000, 1000 * 2 ** Math.min(Math.max(attempt, 0), 15));
+  return backoffDelay(attempt + 1, { initialMs: 1000, maxMs: 30_000 });
 }
 
 const ATTEMPT_KEY = 'overlay-reload-attempt';

@@ -10,8 +10,15 @@ import {
   type Widget,
   type WidgetOf,
 } from '../../../shared/protocol/index.js';
+import { hostTimers } from '../../../shared/timers.js';
 import { AlertQueue, type QueuedAlert } from './alert-queue.js';
 import { describeEvent, pushBounded } from './describe-event.js';
+
+const PAGE_TIMERS = hostTimers({
+  now: () => performance.now(),
+  setTimeout: (callback, ms) => window.setTimeout(callback, ms),
+  clearTimeout: (handle: number) => window.clearTimeout(handle),
+});
 
 /** /assets/<name>, each path segment encoded. */
 export function assetUrl(name: string): string {
@@ -33,7 +40,7 @@ interface ChatLine {
 interface Runtime {
   lines: ChatLine[];
   events: string[];
-  alerts?: AlertQueue<number>;
+  alerts?: AlertQueue;
   text?: string;
 }
 
@@ -183,16 +190,13 @@ export class OverlayView {
     return rt;
   }
 
-  private alertQueue(widget: WidgetOf<'alert'>): AlertQueue<number> {
+  private alertQueue(widget: WidgetOf<'alert'>): AlertQueue {
     const rt = this.rt(widget.id);
-    rt.alerts ??= new AlertQueue(
-      { setTimeout: (cb, ms) => window.setTimeout(cb, ms), clearTimeout: (h) => window.clearTimeout(h) },
-      (alert) => {
-        if (alert?.sound) playSound(alert.sound);
-        const current = this.widgets.find((w) => w.id === widget.id);
-        if (current) this.redraw(current);
-      },
-    );
+    rt.alerts ??= new AlertQueue(PAGE_TIMERS, (alert) => {
+      if (alert?.sound) playSound(alert.sound);
+      const current = this.widgets.find((w) => w.id === widget.id);
+      if (current) this.redraw(current);
+    });
     return rt.alerts;
   }
 

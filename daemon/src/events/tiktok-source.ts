@@ -1,5 +1,6 @@
 // The TikTok LIVE event source: keeps one connection up, reconnects with backoff, emits normalised events.
 import type { StreamEvent, StreamUser } from '../../../shared/protocol/index.js';
+import { backoffDelay } from '../../../shared/timers.js';
 import { systemTimers, type TimerHandle, type Timers } from '../timers.js';
 import { firstCount, own } from './fields.js';
 import { GiftStreaks } from './gift-streaks.js';
@@ -128,16 +129,18 @@ export function retryDelay(
   random: () => number,
   retryAfterMs = 0,
 ): number {
-  const exponent = Math.min(Math.max(attempt - 1, 0), 30);
-  const base =
-    kind === 'rate-limited'
-      ? Math.max(retryAfterMs, Math.min(backoff.rateLimitMaxMs, backoff.rateLimitMs * 2 ** exponent))
-      : kind === 'offline'
-        ? backoff.offlineMs
-        : Math.min(backoff.maxMs, backoff.initialMs * 2 ** exponent);
   // Jitter spreads reconnects of many daemons after a TikTok outage; never below a server's Retry-After.
-  const jittered = base * (0.75 + random() * 0.5);
-  return Math.round(Math.max(jittered, retryAfterMs));
+  const delay =
+    kind === 'rate-limited'
+      ? backoffDelay(
+          attempt,
+          { initialMs: backoff.rateLimitMs, maxMs: backoff.rateLimitMaxMs, jitter: 0.25 },
+          random,
+        )
+      : kind === 'offline'
+        ? backoffDelay(1, { initialMs: backoff.offlineMs, maxMs: backoff.offlineMs, jitter: 0.25 }, random)
+        : backoffDelay(attempt, { initialMs: backoff.initialMs, maxMs: backoff.maxMs, jitter: 0.25 }, random);
+  return Math.max(delay, retryAfterMs);
 }
 
 export class TikTokSource {

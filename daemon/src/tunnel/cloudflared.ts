@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { createInterface } from 'node:readline';
+import { backoffDelay } from '../../../shared/timers.js';
 
 export const CLOUDFLARED_DOWNLOAD_URL =
   'https://developers.cloudflare.com/cloudflare-one/connections/connect-networks/downloads/';
@@ -123,10 +124,7 @@ export class CloudflaredSupervisor extends EventEmitter<{
         this.emit('exit', code, signal);
         if (this.#state === 'stopped') return;
         this.#failures = Date.now() - started >= this.#backoff.resetAfterMs ? 1 : this.#failures + 1;
-        const delay = Math.min(
-          this.#backoff.initialMs * this.#backoff.factor ** (this.#failures - 1),
-          this.#backoff.maxMs,
-        );
+        const delay = backoffDelay(this.#failures, this.#backoff);
         this.#log(
           `[cloudflared] exited (${signal ?? `status ${code}`}); restarting in ${Math.round(delay / 100) / 10} s`,
         );
