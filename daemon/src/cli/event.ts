@@ -11,6 +11,7 @@ import {
 } from '../../../shared/protocol/index.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../daemon.js';
 import { dataDirPaths, defaultDataDir } from '../store/data-dir.js';
+import { UsageError } from './usage-error.js';
 
 export const EVENT_HELP = `Usage: overlay-daemon event <type> [options]
 
@@ -40,8 +41,6 @@ export interface EventCliIo {
   out: (text: string) => void;
   err: (text: string) => void;
 }
-
-class UsageError extends Error {}
 
 /** Which options fill which event field, so a mistake names the option the user typed. */
 const FIELD_OPTIONS: Record<string, string> = {

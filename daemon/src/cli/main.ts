@@ -1,6 +1,7 @@
 // The `overlay-daemon` command line (decisions §3): start (the default) and status.
 import { parseArgs } from 'node:util';
 import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from '../daemon.js';
+import { errorMessage } from '../errors.js';
 import { isTikTokUsername, startTikTokService } from '../events/tiktok-service.js';
 import { dashboardSignInUrl } from '../http/dashboard.js';
 import { isLoopbackIp } from '../http/policy.js';
@@ -8,8 +9,9 @@ import { PACKAGE_VERSION } from '../package-root.js';
 import { defaultDataDir } from '../store/data-dir.js';
 import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../tunnel/remote-access.js';
 import { DASHBOARD_HELP, runDashboardCommand } from './dashboard.js';
-import { runEventCommand } from './event.js';
-import { isRemoteCommand, runRemoteCommand } from './remote.js';
+import { EVENT_HELP, runEventCommand } from './event.js';
+import { LOGIN_HELP, LOGOUT_HELP, type RemoteCommand, runRemoteCommand, TUNNEL_HELP } from './remote.js';
+import { UsageError } from './usage-error.js';
 
 const MAIN_HELP = `overlay-daemon ${PACKAGE_VERSION}: browser-source overlays for live-streamers
 
@@ -51,8 +53,6 @@ Options:
   --host ADDR    the server's address (default ${DEFAULT_HOST})
   -h, --help     show this help
 `;
-
-class UsageError extends Error {}
 
 function parseIntOption(
   name: string,
@@ -108,68 +108,93 @@ const processIo: CliIo = {
     }),
 };
 
-export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
-  // `event` has options of its own (--user, --gift …), so it parses its arguments itself.
-  if (argv[0] === 'event') return await runEventCommand(argv.slice(1), io);
-  let parsed: ReturnType<typeof parseCommandLine>;
-  try {
-    parsed = parseCommandLine(argv);
-  } catch (err) {
-    io.err(`overlay-daemon: ${(err as Error).message}\nRun "overlay-daemon --help" for usage.\n`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  const command = positionals[0];
-  if (isRemoteCommand(command)) {
-    return await runRemoteCommand(command, positionals[1], values, io, () => start(values, io));
-  }
-  if (positionals.length > 1) {
-    io.err(`overlay-daemon: unexpected argument "${positionals[1]}". Run "overlay-daemon --help".\n`);
-    return 2;
-  }
-  try {
-    if (command === undefined) {
-      if (values.help) {
-        io.out(MAIN_HELP);
-        return 0;
-      }
-      return await start(values, io);
-    }
-    if (command === 'start') {
-      if (values.help) {
-        io.out(START_HELP);
-        return 0;
-      }
-      return await start(values, io);
-    }
-    if (command === 'status') {
-      if (values.help) {
-        io.out(STATUS_HELP);
-        return 0;
-      }
-      return await status(values, io);
-    }
-    if (command === 'dashboard') {
-      if (values.help) {
-        io.out(DASHBOARD_HELP);
-        return 0;
-      }
-      return await runDashboardCommand({
+/** One command of the table: its name, its help, and how it runs once the shared options are parsed. */
+interface Command {
+  name: string;
+  help: () => string;
+  /** `event` has options of its own (--user, --gift …), so it parses its arguments itself. */
+  ownArguments?: (argv: string[], io: CliIo) => Promise<number>;
+  run?: (values: Values, positionals: string[], io: CliIo) => Promise<number>;
+}
+
+const noMoreArguments = (positionals: string[]): void => {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+};
+
+const remote = (name: RemoteCommand, help: string): Command => ({
+  name,
+  help: () => help,
+  run: (values, positionals, io) =>
+    runRemoteCommand(name, positionals[0], values, io, () => start(values, io)),
+});
+
+const COMMANDS: readonly Command[] = [
+  {
+    name: 'start',
+    help: () => START_HELP,
+    run: (values, positionals, io) => {
+      noMoreArguments(positionals);
+      return start(values, io);
+    },
+  },
+  {
+    name: 'status',
+    help: () => STATUS_HELP,
+    run: (values, positionals, io) => {
+      noMoreArguments(positionals);
+      return status(values, io);
+    },
+  },
+  remote('login', LOGIN_HELP),
+  remote('logout', LOGOUT_HELP),
+  remote('tunnel', TUNNEL_HELP),
+  { name: 'event', help: () => EVENT_HELP, ownArguments: runEventCommand },
+  {
+    name: 'dashboard',
+    help: () => DASHBOARD_HELP,
+    run: (values, positionals, io) => {
+      noMoreArguments(positionals);
+      return runDashboardCommand({
         baseUrl: localBaseUrl(values),
         dataDir: values['data-dir'] ?? defaultDataDir(),
         out: io.out,
         err: io.err,
       });
-    }
+    },
+  },
+];
+
+export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+  const named = COMMANDS.find((c) => c.name === argv[0]);
+  if (named?.ownArguments) return await named.ownArguments(argv.slice(1), io);
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (err) {
+    io.err(`overlay-daemon: ${errorMessage(err)}\nRun "overlay-daemon --help" for usage.\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [name, ...rest] = positionals;
+  // No command: the server (the default), and `--help` alone is the overview.
+  const command = name === undefined ? COMMANDS[0] : COMMANDS.find((c) => c.name === name);
+  if (command?.run === undefined) {
+    io.err(`overlay-daemon: unknown command "${name}". Run "overlay-daemon --help".\n`);
+    return 2;
+  }
+  if (values.help) {
+    io.out(name === undefined ? MAIN_HELP : command.help());
+    return 0;
+  }
+  try {
+    return await command.run(values, rest, io);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`overlay-daemon: ${err.message}\n`);
+      io.err(`overlay-daemon: ${err.message}. Run "overlay-daemon --help".\n`);
       return 2;
     }
     throw err;
   }
-  io.err(`overlay-daemon: unknown command "${command}". Run "overlay-daemon --help".\n`);
-  return 2;
 }
 
 type Values = ReturnType<typeof parseCommandLine>['values'];
