@@ -7,6 +7,7 @@ import {
   cloudflareHolds,
   deleteTunnel,
   expectError,
+  expectNothingLeft,
   LOAD_TUNNEL_ROUTES_TIMEOUT_MS,
   licence,
   loadTunnelRoutes,
@@ -52,11 +53,28 @@ describe('licence checks on /tunnels/*', () => {
     expect((await cloudflareHolds(await referenceSubdomain(userId))).calls).toEqual([]);
   });
 
-  it('answers 403 premium_required to a free licence and creates nothing', async () => {
+  it('answers 403 premium_required to a free licence for provision and status, and creates nothing', async () => {
     const userId = newUserId('free');
     const token = await licence(userId, 'free');
-    for (const call of endpoints(userId)) await expectError(await call(token), 403, 'premium_required');
+    const [provisionCall, statusCall] = endpoints(userId);
+    for (const call of [provisionCall, statusCall])
+      await expectError(await call(token), 403, 'premium_required');
     expect((await cloudflareHolds(await referenceSubdomain(userId))).calls).toEqual([]);
+  });
+
+  it('lets a free licence delete its own tunnel (a lapsed member can always remove it)', async () => {
+    const userId = newUserId('lapsed-delete');
+    expect((await provision(userId)).status).toBe(201);
+    const subdomain = await referenceSubdomain(userId);
+    expect((await cloudflareHolds(subdomain)).tunnels).toHaveLength(1);
+
+    const [, , deleteCall] = endpoints(userId);
+    const res = await deleteCall(await licence(userId, 'free'));
+    expect(res.status).toBe(204);
+    await expectNothingLeft(subdomain);
+    // Nothing left to delete: 404, and a free licence still creates nothing.
+    await expectError(await deleteCall(await licence(userId, 'free')), 404, 'not_found');
+    await expectNothingLeft(subdomain);
   });
 
   it("answers 403 forbidden for someone else's user id and leaves their tunnel alone", async () => {

@@ -39,6 +39,7 @@ const DnsRecordInfo = v.object({
   type: v.string(),
   name: v.string(),
   content: v.optional(v.string(), ''),
+  comment: v.nullish(v.string(), null),
 });
 export type DnsRecordInfo = v.InferOutput<typeof DnsRecordInfo>;
 

@@ -35,6 +35,8 @@ export interface LicenceClaims {
   iat: number;
   exp: number;
   jti: string;
+  /** The member's licence epoch when it was signed (decisions-2 §4); licences from before epochs count as 1. */
+  epoch?: number;
 }
 
 export type AppEnv = { Bindings: GatekeeperEnv; Variables: { licence: LicenceClaims } };

@@ -1,13 +1,14 @@
 // The Gatekeeper Worker: health, remote configuration, membership login, licences and tunnels.
 import { Hono } from 'hono';
 import type { Health } from '../../shared/protocol/index.js';
-import type { AppEnv } from './env.js';
+import type { AppEnv, GatekeeperEnv } from './env.js';
 import { ApiError, errorResponse } from './errors.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { authRoutes } from './routes/auth.js';
 import { configRoutes } from './routes/config.js';
 import { jwksRoutes } from './routes/jwks.js';
 import { validateRoutes } from './routes/validate.js';
+import { sweepLapsedTunnels } from './tunnels/lapse.js';
 import { tunnelRoutes } from './tunnels/routes.js';
 import { VERSION } from './version.js';
 
@@ -31,4 +32,12 @@ app.onError((err) => {
   return errorResponse(new ApiError('internal', 'Internal error'));
 });
 
-export default app;
+export default {
+  fetch: app.fetch,
+  /** The daily sweep (wrangler.toml `triggers.crons`): no lapsed member keeps a tunnel. */
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(
+      sweepLapsedTunnels(env).then((removed) => console.log(`sweep: ${removed} lapsed tunnel(s) removed`)),
+    );
+  },
+} satisfies ExportedHandler<GatekeeperEnv>;

@@ -4,6 +4,7 @@ import * as v from 'valibot';
 import { parseWith, Tier } from '../../shared/protocol/index.js';
 import type { GatekeeperEnv, LicenceClaims } from './env.js';
 import { ApiError } from './errors.js';
+import { memberEpoch, readMember } from './membership/member-store.js';
 
 export const LICENCE_AUDIENCE = 'overlay-daemon';
 export const LICENCE_TTL_SECONDS = 7 * 24 * 60 * 60;
@@ -16,6 +17,7 @@ const LicenceClaimsSchema: v.GenericSchema<LicenceClaims> = v.object({
   iat: v.number(),
   exp: v.number(),
   jti: v.string(),
+  epoch: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
 });
 
 interface KeyMaterial {
@@ -41,13 +43,22 @@ async function loadKeys(env: GatekeeperEnv): Promise<KeyMaterial> {
     throw new Error('JWT_PRIVATE_JWK must be an Ed25519 private JWK with a kid');
   }
   const privateKey = (await importJWK(jwk, ALG)) as CryptoKey;
-  const { d: _d, ...publicJwk } = jwk;
-  const current: JWK = { ...publicJwk, alg: ALG, use: 'sig' };
+  const current: JWK = { ...publicMembers(jwk), alg: ALG, use: 'sig' };
   const listed: JWK[] = env.JWT_PUBLIC_JWKS ? (JSON.parse(env.JWT_PUBLIC_JWKS) as { keys: JWK[] }).keys : [];
-  // Published as is: a private member pasted into the rotation list by mistake must never leave.
-  const older = listed.map(({ d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, k: _k, ...key }) => key);
+  const older = listed.map(publicMembers);
   const publicJwks = { keys: [current, ...older.filter((k) => k.kid !== current.kid)] };
   return { kid: jwk.kid, privateKey, publicJwks, verifyKeys: createLocalJWKSet(publicJwks) };
+}
+
+/**
+ * Only the public members of an Ed25519 JWK are ever published: an allow-list, so a private or unknown
+ * member pasted into a secret by mistake (`d`, or anything else) never leaves the Worker.
+ */
+const PUBLIC_JWK_MEMBERS = ['kty', 'crv', 'x', 'kid', 'alg', 'use'] as const;
+function publicMembers(jwk: JWK): JWK {
+  const out: JWK = {};
+  for (const name of PUBLIC_JWK_MEMBERS) if (typeof jwk[name] === 'string') out[name] = jwk[name];
+  return out;
 }
 
 export async function publicJwks(env: GatekeeperEnv): Promise<{ keys: JWK[] }> {
@@ -56,13 +67,13 @@ export async function publicJwks(env: GatekeeperEnv): Promise<{ keys: JWK[] }> {
 
 export async function signLicence(
   env: GatekeeperEnv,
-  subject: { sub: string; tier: Tier },
+  subject: { sub: string; tier: Tier; epoch?: number },
   now = Date.now(),
 ): Promise<{ token: string; expiresAt: Date }> {
   const { kid, privateKey } = await keyMaterial(env);
   const iat = Math.floor(now / 1000);
   const exp = iat + LICENCE_TTL_SECONDS;
-  const token = await new SignJWT({ tier: subject.tier })
+  const token = await new SignJWT({ tier: subject.tier, epoch: subject.epoch ?? 1 })
     .setProtectedHeader({ alg: ALG, kid, typ: 'JWT' })
     .setIssuer(env.PUBLIC_BASE_URL)
     .setAudience(LICENCE_AUDIENCE)
@@ -102,4 +113,16 @@ export function bearerToken(header: string | undefined): string {
   const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
   if (!match?.[1]) throw new ApiError('unauthenticated', 'Authorization: Bearer <token> is required');
   return match[1];
+}
+
+/**
+ * A licence that is valid and not revoked: its signature and claims hold, and its epoch is not below
+ * the member's (a logout raised it). Revoked is `invalid_token`, like forged.
+ */
+export async function verifyCurrentLicence(env: GatekeeperEnv, token: string): Promise<LicenceClaims> {
+  const claims = await verifyLicence(env, token);
+  const member = await readMember(env, claims.sub);
+  if ((claims.epoch ?? 1) < memberEpoch(member))
+    throw new ApiError('invalid_token', 'This licence was signed out; sign in again');
+  return claims;
 }

@@ -13,21 +13,39 @@ export class OneTimeStore extends DurableObject<GatekeeperEnv> {
   constructor(ctx: DurableObjectState, env: GatekeeperEnv) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.sql.exec(
-      'CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at INTEGER NOT NULL)',
+  }
+
+  /**
+   * Whether the table exists. A lookup of an unknown key (a guess) must create no storage
+   * (decisions-2 §4), so the table is made by `put` only, and reading the schema writes nothing.
+   */
+  private hasTable(): boolean {
+    return (
+      this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entries'").toArray()
+        .length > 0
     );
+  }
+
+  /** An emptied store deletes its storage, so used and expired values leave nothing behind. */
+  private async dropIfEmpty(): Promise<void> {
+    const left = this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM entries').one().n;
+    if (left === 0) await this.ctx.storage.deleteAll();
   }
 
   /** Stores `value` under `key` for `ttlMs`. Keys are 256-bit random: a repeat is a bug and throws. */
   async put(key: string, value: string, ttlMs: number): Promise<void> {
     const expiresAt = Date.now() + ttlMs;
+    this.sql.exec(
+      'CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at INTEGER NOT NULL)',
+    );
     this.sql.exec('INSERT INTO entries (key, value, expires_at) VALUES (?, ?, ?)', key, value, expiresAt);
     const alarm = await this.ctx.storage.getAlarm();
     if (alarm === null || alarm > expiresAt) await this.ctx.storage.setAlarm(expiresAt);
   }
 
   /** Returns the value and deletes it, or null when it is unknown, already taken or expired. */
-  take(key: string): string | null {
+  async take(key: string): Promise<string | null> {
+    if (!this.hasTable()) return null;
     const rows = this.sql
       .exec<{ value: string; expires_at: number }>(
         'DELETE FROM entries WHERE key = ? RETURNING value, expires_at',
@@ -35,16 +53,19 @@ export class OneTimeStore extends DurableObject<GatekeeperEnv> {
       )
       .toArray();
     const row = rows[0];
+    if (row) await this.dropIfEmpty();
     if (!row || row.expires_at <= Date.now()) return null;
     return row.value;
   }
 
   override async alarm(): Promise<void> {
+    if (!this.hasTable()) return;
     this.sql.exec('DELETE FROM entries WHERE expires_at <= ?', Date.now());
     const next = this.sql
       .exec<{ next: number | null }>('SELECT MIN(expires_at) AS next FROM entries')
       .toArray()[0]?.next;
     if (typeof next === 'number') await this.ctx.storage.setAlarm(next);
+    else await this.ctx.storage.deleteAll();
   }
 }
 

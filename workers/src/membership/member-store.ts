@@ -14,13 +14,21 @@ export interface MemberRecord {
    * platform is not asked again for a while, so an outage is not hammered by every validation.
    */
   last_attempt_at?: number;
+  /**
+   * Licences signed below this epoch are refused (decisions-2 §4); `POST /auth/logout` raises it.
+   * Records from before epochs have none: 1.
+   */
+  epoch?: number;
 }
+
+export const memberEpoch = (record: MemberRecord | null): number => record?.epoch ?? 1;
 
 const MemberRecord: v.GenericSchema<MemberRecord> = v.object({
   tier: Tier,
   checked_at: v.pipe(v.number(), v.safeInteger()),
   refresh_token: v.nullable(v.string()),
   last_attempt_at: v.optional(v.pipe(v.number(), v.safeInteger())),
+  epoch: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
 });
 
 /**

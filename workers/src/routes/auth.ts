@@ -1,12 +1,14 @@
 // Membership login (decisions §2): /auth/membership → platform → /auth/callback → /auth/exchange.
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import * as v from 'valibot';
 import { ExchangeRequest, parseJsonWith, Tier } from '../../../shared/protocol/index.js';
-import { randomToken } from '../base64url.js';
+
+import { bytesToBase64Url, randomToken } from '../base64url.js';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
-import { signLicence } from '../licence.js';
-import { writeMember } from '../membership/member-store.js';
+import { bearerToken, signLicence, verifyLicence } from '../licence.js';
+import { memberEpoch, readMember, writeMember } from '../membership/member-store.js';
 import { patreonProvider } from '../membership/patreon.js';
 import { MembershipError } from '../membership/provider.js';
 import { resolveTier } from '../membership/tier.js';
@@ -17,7 +19,8 @@ import { sealToken } from '../token-cipher.js';
 
 const STATE_TTL_MS = 10 * 60 * 1000;
 const CODE_TTL_MS = 120 * 1000;
-const MAX_EXCHANGE_BODY_BYTES = 4096;
+/** Decisions-2 §4: every /auth/* route stops reading a body past 4 KiB, chunked or not. */
+const MAX_AUTH_BODY_BYTES = 4096;
 export const DEFAULT_APP_DEEP_LINK = 'overlay-daemon://auth';
 
 /** Where the login ends: the app's deep link, or a loopback port of the app (RFC 8252 §7.3). */
@@ -29,7 +32,54 @@ const LoginTarget = v.variant('kind', [
   }),
 ]);
 type LoginTarget = v.InferOutput<typeof LoginTarget>;
-const PendingLicence = v.object({ sub: v.pipe(v.string(), v.minLength(1)), tier: Tier });
+/** RFC 7636 §4.2: BASE64URL(SHA256(verifier)), 43 characters for S256; the spec bounds it at 43–128. */
+const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43,128}$/;
+/** RFC 7636 §4.1: 43–128 unreserved characters. */
+const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+/** What the state stands for until the platform calls back: where the login ends, and its PKCE challenge. */
+const PendingLogin = v.object({
+  target: LoginTarget,
+  challenge: v.optional(v.pipe(v.string(), v.regex(CODE_CHALLENGE))),
+});
+const PendingLicence = v.object({
+  sub: v.pipe(v.string(), v.minLength(1)),
+  tier: Tier,
+  challenge: v.optional(v.pipe(v.string(), v.regex(CODE_CHALLENGE))),
+});
+
+async function s256(verifier: string): Promise<string> {
+  return bytesToBase64Url(
+    new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))),
+  );
+}
+
+/** Constant time for equal lengths: the comparison says nothing about how much of a guess was right. */
+function sameText(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+/**
+ * The PKCE rule of decisions-2 §4: a code issued to a login with a challenge needs the matching verifier;
+ * a verifier for a login without one, a missing or a wrong one are all the same refusal.
+ */
+async function verifierMatches(
+  challenge: string | undefined,
+  verifier: string | undefined,
+): Promise<boolean> {
+  if (challenge === undefined) return verifier === undefined;
+  if (verifier === undefined || !CODE_VERIFIER.test(verifier)) return false;
+  return sameText(await s256(verifier), challenge);
+}
+
+const authBodyLimit = bodyLimit({
+  maxSize: MAX_AUTH_BODY_BYTES,
+  onError: () => {
+    throw new ApiError('payload_too_large', `The body is larger than ${MAX_AUTH_BODY_BYTES} bytes`);
+  },
+});
 
 /**
  * The only two places a login may end. Nothing from the request is used but a port number, so the
@@ -53,6 +103,7 @@ function noStoreRedirect(location: string): Response {
 export const authRoutes = new Hono<AppEnv>();
 
 authRoutes.use('/auth/*', rateLimit('auth'));
+authRoutes.use('/auth/*', authBodyLimit);
 
 authRoutes.get('/auth/membership', async (c) => {
   const port = c.req.query('redirect_port');
@@ -64,8 +115,20 @@ authRoutes.get('/auth/membership', async (c) => {
     }
     target = { kind: 'loopback', port: value };
   }
+  const challenge = c.req.query('code_challenge');
+  const method = c.req.query('code_challenge_method');
+  if (challenge !== undefined || method !== undefined) {
+    if (method !== 'S256')
+      throw new ApiError(
+        'bad_request',
+        'code_challenge_method must be S256 (RFC 7636), with a code_challenge',
+      );
+    if (challenge === undefined || !CODE_CHALLENGE.test(challenge))
+      throw new ApiError('bad_request', 'code_challenge must be 43 to 128 base64url characters (RFC 7636)');
+  }
   const state = randomToken();
-  await oneTimeStore(c.env, 'state').put(state, JSON.stringify(target), STATE_TTL_MS);
+  const pending: v.InferOutput<typeof PendingLogin> = { target, ...(challenge ? { challenge } : {}) };
+  await oneTimeStore(c.env, 'state').put(state, JSON.stringify(pending), STATE_TTL_MS);
   return noStoreRedirect(patreonProvider(c.env).authorizeUrl({ state, redirectUri: redirectUri(c.env) }));
 });
 
@@ -73,9 +136,10 @@ authRoutes.get('/auth/callback', async (c) => {
   const state = c.req.query('state');
   if (!state) throw new ApiError('bad_request', 'state: the query parameter is required');
   const stored = state.length <= 128 ? await oneTimeStore(c.env, 'state').take(state) : null;
-  const target = stored === null ? null : parseJsonWith(LoginTarget, stored);
-  if (!target?.ok)
+  const login = stored === null ? null : parseJsonWith(PendingLogin, stored);
+  if (!login?.ok)
     throw new ApiError('invalid_state', 'The login state is unknown, used or expired; start again');
+  const target = { value: login.value.target };
 
   // The user declined at the platform (RFC 6749 §4.1.2.1): tell the app, which shows it.
   const denied = c.req.query('error');
@@ -94,13 +158,21 @@ authRoutes.get('/auth/callback', async (c) => {
       loadRemoteConfig(c.env),
     ]);
     const tier = resolveTier(identity, c.env.MEMBERSHIP_CAMPAIGN_ID, config.membership.tiers);
+    // A new login keeps the member's epoch: licences revoked by a logout stay revoked.
+    const previous = await readMember(c.env, identity.userId);
     await writeMember(c.env, identity.userId, {
+      epoch: memberEpoch(previous),
       tier,
       checked_at: Date.now(),
       refresh_token: await sealToken(c.env, identity.userId, tokens.refreshToken),
     });
     const code = randomToken();
-    await oneTimeStore(c.env, 'code').put(code, JSON.stringify({ sub: identity.userId, tier }), CODE_TTL_MS);
+    const pendingLicence: v.InferOutput<typeof PendingLicence> = {
+      sub: identity.userId,
+      tier,
+      ...(login.value.challenge ? { challenge: login.value.challenge } : {}),
+    };
+    await oneTimeStore(c.env, 'code').put(code, JSON.stringify(pendingLicence), CODE_TTL_MS);
     return noStoreRedirect(targetUrl(c.env, target.value, { code }));
   } catch (err) {
     if (!(err instanceof MembershipError)) throw err;
@@ -110,15 +182,8 @@ authRoutes.get('/auth/callback', async (c) => {
 });
 
 authRoutes.post('/auth/exchange', async (c) => {
-  // Limits first: a declared length over the limit is refused before the body is read.
-  if (Number(c.req.header('Content-Length') ?? 0) > MAX_EXCHANGE_BODY_BYTES) {
-    throw new ApiError('payload_too_large', `The body is larger than ${MAX_EXCHANGE_BODY_BYTES} bytes`);
-  }
-  const text = await c.req.text();
-  if (text.length > MAX_EXCHANGE_BODY_BYTES) {
-    throw new ApiError('payload_too_large', `The body is larger than ${MAX_EXCHANGE_BODY_BYTES} bytes`);
-  }
-  const body = parseJsonWith(ExchangeRequest, text);
+  // The body limit (authBodyLimit) has already stopped anything over 4 KiB, declared or chunked.
+  const body = parseJsonWith(ExchangeRequest, await c.req.text());
   if (!body.ok) {
     throw new ApiError(
       'bad_request',
@@ -128,11 +193,39 @@ authRoutes.post('/auth/exchange', async (c) => {
   const stored = await oneTimeStore(c.env, 'code').take(body.value.code);
   const pending = stored === null ? null : parseJsonWith(PendingLicence, stored);
   if (!pending?.ok) throw new ApiError('invalid_code', 'The code is unknown, used or expired; sign in again');
-  const { token } = await signLicence(c.env, pending.value);
+  // The code is spent either way: a wrong verifier cannot be retried against it.
+  if (!(await verifierMatches(pending.value.challenge, body.value.code_verifier)))
+    throw new ApiError('invalid_code', 'The code_verifier does not match this login; sign in again');
+  const epoch = memberEpoch(await readMember(c.env, pending.value.sub));
+  const { token } = await signLicence(c.env, { sub: pending.value.sub, tier: pending.value.tier, epoch });
   c.header('Cache-Control', 'no-store');
   return c.json({ token, tier: pending.value.tier });
 });
 
+/**
+ * Signs every licence of the member out at once (decisions-2 §4): the epoch rises, and every licence
+ * signed below it is refused by /validate and /tunnels/*. The licence presented must itself be valid.
+ */
+authRoutes.post('/auth/logout', async (c) => {
+  let raw: string;
+  try {
+    raw = bearerToken(c.req.header('Authorization'));
+  } catch {
+    throw new ApiError('invalid_token', 'Authorization: Bearer <licence token> is required');
+  }
+  const claims = await verifyLicence(c.env, raw);
+  const member = await readMember(c.env, claims.sub);
+  const epoch = Math.max(memberEpoch(member), claims.epoch ?? 1) + 1;
+  // No record left (it expired): one that knows nothing but the epoch, and whose tier needs a new login.
+  await writeMember(c.env, claims.sub, {
+    ...(member ?? { tier: 'free', checked_at: 0, refresh_token: null }),
+    epoch,
+  });
+  c.header('Cache-Control', 'no-store');
+  return c.body(null, 204);
+});
+
 authRoutes.all('/auth/membership', methodNotAllowed('GET'));
+authRoutes.all('/auth/logout', methodNotAllowed('POST'));
 authRoutes.all('/auth/callback', methodNotAllowed('GET'));
 authRoutes.all('/auth/exchange', methodNotAllowed('POST'));

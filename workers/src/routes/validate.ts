@@ -3,9 +3,10 @@ import { Hono } from 'hono';
 import { errorBody, type ValidateResponse } from '../../../shared/protocol/index.js';
 import type { AppEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
-import { bearerToken, signLicence, verifyLicence } from '../licence.js';
+import { bearerToken, signLicence, verifyCurrentLicence } from '../licence.js';
 import { currentTier } from '../membership/check.js';
 import { rateLimit } from '../middleware/rate-limit.js';
+import { keepsNoTunnel, removeTunnelOfLapsedMember } from '../tunnels/lapse.js';
 
 export const validateRoutes = new Hono<AppEnv>();
 
@@ -19,12 +20,15 @@ validateRoutes.post('/validate', async (c) => {
   } catch {
     throw new ApiError('invalid_token', 'Authorization: Bearer <licence token> is required');
   }
-  const claims = await verifyLicence(c.env, raw);
+  const claims = await verifyCurrentLicence(c.env, raw);
   const tier = await currentTier(c.env, claims.sub);
   if (tier === null)
     throw new ApiError('invalid_token', 'No membership is on record for this licence; sign in again');
 
-  const { token, expiresAt } = await signLicence(c.env, { sub: claims.sub, tier });
+  // Free, or lapsed past grace: the tunnel goes now, not when the licence expires (decisions-2 §4).
+  if (keepsNoTunnel(tier)) await removeTunnelOfLapsedMember(c.env, claims.sub);
+
+  const { token, expiresAt } = await signLicence(c.env, { sub: claims.sub, tier, epoch: claims.epoch ?? 1 });
   const licence: ValidateResponse = { token, tier, expires_at: expiresAt.toISOString() };
   c.header('Cache-Control', 'no-store');
   // A Premium licence whose membership lapsed: refused, but the body carries a Free licence so the

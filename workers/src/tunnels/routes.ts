@@ -1,4 +1,5 @@
-// The three tunnel endpoints (interface §4.1, decisions §2): Premium licence, own user id only.
+// The three tunnel endpoints (interface §4.1, decisions §2): own user id only; Premium to provision and
+// read, any valid licence to delete (decisions-2 §4: a lapsed member can always remove their tunnel).
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ProvisionRequest, parseJsonWith } from '../../../shared/protocol/index.js';
@@ -12,7 +13,7 @@ import { TunnelStore } from './store.js';
 /** `{"user_id": "…"}` is tiny; anything far larger is not a provision request. */
 const MAX_BODY_BYTES = 4 * 1024;
 
-function tunnelService(env: GatekeeperEnv): TunnelService {
+export function tunnelService(env: GatekeeperEnv): TunnelService {
   if (!env.TUNNEL_DOMAIN) throw new Error('TUNNEL_DOMAIN is not set');
   return new TunnelService(cloudflareApi(env), new TunnelStore(env.GATEKEEPER_KV), {
     domain: env.TUNNEL_DOMAIN.toLowerCase(),
@@ -29,7 +30,8 @@ function assertOwnUser(licenceSub: string, userId: string): void {
 
 export const tunnelRoutes = new Hono<AppEnv>();
 
-tunnelRoutes.use('*', requireLicence({ tier: 'premium' }));
+tunnelRoutes.on(['POST', 'GET'], ['/provision', '/status/*'], requireLicence({ tier: 'premium' }));
+tunnelRoutes.delete('/:userId', requireLicence());
 
 tunnelRoutes.post(
   '/provision',

@@ -53,6 +53,11 @@ const cnameTarget = (tunnelId: string) => `${tunnelId}.cfargotunnel.com`;
 const pointsAt = (record: DnsRecordInfo, tunnelId: string) =>
   record.type === 'CNAME' && record.content.toLowerCase() === cnameTarget(tunnelId);
 
+/** The `comment` every CNAME we create carries; only such records are ever adopted or deleted as stale. */
+const MANAGED_MARK = 'managed by the Gatekeeper';
+const managedComment = (tunnelName: string) => `overlay tunnel ${tunnelName}; ${MANAGED_MARK}`;
+const TUNNEL_TARGET = /^([0-9a-f-]{36})\.cfargotunnel\.com$/i;
+
 function sameIngress(have: IngressRule[], want: IngressRule[]): boolean {
   return (
     have.length === want.length &&
@@ -162,9 +167,9 @@ export class TunnelService {
       const tunnel =
         (stored && (await this.api.getTunnel(stored.tunnel_id))) || (await this.findTunnel(names.tunnelName));
       const tunnelIds = [...new Set([tunnel?.id, stored?.tunnel_id].filter((id) => id !== undefined))];
-      const records = (await this.api.findDnsRecords(names.hostname)).filter((r) =>
-        tunnelIds.some((id) => pointsAt(r, id)),
-      );
+      const atHostname = await this.api.findDnsRecords(names.hostname);
+      const stale = await this.staleManagedRecords(atHostname, tunnelIds);
+      const records = atHostname.filter((r) => tunnelIds.some((id) => pointsAt(r, id)) || stale.includes(r));
       if (!stored && !tunnel && records.length === 0)
         throw new ApiError('not_found', 'This user has no tunnel');
       for (const record of records) await this.api.deleteDnsRecord(record.id);
@@ -176,6 +181,25 @@ export class TunnelService {
     } catch (err) {
       throw toHttpError(err, 'resumable');
     }
+  }
+
+  /**
+   * CNAMEs that we created (their comment says so) pointing at a tunnel that no longer exists: what a
+   * rollback whose DNS delete failed leaves behind. They block nobody: provision re-points them, DELETE
+   * removes them (decisions-2 §4). A record of anyone else is never touched.
+   */
+  private async staleManagedRecords(
+    records: DnsRecordInfo[],
+    liveTunnelIds: string[],
+  ): Promise<DnsRecordInfo[]> {
+    const stale: DnsRecordInfo[] = [];
+    for (const record of records) {
+      const target = TUNNEL_TARGET.exec(record.content)?.[1]?.toLowerCase();
+      if (record.type !== 'CNAME' || !target || !record.comment?.includes(MANAGED_MARK)) continue;
+      if (liveTunnelIds.includes(target)) continue;
+      if ((await this.api.getTunnel(target)) === null) stale.push(record);
+    }
+    return stale;
   }
 
   private async findTunnel(name: string): Promise<TunnelInfo | null> {
@@ -220,7 +244,10 @@ export class TunnelService {
       const records = await this.api.findDnsRecords(names.hostname);
       const ours = records.find((r) => pointsAt(r, tunnelId));
       if (ours) return ours;
-      if (records.length > 0) {
+      // Adopt what an earlier failed rollback left: the stale record goes, a fresh one points here.
+      const stale = await this.staleManagedRecords(records, [tunnelId]);
+      for (const record of stale) await this.api.deleteDnsRecord(record.id);
+      if (records.length > stale.length) {
         throw new HostnameTakenError(
           `${names.hostname} already has a DNS record that does not point at this tunnel`,
         );
@@ -233,7 +260,7 @@ export class TunnelService {
       const record = await this.api.createCname(
         names.hostname,
         cnameTarget(tunnelId),
-        `overlay tunnel ${names.tunnelName}; managed by the Gatekeeper`,
+        managedComment(names.tunnelName),
       );
       created.dnsRecordId = record.id;
       return record;

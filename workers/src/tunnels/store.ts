@@ -24,7 +24,8 @@ const TunnelRecordSchema: v.GenericSchema<TunnelRecord> = v.object({
   created_at: v.string(),
 });
 
-const keyOf = (userId: string) => `tunnel:${userId}`;
+export const TUNNEL_KEY_PREFIX = 'tunnel:';
+const keyOf = (userId: string) => `${TUNNEL_KEY_PREFIX}${userId}`;
 
 export class TunnelStore {
   constructor(private readonly kv: KVNamespace) {}
