@@ -6,6 +6,10 @@ import { type RunningDaemon, startDaemon } from '../../daemon/src/daemon.js';
 import { writeLicence } from '../../daemon/src/licence/licence-file.js';
 import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
 import { DEFAULT_CONFIG } from '../../shared/config.js';
+import { licenceSigner, trustSigner } from '../support/licence-signer.js';
+
+const ISSUER = 'http://gatekeeper.invalid';
+const signer = licenceSigner();
 
 let dataDir: string;
 let daemon: RunningDaemon;
@@ -14,7 +18,8 @@ let licence: LicenceManager;
 beforeEach(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'licence-limits-'));
   // Offline: the verdict comes from license.json and the bundled config, as when the Gatekeeper is unreachable.
-  licence = new LicenceManager({ dataDir, log: () => {} });
+  licence = new LicenceManager({ dataDir, issuer: ISSUER, log: () => {} });
+  await trustSigner(dataDir, signer);
   daemon = await startDaemon({ port: 0, host: '127.0.0.1', dataDir, limits: licence, log: () => {} });
   await licence.load();
 });
@@ -55,7 +60,7 @@ describe('tier limits on the control API', () => {
 
   it('over the limit (after a downgrade) nothing is deleted: existing overlays stay editable, only creating is refused', async () => {
     await writeLicence(join(dataDir, 'license.json'), {
-      token: 'h.e.s',
+      token: signer.sign({ sub: 'u1', tier: 'premium', iss: ISSUER }),
       tier: 'premium',
       validated_at: new Date().toISOString(),
       user_id: 'u1',
@@ -68,7 +73,7 @@ describe('tier limits on the control API', () => {
     }
     // The membership lapses: the Gatekeeper's verdict becomes free.
     await writeLicence(join(dataDir, 'license.json'), {
-      token: 'h.e.s',
+      token: signer.sign({ sub: 'u1', tier: 'premium', iss: ISSUER }),
       tier: 'free',
       validated_at: new Date().toISOString(),
       user_id: 'u1',

@@ -141,7 +141,12 @@ describe('overlay-daemon login / logout', () => {
       },
       log: (line) => lines.push(line),
     });
-    expect(opened).toMatch(new RegExp(`^${gatekeeper.url}/auth/membership\\?redirect_port=\\d+$`));
+    // PKCE (decisions-2 §4): a fresh S256 challenge on every login.
+    expect(opened).toMatch(
+      new RegExp(
+        `^${gatekeeper.url}/auth/membership\\?redirect_port=\\d+&code_challenge=[A-Za-z0-9_-]{43}&code_challenge_method=S256$`,
+      ),
+    );
     expect(lines.join('\n')).toContain(opened); // printed too, for when no browser opens
     expect(record).toMatchObject({ tier: 'premium', user_id: 'patron-42', verdict: 'ok' });
     expect(gatekeeper.requests.some((r) => r.method === 'POST' && r.path === '/auth/exchange')).toBe(true);
@@ -152,9 +157,51 @@ describe('overlay-daemon login / logout', () => {
     expect((await stat(licenceFile)).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(licenceFile, 'utf8')).validated_at).toMatch(/^\d{4}-\d\d-\d\dT/);
 
-    await expect(logout(licenceFile)).resolves.toBe(true);
+    // Logout revokes at the Gatekeeper first (POST /auth/logout with the licence), then removes the file.
+    await expect(logout(licenceFile, client)).resolves.toEqual({ removed: true, revoked: true });
+    expect(gatekeeper.loggedOut.has('patron-42')).toBe(true);
+    expect(
+      gatekeeper.requests.find((r) => r.method === 'POST' && r.path === '/auth/logout')?.authorization,
+    ).toBe(`Bearer ${record.token}`);
     await expect(readLicence(licenceFile)).resolves.toEqual({ ok: true, record: undefined });
-    await expect(logout(licenceFile)).resolves.toBe(false);
+    await expect(logout(licenceFile, client)).resolves.toEqual({ removed: false, revoked: false });
+  });
+
+  it('logout offline still removes the licence, and says it could not revoke it', async () => {
+    const dataDir = await tempDataDir();
+    const licenceFile = join(dataDir, 'license.json');
+    await login({
+      client: new GatekeeperClient(gatekeeper.url),
+      licenceFile,
+      openUrl: browser,
+      log: () => {},
+    });
+    const offline = new GatekeeperClient('http://127.0.0.1:9', { timeoutMs: 2000 });
+    const outcome = await logout(licenceFile, offline);
+    expect(outcome).toMatchObject({ removed: true, revoked: false });
+    expect(outcome.reason).toBeTruthy();
+    await expect(readLicence(licenceFile)).resolves.toEqual({ ok: true, record: undefined });
+  });
+
+  it("refuses an injected code: another page's login code sent to the listener is not exchanged", async () => {
+    const dataDir = await tempDataDir();
+    const licenceFile = join(dataDir, 'license.json');
+    const pending = login({
+      client: new GatekeeperClient(gatekeeper.url),
+      licenceFile,
+      // The attacker runs a login of their own (without the daemon's challenge) and sends its code to the
+      // daemon's loopback listener before the streamer's browser comes back.
+      openUrl: async (url) => {
+        const port = new URL(url).searchParams.get('redirect_port');
+        const own = await fetch(`${gatekeeper.url}/auth/membership?redirect_port=1`, { redirect: 'manual' });
+        const code = new URL(own.headers.get('Location') ?? '').searchParams.get('code');
+        await fetch(`http://127.0.0.1:${port}/auth/done?code=${code}`);
+        return true;
+      },
+      log: () => {},
+    });
+    await expect(pending).rejects.toThrow(/invalid_code/);
+    await expect(readLicence(licenceFile)).resolves.toEqual({ ok: true, record: undefined });
   });
 
   it('prints the URL and still completes when no browser can be started', async () => {

@@ -67,6 +67,8 @@ afterEach(async () => {
 function makeManager(url = gatekeeper.url): LicenceManager {
   manager = new LicenceManager({
     dataDir,
+    // The licences' issuer stays the Gatekeeper's origin when a test points the client elsewhere (offline).
+    issuer: gatekeeper.url,
     client: new GatekeeperClient(url, { timeoutMs: 2000 }),
     now: () => clock.now,
     timers: clock,
@@ -329,3 +331,74 @@ async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+describe('only signed claims count (decisions-2 §4)', () => {
+  function offlineManager(lines: string[] = []): LicenceManager {
+    manager = new LicenceManager({
+      dataDir,
+      client: new GatekeeperClient('http://127.0.0.1:9', { timeoutMs: 2000 }), // nothing listens there
+      issuer: gatekeeper.url,
+      now: () => clock.now,
+      timers: clock,
+      random: () => 0.5,
+      log: (line) => lines.push(line),
+    });
+    return manager;
+  }
+
+  it('a validated_at set far in the future does not buy a grace period with the Gatekeeper unreachable', async () => {
+    await signIn('premium', clock.now + 365 * 24 * HOUR);
+    await makeManager().load(); // caches the Gatekeeper's keys: the signature itself is good
+    manager?.stop();
+    const status = await offlineManager().start();
+    expect(status.tier).toBe('free');
+    expect(status.state).toBe('expired');
+  });
+
+  it('a forged or tampered licence counts as none: free tier, and one clear log line', async () => {
+    const record = await signIn('free');
+    const [header, payload] = record.token.split('.');
+    const claims = JSON.parse(Buffer.from(payload ?? '', 'base64url').toString('utf8'));
+    const tampered = `${header}.${Buffer.from(JSON.stringify({ ...claims, tier: 'premium' })).toString('base64url')}.${record.token.split('.')[2]}`;
+    await writeLicence(join(dataDir, 'license.json'), { ...record, token: tampered, tier: 'premium' });
+    const lines: string[] = [];
+    gatekeeper.validateMode = 'unreachable';
+    const m = new LicenceManager({
+      dataDir,
+      client: new GatekeeperClient(gatekeeper.url, { timeoutMs: 2000 }),
+      now: () => clock.now,
+      timers: clock,
+      random: () => 0.5,
+      log: (line) => lines.push(line),
+    });
+    manager = m;
+    const status = await m.start();
+    expect(status.tier).toBe('free');
+    expect(lines.filter((l) => l.includes('does not verify'))).toHaveLength(1);
+    expect(lines.join('\n')).toContain('signature does not verify');
+  });
+
+  it('a genuine licence verifies offline once the keys are cached (jwks.json in the data dir)', async () => {
+    await signIn('premium');
+    await makeManager().load();
+    manager?.stop();
+    expect(JSON.parse(await readFile(join(dataDir, 'jwks.json'), 'utf8')).keys).toHaveLength(1);
+    const status = await offlineManager().start();
+    expect(status).toMatchObject({ tier: 'premium', state: 'grace' });
+  });
+
+  it('a licence signed by a key the Gatekeeper never published is free, even with a cached key set', async () => {
+    await makeManager().load(); // caches the real keys
+    manager?.stop();
+    const { licenceSigner } = await import('../support/licence-signer.js');
+    const forger = licenceSigner('fake-gatekeeper'); // same kid, other key
+    await writeLicence(join(dataDir, 'license.json'), {
+      token: forger.sign({ sub: 'patron-7', tier: 'premium', iss: gatekeeper.url }),
+      tier: 'premium',
+      validated_at: new Date(clock.now).toISOString(),
+      user_id: 'patron-7',
+      verdict: 'ok',
+    });
+    expect((await offlineManager().start()).tier).toBe('free');
+  });
+});

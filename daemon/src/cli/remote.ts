@@ -102,8 +102,13 @@ export async function runRemoteCommand(
     }
     if (command === 'logout') {
       if (subcommand !== undefined) return usage(io, `unexpected argument "${subcommand}"`);
-      const removed = await logout(join(dataDir, 'license.json'));
-      io.out(removed ? 'Signed out: the licence was removed.\n' : 'Not signed in.\n');
+      const outcome = await logout(join(dataDir, 'license.json'), client);
+      if (!outcome.removed) io.out('Not signed in.\n');
+      else if (outcome.revoked) io.out('Signed out: the licence is revoked everywhere and was removed.\n');
+      else
+        io.out(
+          `Signed out on this machine: the licence was removed. The Gatekeeper could not revoke it (${outcome.reason}); copies elsewhere stay valid until they expire.\n`,
+        );
       return 0;
     }
     const ctx = { client, dataDir };

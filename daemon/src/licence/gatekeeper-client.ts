@@ -1,5 +1,5 @@
 // HTTP client for the Gatekeeper's licence and tunnel routes (interface §4.1, decisions §2); never throws.
-import type * as v from 'valibot';
+import * as v from 'valibot';
 import { type RemoteConfig, RemoteConfig as RemoteConfigSchema } from '../../../shared/config.js';
 import {
   ErrorBody,
@@ -47,13 +47,33 @@ export class GatekeeperClient {
     this.#timeoutMs = options.timeoutMs ?? 15_000;
   }
 
-  /** The page the browser opens to sign in; the Gatekeeper redirects back to 127.0.0.1:port (RFC 8252 §7.3). */
-  loginUrl(redirectPort: number): string {
-    return `${this.baseUrl}/auth/membership?redirect_port=${redirectPort}`;
+  /**
+   * The page the browser opens to sign in; the Gatekeeper redirects back to 127.0.0.1:port (RFC 8252 §7.3).
+   * `codeChallenge` is the PKCE S256 challenge (RFC 7636) of the verifier that `exchange` will send.
+   */
+  loginUrl(redirectPort: number, codeChallenge: string): string {
+    const query = new URLSearchParams({
+      redirect_port: String(redirectPort),
+      code_challenge: codeChallenge,
+      code_challenge_method: 'S256',
+    });
+    return `${this.baseUrl}/auth/membership?${query}`;
   }
 
-  exchange(code: string) {
-    return this.#request('POST', '/auth/exchange', ExchangeResponse, { body: { code } });
+  exchange(code: string, codeVerifier: string) {
+    return this.#request('POST', '/auth/exchange', ExchangeResponse, {
+      body: { code, code_verifier: codeVerifier },
+    });
+  }
+
+  /** The public keys that verify licences (`/.well-known/jwks.json`); the verifier checks the shape. */
+  jwks() {
+    return this.#request('GET', '/.well-known/jwks.json', v.unknown(), {});
+  }
+
+  /** Signs every licence of this member out (decisions-2 §4): 204. */
+  logout(token: string) {
+    return this.#request('POST', '/auth/logout', null, { token });
   }
 
   validate(token: string) {

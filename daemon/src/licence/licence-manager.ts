@@ -8,6 +8,7 @@ import { decodeJwtPayload } from './jwt-payload.js';
 import { type LicenceRecord, readLicence, writeLicence } from './licence-file.js';
 import { checkCount, checkTunnel, type LimitDecision, limitsFor } from './limits.js';
 import { REMOTE_CONFIG_FILE, readCachedConfig, writeCachedConfig } from './remote-config-cache.js';
+import { JWKS_FILE, LicenceVerifier, type VerifiedClaims } from './verify.js';
 
 /**
  * - `signed_out`: no license.json (run `overlay-daemon login`).
@@ -51,12 +52,17 @@ export interface LicenceManagerOptions {
   random?: () => number;
   intervalMs?: number;
   log?: (line: string) => void;
+  /** The Gatekeeper's origin, the licences' `iss`, when there is no client (offline); else the client's. */
+  issuer?: string;
 }
 
 export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
   readonly licenceFile: string;
   readonly configFile: string;
   #record: LicenceRecord | undefined;
+  /** The claims of the stored licence once its signature verified; undefined when it did not. */
+  #claims: VerifiedClaims | undefined;
+  readonly #verifier: LicenceVerifier;
   #config: RemoteConfig = DEFAULT_CONFIG;
   #unreachable = false;
   #failures = 0;
@@ -80,6 +86,21 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     this.#random = options.random ?? Math.random;
     this.#intervalMs = options.intervalMs ?? VALIDATE_INTERVAL_MS;
     this.#log = options.log ?? ((line) => console.log(`[licence] ${line}`));
+    const client = options.client;
+    this.#verifier = new LicenceVerifier({
+      jwksFile: join(options.dataDir, JWKS_FILE),
+      issuer: options.issuer ?? client?.baseUrl ?? '',
+      now: this.#now,
+      ...(client
+        ? {
+            fetchJwks: async () => {
+              const answer = await client.jwks();
+              if (!answer.ok) throw new Error(answer.message);
+              return answer.value;
+            },
+          }
+        : {}),
+    });
   }
 
   /** Loads license.json and the cached config, validates once, then keeps validating on a jittered schedule. */
@@ -136,16 +157,20 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     if (record.verdict === 'membership_inactive') {
       return { tier: 'free', valid_until: null, last_validated_at: lastValidatedAt, state: 'inactive' };
     }
-    if (record.verdict === 'invalid_token') {
+    // A licence whose signature does not verify counts as none (decisions-2 §4), whatever the file says.
+    const claims = this.#claims;
+    if (record.verdict === 'invalid_token' || !claims) {
       return { tier: 'free', valid_until: null, last_validated_at: lastValidatedAt, state: 'invalid' };
     }
-    const until = this.#validUntil(record);
+    const until = this.#validUntil(record, claims);
     if (this.#now() >= until) {
       return { tier: 'free', valid_until: null, last_validated_at: lastValidatedAt, state: 'expired' };
     }
+    // The tier is the signed one; the file's own `tier` is only a copy for people who read it.
+    const tier = claims.tier;
     return {
-      tier: record.tier,
-      valid_until: record.tier === 'free' ? null : new Date(until).toISOString(),
+      tier,
+      valid_until: tier === 'free' ? null : new Date(until).toISOString(),
       last_validated_at: lastValidatedAt,
       state: this.#unreachable ? 'grace' : 'valid',
     };
@@ -183,12 +208,38 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     return checkTunnel(this.#config, this.tier());
   }
 
-  /** The verdict holds for `grace.hours` after the last successful validation, and never past the JWT's expiry. */
-  #validUntil(record: LicenceRecord): number {
-    const graceEnd = Date.parse(record.validated_at) + this.#config.grace.hours * 3_600_000;
-    const tokenEnd = record.expires_at ? Date.parse(record.expires_at) : Number.POSITIVE_INFINITY;
-    return Math.min(graceEnd, tokenEnd);
+  /**
+   * The verdict holds for `grace.hours` after the last successful validation, and never past the signed
+   * expiry. A `validated_at` later than now was not written by us: it counts as never validated.
+   */
+  #validUntil(record: LicenceRecord, claims: VerifiedClaims): number {
+    const validatedAt = Date.parse(record.validated_at);
+    const graceEnd =
+      validatedAt > this.#now()
+        ? Number.NEGATIVE_INFINITY
+        : validatedAt + this.#config.grace.hours * 3_600_000;
+    return Math.min(graceEnd, claims.exp * 1000);
   }
+
+  /** Verifies the stored licence's signature; one log line when it does not verify. */
+  async #verifyRecord(): Promise<void> {
+    const record = this.#record;
+    if (!record) {
+      this.#claims = undefined;
+      return;
+    }
+    const verified = await this.#verifier.verify(record.token);
+    if (verified.ok) {
+      this.#claims = verified.claims;
+      return;
+    }
+    if (this.#claims !== undefined || this.#lastRejected !== record.token) {
+      this.#log(`the licence in ${this.licenceFile} does not verify (${verified.reason}): free tier`);
+    }
+    this.#lastRejected = record.token;
+    this.#claims = undefined;
+  }
+  #lastRejected: string | undefined;
 
   async #load(): Promise<void> {
     const read = await readLicence(this.licenceFile);
@@ -199,6 +250,7 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
       return;
     }
     this.#record = read.record;
+    await this.#verifyRecord();
   }
 
   async #check(): Promise<LicenceStatus> {
@@ -266,6 +318,7 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     }
     // In force at once; the file follows (a failed write keeps the verdict in memory for this run).
     this.#record = next;
+    await this.#verifyRecord();
     await writeLicence(this.licenceFile, next);
   }
 

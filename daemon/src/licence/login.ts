@@ -1,7 +1,8 @@
 // `overlay-daemon login` / `logout`: browser sign-in through the Gatekeeper, then the JWT stored in license.json.
+import { createHash, randomBytes } from 'node:crypto';
 import type { GatekeeperClient } from './gatekeeper-client.js';
 import { decodeJwtPayload } from './jwt-payload.js';
-import { type LicenceRecord, removeLicence, writeLicence } from './licence-file.js';
+import { type LicenceRecord, readLicence, removeLicence, writeLicence } from './licence-file.js';
 import { listenForAuthCode } from './loopback-listener.js';
 
 export interface LoginOptions {
@@ -20,7 +21,11 @@ export async function login(options: LoginOptions): Promise<LicenceRecord> {
   const log = options.log ?? console.log;
   const listener = await listenForAuthCode(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {});
   try {
-    const url = options.client.loginUrl(listener.port);
+    // PKCE (RFC 7636): only this process knows the verifier, so a code that another program or page
+    // sends to the loopback listener (its own login's) cannot be exchanged here (decisions-2 §4).
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const url = options.client.loginUrl(listener.port, challenge);
     log(`Opening your browser to sign in. If it does not open, visit:\n  ${url}`);
     const opened = await options.openUrl(url);
     if (!opened) log('(Could not start a browser; open the address above yourself.)');
@@ -30,7 +35,7 @@ export async function login(options: LoginOptions): Promise<LicenceRecord> {
     } catch (err) {
       throw new LoginError((err as Error).message);
     }
-    const exchanged = await options.client.exchange(code);
+    const exchanged = await options.client.exchange(code, verifier);
     if (!exchanged.ok) {
       throw new LoginError(
         exchanged.kind === 'http'
@@ -57,6 +62,29 @@ export async function login(options: LoginOptions): Promise<LicenceRecord> {
   }
 }
 
-export function logout(licenceFile: string): Promise<boolean> {
-  return removeLicence(licenceFile);
+export interface LogoutResult {
+  /** Whether there was a licence to remove. */
+  removed: boolean;
+  /** Whether the Gatekeeper revoked every licence of the member; false offline (best effort). */
+  revoked: boolean;
+  /** Why the Gatekeeper did not revoke, when it did not. */
+  reason?: string;
+}
+
+/**
+ * Revokes every licence of the member at the Gatekeeper (`POST /auth/logout`), best effort, then removes
+ * license.json whatever the answer: a person who signs out is signed out on this machine even offline.
+ */
+export async function logout(licenceFile: string, client?: GatekeeperClient): Promise<LogoutResult> {
+  const read = await readLicence(licenceFile).catch(() => null);
+  const record = read?.ok ? read.record : undefined;
+  let revoked = false;
+  let reason: string | undefined;
+  if (record && client) {
+    const answer = await client.logout(record.token);
+    revoked = answer.ok;
+    if (!answer.ok) reason = answer.kind === 'http' ? `${answer.code}: ${answer.message}` : answer.message;
+  }
+  const removed = await removeLicence(licenceFile);
+  return { removed, revoked, ...(reason ? { reason } : {}) };
 }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { decodeJwtPayload } from '../../../daemon/src/licence/jwt-payload.js';
 import { DEFAULT_CONFIG, type RemoteConfig } from '../../../shared/config.js';
 import type { Tier } from '../../../shared/protocol/index.js';
+import { licenceSigner } from '../licence-signer.js';
 
 export type ValidateMode = 'ok' | 'membership_inactive' | 'invalid_token' | 'unreachable' | 'server_error';
 
@@ -17,18 +18,16 @@ export interface FakeGatekeeper {
   requests: { method: string; path: string; authorization: string | undefined }[];
   tunnels: Map<string, { tunnel_id: string; subdomain: string; tunnel_token: string; created_at: string }>;
   tunnelDomain: string;
-  /** Signs an (unverifiable) token the way the Gatekeeper shapes its claims. */
+  /** Signs a licence as the Gatekeeper does (EdDSA, published in its JWKS, `iss` = its URL). */
   issueToken(sub: string, tier: Tier, ttlSeconds?: number): string;
+  /** Members whose licences were revoked by POST /auth/logout. */
+  loggedOut: Set<string>;
   close(): Promise<void>;
 }
 
 /** Stable per user, like the real one (decisions §2), so a test knows the hostname before provisioning. */
 export function fakeSubdomain(userId: string): string {
   return `o-${createHash('sha256').update(userId).digest('hex').slice(0, 16)}`;
-}
-
-function b64url(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -54,11 +53,11 @@ export async function startFakeGatekeeper(
   options: { userId?: string; tunnelDomain?: string } = {},
 ): Promise<FakeGatekeeper> {
   const userId = options.userId ?? '55501';
-  const codes = new Map<string, Tier>();
-  const issueToken = (sub: string, tier: Tier, ttlSeconds = 7 * 86_400) => {
-    const iat = Math.floor(Date.now() / 1000);
-    return `${b64url({ alg: 'EdDSA', typ: 'JWT', kid: 'fake' })}.${b64url({ sub, tier, iat, exp: iat + ttlSeconds, jti: randomUUID() })}.${randomBytes(16).toString('base64url')}`;
-  };
+  /** PKCE as the real one (decisions-2 §4): each code remembers its login's challenge. */
+  const codes = new Map<string, { tier: Tier; challenge: string | null }>();
+  const signer = licenceSigner('fake-gatekeeper');
+  const issueToken = (sub: string, tier: Tier, ttlSeconds = 7 * 86_400) =>
+    signer.sign({ sub, tier, iss: fake.url, ttlSeconds });
 
   const authorised = (
     req: IncomingMessage,
@@ -91,21 +90,43 @@ export async function startFakeGatekeeper(
     });
     const route = `${req.method} ${url.pathname}`;
     if (route === 'GET /config') return sendJson(res, 200, fake.config);
+    if (route === 'GET /.well-known/jwks.json') return sendJson(res, 200, signer.jwks);
+    if (route === 'POST /auth/logout') {
+      const claims = authorised(req, res);
+      if (!claims) return;
+      fake.loggedOut.add(claims.sub);
+      res.writeHead(204);
+      return res.end();
+    }
     if (route === 'GET /auth/membership') {
       // The real one goes through the platform first; the end of the journey is the same redirect.
       const port = Number(url.searchParams.get('redirect_port'));
       const code = randomBytes(12).toString('hex');
-      codes.set(code, fake.tier);
+      const challenge = url.searchParams.get('code_challenge');
+      if (challenge !== null && url.searchParams.get('code_challenge_method') !== 'S256')
+        return sendError(res, 400, 'bad_request', 'code_challenge_method must be S256');
+      codes.set(code, { tier: fake.tier, challenge });
       res.writeHead(302, { Location: `http://127.0.0.1:${port}/auth/done?code=${code}` });
       return res.end();
     }
     if (route === 'POST /auth/exchange') {
       const body = await readJson(req);
-      const code = typeof body === 'object' && body && 'code' in body ? String(body.code) : '';
-      const tier = codes.get(code);
-      if (!tier) return sendError(res, 400, 'invalid_code', 'Unknown, used or expired code');
+      const field = (name: string) =>
+        typeof body === 'object' && body && name in body
+          ? String((body as Record<string, unknown>)[name])
+          : undefined;
+      const code = field('code') ?? '';
+      const pending = codes.get(code);
+      if (!pending) return sendError(res, 400, 'invalid_code', 'Unknown, used or expired code');
       codes.delete(code);
-      return sendJson(res, 200, { token: issueToken(userId, tier), tier });
+      const verifier = field('code_verifier');
+      const matches =
+        pending.challenge === null
+          ? verifier === undefined
+          : verifier !== undefined &&
+            createHash('sha256').update(verifier).digest('base64url') === pending.challenge;
+      if (!matches) return sendError(res, 400, 'invalid_code', 'The code_verifier does not match this login');
+      return sendJson(res, 200, { token: issueToken(userId, pending.tier), tier: pending.tier });
     }
     if (route === 'POST /validate') {
       if (fake.validateMode === 'unreachable') return req.socket.destroy();
@@ -176,6 +197,7 @@ export async function startFakeGatekeeper(
     tunnels: new Map(),
     tunnelDomain: options.tunnelDomain ?? 'overlays.test',
     issueToken,
+    loggedOut: new Set(),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,0 +1,125 @@
+// Verifies license.json's JWT against the Gatekeeper's published keys (decisions-2 §4): the daemon takes
+// tier and expiry from signed claims only, never from what its own file says.
+import { readFile } from 'node:fs/promises';
+import { createLocalJWKSet, errors, type JSONWebKeySet, jwtVerify } from 'jose';
+import * as v from 'valibot';
+import { parseJsonWith, Tier } from '../../../shared/protocol/index.js';
+import { writeFileAtomic } from '../store/data-dir.js';
+
+/** The cache of `/.well-known/jwks.json` in the data dir, so a licence verifies offline. */
+export const JWKS_FILE = 'jwks.json';
+/** The audience and algorithm the Gatekeeper signs with (workers/src/licence.ts), pinned here. */
+export const LICENCE_AUDIENCE = 'overlay-daemon';
+const ALGORITHMS = ['EdDSA'];
+const CLOCK_TOLERANCE_SECONDS = 30;
+
+const Jwks = v.object({
+  keys: v.array(v.looseObject({ kty: v.string(), kid: v.optional(v.string()) })),
+});
+
+const VerifiedClaims = v.object({
+  sub: v.pipe(v.string(), v.minLength(1)),
+  tier: Tier,
+  exp: v.pipe(v.number(), v.safeInteger()),
+  epoch: v.optional(v.pipe(v.number(), v.safeInteger())),
+});
+export type VerifiedClaims = v.InferOutput<typeof VerifiedClaims>;
+
+export type Verification = { ok: true; claims: VerifiedClaims } | { ok: false; reason: string };
+
+export interface LicenceVerifierOptions {
+  /** Where jwks.json is cached. */
+  jwksFile: string;
+  /** The Gatekeeper's origin: the licence's `iss`. */
+  issuer: string;
+  /** Fetches the Gatekeeper's current key set; absent offline (the cache alone is used). */
+  fetchJwks?: () => Promise<unknown>;
+  now?: () => number;
+}
+
+export class LicenceVerifier {
+  readonly #options: LicenceVerifierOptions;
+  #keys: JSONWebKeySet | undefined;
+
+  constructor(options: LicenceVerifierOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Verifies signature, `iss`, `aud`, `exp` and the pinned algorithm. A `kid` that the cached set does not
+   * hold (a rotated key, or no cache yet) refreshes the set from the Gatekeeper once, then tries again.
+   */
+  async verify(token: string): Promise<Verification> {
+    const cached = this.#keys ?? (await this.#readCache());
+    if (cached) {
+      const first = await this.#verifyWith(cached, token);
+      if (first.ok || !first.unknownKey) return first.result;
+    }
+    const fresh = await this.#refresh();
+    if (!fresh)
+      return {
+        ok: false,
+        reason: 'the Gatekeeper’s signing keys are not available (never fetched, and it cannot be reached)',
+      };
+    return (await this.#verifyWith(fresh, token)).result;
+  }
+
+  async #verifyWith(
+    keys: JSONWebKeySet,
+    token: string,
+  ): Promise<{ ok: true; result: Verification } | { ok: false; unknownKey: boolean; result: Verification }> {
+    try {
+      const { payload } = await jwtVerify(token, createLocalJWKSet(keys), {
+        algorithms: ALGORITHMS,
+        issuer: this.#options.issuer,
+        audience: LICENCE_AUDIENCE,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        currentDate: new Date(this.#options.now?.() ?? Date.now()),
+        requiredClaims: ['sub', 'exp'],
+      });
+      const claims = v.safeParse(VerifiedClaims, payload);
+      if (!claims.success)
+        return { ok: false, unknownKey: false, result: { ok: false, reason: 'its claims are malformed' } };
+      return { ok: true, result: { ok: true, claims: claims.output } };
+    } catch (err) {
+      const unknownKey = err instanceof errors.JWKSNoMatchingKey;
+      return { ok: false, unknownKey, result: { ok: false, reason: describe(err) } };
+    }
+  }
+
+  async #readCache(): Promise<JSONWebKeySet | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.#options.jwksFile, 'utf8');
+    } catch {
+      return undefined;
+    }
+    const parsed = parseJsonWith(Jwks, text);
+    if (parsed.ok) this.#keys = parsed.value as JSONWebKeySet;
+    return this.#keys;
+  }
+
+  async #refresh(): Promise<JSONWebKeySet | undefined> {
+    if (!this.#options.fetchJwks) return this.#keys;
+    let body: unknown;
+    try {
+      body = await this.#options.fetchJwks();
+    } catch {
+      return this.#keys;
+    }
+    const parsed = v.safeParse(Jwks, body);
+    if (!parsed.success) return this.#keys;
+    this.#keys = parsed.output as JSONWebKeySet;
+    await writeFileAtomic(this.#options.jwksFile, `${JSON.stringify(this.#keys, null, 2)}\n`).catch(() => {});
+    return this.#keys;
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof errors.JWTExpired) return 'it has expired';
+  if (err instanceof errors.JWTClaimValidationFailed) return `its ${err.claim} claim is wrong`;
+  if (err instanceof errors.JWKSNoMatchingKey) return 'it is signed by a key the Gatekeeper does not publish';
+  if (err instanceof errors.JWSSignatureVerificationFailed) return 'its signature does not verify';
+  if (err instanceof errors.JOSEAlgNotAllowed) return 'it uses an algorithm that is not allowed';
+  return 'it is not a well-formed licence';
+}
