@@ -235,7 +235,13 @@ export class OverlayStore {
   async #readFile(path: string, announce: boolean, fromWriteQueue = false): Promise<void> {
     const match = OVERLAY_FILE.exec(basename(path));
     if (!match?.[1]) return;
-    const id = match[1].toLowerCase();
+    const id = match[1];
+    // Overlay ids are lowercase UUIDs (decisions-2 §5): `uuidgen` on macOS prints uppercase, and such a
+    // file would be listed but unreachable, counted against the tier, and written under another name.
+    if (id !== id.toLowerCase()) {
+      this.#report(id, path, 'its name is not a lowercase UUID (overlay ids are lowercase)');
+      return;
+    }
     const busy = !fromWriteQueue && this.#writes.has(id);
     const started = this.#writesStarted.get(id);
     let text: string;
@@ -266,8 +272,14 @@ export class OverlayStore {
       this.#report(id, path, parsed.error);
       return;
     }
-    if (parsed.value.id.toLowerCase() !== id) {
-      this.#report(id, path, `its id ${parsed.value.id} does not match the file name`);
+    if (parsed.value.id !== id) {
+      this.#report(
+        id,
+        path,
+        parsed.value.id.toLowerCase() === id
+          ? `its id ${parsed.value.id} is not lowercase (overlay ids are lowercase UUIDs)`
+          : `its id ${parsed.value.id} does not match the file name`,
+      );
       return;
     }
     const wasUnreadable = this.#unreadable.delete(id);
@@ -289,7 +301,7 @@ export class OverlayStore {
   #onUnlink(path: string): void {
     const match = OVERLAY_FILE.exec(basename(path));
     if (!match?.[1]) return;
-    const id = match[1].toLowerCase();
+    const id = match[1];
     // A write of ours may be in flight (rename replaces the file): that is not a deletion.
     if (this.#writes.has(id)) return;
     this.#unreadable.delete(id);

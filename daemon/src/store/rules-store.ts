@@ -109,6 +109,15 @@ export class RulesStore {
     });
     watcher.on('add', () => void this.#read(true));
     watcher.on('change', () => void this.#read(true));
+    // Deleting an unreadable rules.json lifts its lock at once (decisions-2 §5): the rules in force stay,
+    // and the next save writes a fresh file.
+    watcher.on('unlink', () => {
+      if (this.#unreadable === undefined) return;
+      this.#unreadable = undefined;
+      this.#knownText = undefined;
+      this.#signature = undefined;
+      this.#log(`[rules] ${this.dirs.rulesFile} was deleted; the rules in force can be saved again`);
+    });
     watcher.on('error', (err) => this.#log(`[rules] watching ${this.dirs.rulesFile} failed: ${String(err)}`));
     this.#watcher = watcher;
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));

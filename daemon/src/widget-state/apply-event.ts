@@ -24,7 +24,9 @@ export function amountFor(source: Source, event: StreamEvent): number {
 
 /** Diamonds of a gift event: the gift's value × how many were sent. */
 export function diamondsOf(event: StreamEvent): number {
-  return event.type === 'gift' ? (event.data.diamondCount ?? 0) * event.data.repeatCount : 0;
+  return event.type === 'gift'
+    ? Math.min(Number.MAX_SAFE_INTEGER, (event.data.diamondCount ?? 0) * event.data.repeatCount)
+    : 0;
 }
 
 /** Stays a safe integer however long the stream runs. */
