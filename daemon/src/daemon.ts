@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Polka } from 'polka';
 import { createIngest, type EventHandler, type Ingest } from './events/ingest.js';
 import { createEventPipeline } from './events/pipeline.js';
-import { createHttpApp, type PageRenderer } from './http/app.js';
+import { createHttpApp, type PageRenderer, requestListener } from './http/app.js';
 import { ConnectionLimiter } from './http/connection-limit.js';
 import type { CreationLimits } from './http/control-api.js';
 import type { DevDashboard, DevPage } from './http/dev-page.js';
@@ -71,10 +71,10 @@ export interface RunningDaemon {
 export const DEFAULT_PORT = 7890;
 export const DEFAULT_HOST = '127.0.0.1';
 
-function listen(app: Polka, server: Server, port: number, host: string): Promise<void> {
+function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    app.listen(port, host, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
@@ -139,9 +139,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     hub,
     dev: options.dev === true,
   };
+  const frontDoor = createFrontDoor(frontDoorOptions);
   const app = createHttpApp({
     server,
-    frontDoor: createFrontDoor(frontDoorOptions),
+    frontDoor,
     controlGuard: createControlGuard(frontDoorOptions),
     overlays,
     rules,
@@ -167,6 +168,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       return fields;
     },
   });
+  server.on('request', requestListener(app, frontDoor));
   server.on('upgrade', createUpgradeListener(frontDoorOptions));
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
@@ -176,7 +178,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   });
 
   try {
-    await listen(app, server, options.port, options.host);
+    await listen(server, options.port, options.host);
   } catch (err) {
     await hub.close(0);
     throw err;

@@ -4,7 +4,14 @@ import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
+import {
+  pageToken,
+  rawRequest,
+  startTestDaemon,
+  subscribe,
+  type TestDaemon,
+  waitFor,
+} from '../support/daemon.js';
 import { connectWs, type TestWsClient, UpgradeRefused } from '../support/ws.js';
 
 let daemon: TestDaemon;
@@ -22,11 +29,26 @@ afterAll(async () => {
 
 const wsUrl = () => `ws://127.0.0.1:${daemon.port}`;
 
-async function fill(localAddress: string, count: number): Promise<TestWsClient[]> {
+/** Subscribed connections (page loaded, `init` sent): what counts against the limit of 10 per IP. */
+async function fill(
+  localAddress: string,
+  count: number,
+  headers?: Record<string, string>,
+): Promise<TestWsClient[]> {
   const clients: TestWsClient[] = [];
-  for (let i = 0; i < count; i++) clients.push(await connectWs(wsUrl(), { localAddress }));
+  for (let i = 0; i < count; i++)
+    clients.push(await subscribe(daemon, overlayId, { localAddress, ...(headers ? { headers } : {}) }));
   open.push(...clients);
   return clients;
+}
+
+/** A connection over the address's limit is let in, then closed 1008 when its `init` would take a slot. */
+async function refusedAtInit(localAddress: string, headers?: Record<string, string>): Promise<number> {
+  const token = await pageToken(daemon, overlayId);
+  const client = await connectWs(wsUrl(), { localAddress, ...(headers ? { headers } : {}) });
+  open.push(client);
+  client.sendInit(overlayId, token);
+  return (await client.closed).code;
 }
 
 async function refusal(promise: Promise<unknown>): Promise<UpgradeRefused> {
@@ -79,11 +101,9 @@ function pipelined(localAddress: string, requests: string[]): Promise<number[]> 
 }
 
 describe('connections per IP', () => {
-  it('refuses the 11th WebSocket from one IP with 429, while another IP has its own quota', async () => {
+  it('closes the 11th subscribed WebSocket from one IP (1008), while another IP has its own quota', async () => {
     const clients = await fill('127.0.0.2', 10);
-    const eleventh = await refusal(connectWs(wsUrl(), { localAddress: '127.0.0.2' }));
-    expect(eleventh.status).toBe(429);
-    expect(eleventh.headers['retry-after']).toBeDefined();
+    expect(await refusedAtInit('127.0.0.2')).toBe(1008);
     // Another source address is another client.
     const other = await subscribe(daemon, overlayId, { localAddress: '127.0.0.3' });
     other.close();
@@ -117,6 +137,7 @@ describe('connections per IP', () => {
   it('counts HTTP requests in flight', async () => {
     // Nine WebSockets plus one slow upload in flight make ten; the next request is refused.
     const clients = await fill('127.0.0.4', 9);
+
     const slow = request({
       host: '127.0.0.1',
       port: daemon.port,
@@ -203,17 +224,13 @@ describe('connections per IP', () => {
       localAddress: '127.0.0.8',
     });
     try {
-      const full = [];
-      for (let i = 0; i < 10; i++) full.push(await connectWs(wsUrl(), tunnel('198.51.100.20')));
-      open.push(...full);
+      const full = await fill('127.0.0.8', 10, tunnel('198.51.100.20').headers);
       // One visitor's request holds the connection's slot; the next visitor's, right behind it on the
       // same connection, is counted against its own address, which is full.
       expect(await pipelined('127.0.0.9', [get('198.51.100.21'), get('198.51.100.20')])).toEqual([200, 429]);
       // Nothing is left held for the first visitor: it still has all ten of its own.
-      const first = [];
-      for (let i = 0; i < 10; i++) first.push(await connectWs(wsUrl(), tunnel('198.51.100.21')));
-      open.push(...first);
-      expect((await refusal(connectWs(wsUrl(), tunnel('198.51.100.21')))).status).toBe(429);
+      const first = await fill('127.0.0.8', 10, tunnel('198.51.100.21').headers);
+      expect(await refusedAtInit('127.0.0.8', tunnel('198.51.100.21').headers)).toBe(1008);
       for (const client of [...full, ...first]) client.close();
     } finally {
       daemon.tunnelHost = undefined;
@@ -227,22 +244,41 @@ describe('connections per IP', () => {
         headers: { Host: 'o-abc.tunnel.example', 'CF-Connecting-IP': ip },
         localAddress: '127.0.0.5',
       });
-      const viewers = [];
-      for (let i = 0; i < 10; i++) viewers.push(await connectWs(wsUrl(), tunnel('203.0.113.7')));
-      open.push(...viewers);
-      expect((await refusal(connectWs(wsUrl(), tunnel('203.0.113.7')))).status).toBe(429);
-      const another = await connectWs(wsUrl(), tunnel('198.51.100.9'));
+      const viewers = await fill('127.0.0.5', 10, tunnel('203.0.113.7').headers);
+      expect(await refusedAtInit('127.0.0.5', tunnel('203.0.113.7').headers)).toBe(1008);
+      const another = await subscribe(daemon, overlayId, tunnel('198.51.100.9'));
       another.close();
+      // IPv6 visitors are counted per /64: another address of a full /64 is refused, another /64 is not.
+      await fill('127.0.0.5', 10, tunnel('2001:db8:1:2::1').headers);
+      expect(await refusedAtInit('127.0.0.5', tunnel('2001:db8:1:2:ffff::9').headers)).toBe(1008);
+      (await subscribe(daemon, overlayId, tunnel('2001:db8:1:3::1'))).close();
       // Without the tunnel Host the header is not believed: the peer itself is counted.
       await fill('127.0.0.6', 10);
-      const forged = connectWs(wsUrl(), {
-        headers: { 'CF-Connecting-IP': '192.0.2.1' },
-        localAddress: '127.0.0.6',
-      });
-      expect((await refusal(forged)).status).toBe(429);
+      expect(await refusedAtInit('127.0.0.6', { 'CF-Connecting-IP': '192.0.2.1' })).toBe(1008);
       for (const viewer of viewers) viewer.close();
     } finally {
       daemon.tunnelHost = undefined;
     }
+  });
+});
+
+describe('connections that have not sent init (decisions-2 §5)', () => {
+  it('have a budget of their own: ten idle sockets lock neither OBS nor the dashboard out', async () => {
+    const idle = [];
+    for (let i = 0; i < 10; i++) idle.push(await connectWs(wsUrl(), { localAddress: '127.0.0.11' }));
+    open.push(...idle);
+    const obs = await subscribe(daemon, overlayId, { localAddress: '127.0.0.11' });
+    open.push(obs);
+    const dashboard = await rawRequest(daemon.port, {
+      path: '/status',
+      headers: { Host: 'localhost' },
+      localAddress: '127.0.0.11',
+    });
+    expect(dashboard.status).toBe(200);
+    // The eleventh idle socket evicts the oldest one (1008), not anyone subscribed.
+    open.push(await connectWs(wsUrl(), { localAddress: '127.0.0.11' }));
+    expect((await idle[0]!.closed).code).toBe(1008);
+    expect(obs.ws.readyState).toBe(obs.ws.OPEN);
+    for (const client of [...idle, obs]) client.close();
   });
 });

@@ -1,8 +1,10 @@
 // Bad input never costs the streamer an overlay or a lock (decisions-2 §5): saturating widget state,
 // lowercase overlay ids, and a deleted unreadable rules.json lifting its lock.
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_RENDERED_PAYLOAD_BYTES } from '../../daemon/src/rules/engine.js';
 import { api, makeDataDir, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 
 const MAX = Number.MAX_SAFE_INTEGER;
@@ -57,7 +59,7 @@ describe('widget state saturates at Number.MAX_SAFE_INTEGER', () => {
     const byId = Object.fromEntries(overlay.widgets.map((w) => [w.id, w]));
     expect(byId.goal?.current).toBe(MAX);
     expect(byId.count?.value).toBe(MAX);
-    expect((byId.top?.entries as { diamonds: number }[])[0]?.diamonds).toBe(MAX);
+    expect((byId.top?.entries as { diamonds: number }[] | undefined)?.[0]?.diamonds).toBe(MAX);
     expect((await fetch(`${second.url}/overlay/${id}`)).status).toBe(200);
   });
 });
@@ -123,5 +125,129 @@ describe('deleting an unreadable file lifts its lock at once', () => {
     await rm(rulesFile);
     await waitFor(async () => (await api(daemon, 'PUT', '/api/rules', [])).status === 200);
     expect(JSON.parse(await readFile(rulesFile, 'utf8'))).toEqual([]);
+  });
+});
+
+describe('media operations resolve real paths first', () => {
+  it('DELETE through a symlinked folder inside media/ never deletes a file outside it', async () => {
+    const daemon = await start();
+    const outside = await makeDataDir();
+    dirs.push(outside);
+    await writeFile(join(outside, 'precious.png'), 'not yours');
+    await symlink(outside, join(daemon.dataDir.mediaDir, 'linked'));
+    const res = await api(daemon, 'DELETE', '/api/media/linked/precious.png');
+    expect([403, 404]).toContain(res.status);
+    expect(await readFile(join(outside, 'precious.png'), 'utf8')).toBe('not yours');
+  });
+});
+
+describe('bad input is a 4xx, never a 500', () => {
+  const deep = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+
+  it('JSON nested deeper than 64 levels: 400 on commands, rules, events and overlays; 64 levels still parse', async () => {
+    const daemon = await start();
+    const id = daemon.overlays.list()[0]!.id;
+    const tooDeep = deep(200_000);
+    const targets: [string, string, (inner: string) => string][] = [
+      ['POST', `/api/overlays/${id}/commands`, (x) => `{"widgetId":"w","command":"c","payload":{"a":${x}}}`],
+      ['PUT', '/api/rules', (x) => `[${x}]`],
+      [
+        'POST',
+        '/api/events',
+        (x) => `{"type":"chat","user":{"uniqueId":"u","nickname":"n"},"data":{"comment":"hi","x":${x}}}`,
+      ],
+      ['POST', '/api/overlays', (x) => `{"name":"n","width":10,"height":10,"widgets":${x}}`],
+    ];
+    for (const [method, path, wrap] of targets) {
+      const res = await api(daemon, method, path, wrap(tooDeep));
+      expect(res.status, `${method} ${path}`).toBe(400);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toContain('64');
+    }
+    // At the limit it is only the schema that decides: an event with 60 levels of extra data is accepted.
+    const ok = await api(daemon, 'POST', '/api/events', targets[2]![2](deep(60)));
+    expect(ok.status).toBe(202);
+    expect(daemon.logs.join('\n')).not.toMatch(/unhandled/);
+  });
+
+  it('a media name too long for the file system: 400; a folder or a path under a file: 409', async () => {
+    const daemon = await start();
+    const put = (name: string) =>
+      fetch(`${daemon.url}/api/media/${name}`, {
+        method: 'PUT',
+        headers: { Authorization: `Bearer ${daemon.adminKey}`, 'Content-Type': 'image/png' },
+        body: 'png',
+      });
+    const long = `${'a'.repeat(248)}.png`;
+    const tooLong = await put(long);
+    expect(tooLong.status).toBe(400);
+    await mkdir(join(daemon.dataDir.mediaDir, 'folder.png'));
+    expect((await put('folder.png')).status).toBe(409);
+    await writeFile(join(daemon.dataDir.mediaDir, 'file.png'), 'x');
+    expect((await put('file.png/inner.png')).status).toBe(409);
+    expect(daemon.logs.join('\n')).not.toMatch(/unhandled/);
+  });
+});
+
+describe('every response goes through the front door', () => {
+  async function rawLine(port: number, line: string): Promise<string> {
+    return new Promise((resolve) => {
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write(`${line}\r\nHost: evil.example\r\nConnection: close\r\n\r\n`),
+      );
+      let out = '';
+      socket.on('data', (chunk) => {
+        out += chunk;
+      });
+      socket.on('close', () => resolve(out));
+    });
+  }
+
+  it.each(['GET http://evil.example/status HTTP/1.1', 'OPTIONS * HTTP/1.1'])(
+    '%s: nosniff and the Host check',
+    async (line) => {
+      const daemon = await start();
+      const head = (await rawLine(daemon.port, line)).split('\r\n\r\n')[0] ?? '';
+      expect(head).toMatch(/^HTTP\/1\.1 403 /);
+      expect(head.toLowerCase()).toContain('x-content-type-options: nosniff');
+    },
+  );
+});
+
+describe('limits on what a rule renders, and on who reads the data dir', () => {
+  it('a template that expands past the payload cap sends nothing and says why', async () => {
+    const daemon = await start();
+    const id = daemon.overlays.list()[0]!.id;
+    const rule = {
+      id: 'echo',
+      trigger: 'chat',
+      actions: [
+        {
+          overlayId: id,
+          widgetId: 'w',
+          command: 'set-text',
+          payload: { text: '{data.comment}'.repeat(200) },
+        },
+      ],
+    };
+    expect((await api(daemon, 'PUT', '/api/rules', [rule])).status).toBe(200);
+    const comment = 'x'.repeat(Math.ceil(MAX_RENDERED_PAYLOAD_BYTES / 200) + 10);
+    const res = await api(daemon, 'POST', '/api/events', {
+      type: 'chat',
+      user: { uniqueId: 'u', nickname: 'n' },
+      data: { comment },
+    });
+    expect(res.status).toBe(202);
+    expect(((await res.json()) as { firedRules: string[] }).firedRules).toEqual([]);
+    await waitFor(() => daemon.logs.some((l) => l.includes('over the limit')));
+  });
+
+  it('creates the data dir and its folders mode 0700', async () => {
+    const parent = await makeDataDir();
+    dirs.push(parent);
+    const dataDir = join(parent, 'fresh');
+    const daemon = await start(dataDir);
+    for (const dir of [dataDir, daemon.dataDir.overlaysDir, daemon.dataDir.mediaDir]) {
+      expect((await stat(dir)).mode & 0o777, dir).toBe(0o700);
+    }
   });
 });

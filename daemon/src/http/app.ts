@@ -1,7 +1,7 @@
 // The daemon's HTTP routes on polka: status, overlay pages, media, compiled page assets and the control API.
 import { existsSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import polka, { type Polka } from 'polka';
+import polka, { type Polka, type Request } from 'polka';
 import sirv from 'sirv';
 import { parseWith, Uuid } from '../../../shared/protocol/index.js';
 import { MediaFiles } from '../media/media.js';
@@ -46,6 +46,12 @@ function allowedMethods(path: string): string[] | undefined {
   return [...OTHER_ROUTES, ...CONTROL_ROUTES].find((route) => route.pattern.test(path))?.methods;
 }
 
+/** The server's `request` listener: every request meets the front door first, whatever its target. */
+export function requestListener(app: Polka, frontDoor: HttpContext['frontDoor']) {
+  return (req: IncomingMessage, res: ServerResponse) =>
+    frontDoor(req, res, () => void app.handler(req as Request, res, undefined as never));
+}
+
 export function createHttpApp(ctx: HttpContext): Polka {
   const app = polka({
     server: ctx.server,
@@ -65,7 +71,9 @@ export function createHttpApp(ctx: HttpContext): Polka {
     },
   });
 
-  app.use((req, res, next) => ctx.frontDoor(req, res, () => void next()));
+  // The front door wraps the whole router (see `requestListener`), not `app.use`: polka runs `use`
+  // middleware only for targets that start with "/", and `GET http://evil.com/status` or `OPTIONS *`
+  // would reach onNoMatch without it (decisions-2 §5: every response carries nosniff).
 
   if (ctx.devMiddleware) {
     const dev = ctx.devMiddleware;

@@ -18,3 +18,27 @@ export async function readBody(req: IncomingMessage, maxBytes = JSON_BODY_MAX_BY
   }
   return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
 }
+
+/** Decisions-2 §5: deeper JSON is refused before it is parsed (and before a validator recurses into it). */
+export const JSON_MAX_DEPTH = 64;
+
+/**
+ * Whether `text` nests arrays and objects deeper than `maxDepth`: one pass over the characters,
+ * skipping strings, so a body 200,000 levels deep costs a scan, never a stack overflow.
+ */
+export function jsonTooDeep(text: string, maxDepth = JSON_MAX_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > maxDepth) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}

@@ -1,6 +1,6 @@
 // The local control API under /api/ (decisions §3): overlays, events, commands, rules, media, clients.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { realpath, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Polka, Request } from 'polka';
 import type * as v from 'valibot';
@@ -21,12 +21,13 @@ import {
   MediaOutside,
   mediaType,
   PayloadTooLarge,
+  realMediaFile,
   writeMedia,
 } from '../media/media.js';
 import type { OverlayStore } from '../store/overlay-store.js';
 import type { RulesStore } from '../store/rules-store.js';
 import type { Hub } from '../ws/hub.js';
-import { readBody } from './body.js';
+import { JSON_MAX_DEPTH, jsonTooDeep, readBody } from './body.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 
 export interface ControlApiContext {
@@ -73,6 +74,10 @@ async function readJson<S extends v.GenericSchema>(
   const body = await readBody(req);
   if (!body.ok) {
     sendError(res, 'payload_too_large', 'JSON bodies are limited to 1 MiB', { Connection: 'close' });
+    return undefined;
+  }
+  if (jsonTooDeep(body.text)) {
+    sendError(res, 'bad_request', `body: JSON nested deeper than ${JSON_MAX_DEPTH} levels`);
     return undefined;
   }
   const parsed = parseJsonWith(schema, body.text);
@@ -223,6 +228,19 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
           Connection: 'close',
         });
       }
+      // Bad names are the client's, never a 500 (decisions-2 §5).
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENAMETOOLONG')
+        return sendError(res, 'bad_request', 'name: too long for the file system', { Connection: 'close' });
+      if (code === 'EISDIR' || code === 'ENOTDIR' || code === 'EEXIST' || code === 'ENOTEMPTY')
+        return sendError(
+          res,
+          'conflict',
+          'name: a folder has that name, or a file stands where a folder should',
+          {
+            Connection: 'close',
+          },
+        );
       throw err;
     }
   });
@@ -230,9 +248,16 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   app.delete('/api/media/*', async (req, res) => {
     const name = mediaNameParam(req, ctx.mediaDir);
     const checked = name === undefined ? undefined : checkMediaName(ctx.mediaDir, name);
-    if (!checked?.ok) return sendError(res, 'not_found', 'No media file has that name');
+    if (!checked?.ok || name === undefined) return sendError(res, 'not_found', 'No media file has that name');
+    // The real path, so a symlinked folder inside media/ cannot lead the delete outside it.
+    const file = await realMediaFile(name, checked.path, () => realpath(ctx.mediaDir));
+    if (!file.ok) {
+      return file.status === 403
+        ? sendError(res, 'forbidden', 'name: the path leads outside media/')
+        : sendError(res, 'not_found', 'No media file has that name');
+    }
     try {
-      await rm(checked.path);
+      await rm(file.path);
     } catch {
       return sendError(res, 'not_found', 'No media file has that name');
     }

@@ -154,12 +154,9 @@ export function createUpgradeListener(options: FrontDoorOptions) {
     }
     const protocol = req.headers['sec-websocket-protocol'];
     if (options.dev && typeof protocol === 'string' && protocol.startsWith('vite-')) return;
-    const release = options.limiter.tryAcquire(clientIp(req, hostKind));
-    if (!release) {
-      return refuseUpgrade(socket, 'rate_limited', 'Too many open connections from this address', {
-        'Retry-After': RETRY_AFTER_SECONDS,
-      });
-    }
-    options.hub.handleUpgrade(req, socket, head, release);
+    // Decisions-2 §5: a connection counts against the per-IP limit once it has sent `init`; before
+    // that it has a budget of its own in the hub, so idle sockets cannot lock OBS or the dashboard out.
+    const ip = clientIp(req, hostKind);
+    options.hub.handleUpgrade(req, socket, head, { ip, admit: () => options.limiter.tryAcquire(ip) });
   };
 }

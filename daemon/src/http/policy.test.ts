@@ -59,3 +59,13 @@ describe('clientIp and control access', () => {
     expect(isLocalControlClient(fakeRequest('127.0.0.1', {}), 'tunnel')).toBe(false);
   });
 });
+
+describe('ipv6Slash64', () => {
+  it('keys every address of one /64 alike, and other /64s apart', async () => {
+    const { ipv6Slash64 } = await import('./policy.js');
+    expect(ipv6Slash64('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(ipv6Slash64('2001:0db8:0001:0002:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64');
+    expect(ipv6Slash64('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(ipv6Slash64('2001:db8:1:3::1')).not.toBe(ipv6Slash64('2001:db8:1:2::1'));
+  });
+});

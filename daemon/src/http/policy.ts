@@ -58,8 +58,25 @@ export function clientIp(req: IncomingMessage, hostKind: HostKind | undefined): 
   const peer = normaliseIp(req.socket.remoteAddress);
   if (hostKind !== 'tunnel' || !isLoopbackIp(peer)) return peer;
   const forwarded = req.headers['cf-connecting-ip'];
-  if (typeof forwarded === 'string' && isIP(forwarded.trim()) !== 0) return normaliseIp(forwarded.trim());
+  if (typeof forwarded === 'string' && isIP(forwarded.trim()) !== 0) {
+    const ip = normaliseIp(forwarded.trim());
+    // One IPv6 client usually holds a whole /64: counted per address it could open 2^64 budgets.
+    return isIP(ip) === 6 ? ipv6Slash64(ip) : ip;
+  }
   return peer;
+}
+
+/** The /64 prefix of an IPv6 address, as the key its connections are counted under (decisions-2 §5). */
+export function ipv6Slash64(address: string): string {
+  const [head = '', tail] = address.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail === undefined ? [] : tail ? tail.split(':') : [];
+  const groups =
+    tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g || '0', 16).toString(16))
+    .join(':')}::/64`;
 }
 
 /** True for a request the local control API may answer: a loopback peer with a loopback Host. */

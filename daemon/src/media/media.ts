@@ -52,10 +52,23 @@ export async function resolveMediaPath(
   }
   const checked = checkMediaName(mediaDir, name);
   if (!checked.ok) return checked;
+  return realMediaFile(name, checked.path, mediaRoot);
+}
+
+/**
+ * The real file behind a media name that passed checkMediaName: realpath first, so a symlink (of the
+ * file or of a folder on its way) that leads outside media/ is refused. Every read and delete goes
+ * through here (decisions-2 §5: nothing outside media/ is ever touched).
+ */
+export async function realMediaFile(
+  name: string,
+  lexicalPath: string,
+  mediaRoot: () => Promise<string>,
+): Promise<MediaFile | Extract<MediaResolution, { ok: false }>> {
   let real: string;
   let root: string;
   try {
-    real = await realpath(checked.path);
+    real = await realpath(lexicalPath);
     root = await mediaRoot();
   } catch {
     return { ok: false, status: 404, reason: 'no such file' };

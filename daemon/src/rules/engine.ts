@@ -124,7 +124,7 @@ export class RuleEngine {
           overlayId: a.overlayId,
           widgetId: a.widgetId,
           command: a.command,
-          payload: asPayload(a.render(context)),
+          payload: capped(asPayload(a.render(context))),
         }));
         // Only a rule that produced all its actions counts as fired (and starts its cooldown).
         actions.push(...fired);
@@ -135,6 +135,19 @@ export class RuleEngine {
     }
     return { actions, errors };
   }
+}
+
+/**
+ * The most a rendered command payload may weigh, serialised. Templates repeat event fields, so a small
+ * event could otherwise expand into megabytes sent to every overlay client (decisions-2 §5).
+ */
+export const MAX_RENDERED_PAYLOAD_BYTES = 64 * 1024;
+
+function capped(payload: Record<string, unknown>): Record<string, unknown> {
+  const size = Buffer.byteLength(JSON.stringify(payload));
+  if (size > MAX_RENDERED_PAYLOAD_BYTES)
+    throw new Error(`its rendered payload is ${size} bytes, over the limit of ${MAX_RENDERED_PAYLOAD_BYTES}`);
+  return payload;
 }
 
 function asPayload(value: unknown): Record<string, unknown> {

@@ -172,8 +172,10 @@ export function dataDirPaths(root: string): DataDir {
 /** Creates the layout on first start: folders, a demo overlay and its rule, the admin key. */
 export async function initDataDir(root: string): Promise<DataDir> {
   const dirs = dataDirPaths(root);
-  await mkdir(dirs.overlaysDir, { recursive: true });
-  await mkdir(dirs.mediaDir, { recursive: true });
+  // Private to the user (decisions-2 §5): the folders hold the admin key, the licence and tokens.
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  await mkdir(dirs.overlaysDir, { recursive: true, mode: 0o700 });
+  await mkdir(dirs.mediaDir, { recursive: true, mode: 0o700 });
   const existing = (await readdir(dirs.overlaysDir)).filter((f) => f.endsWith('.json'));
   // A data directory without any overlay file (first start) gets the demo overlay (decisions §3),
   // and its rule when there is no rules.json yet (an existing one is never touched).

@@ -34,6 +34,11 @@ export interface HubOptions {
   pingIntervalMs?: number;
   /** A client with more than this queued is dropped rather than allowed to grow memory. */
   maxBufferedBytes?: number;
+  /**
+   * Connections per client address that have not sent `init` yet (decisions-2 §5): a budget of their
+   * own, the oldest closed (1008) to admit a new one, so idle sockets cannot lock OBS out.
+   */
+  maxWaitingPerIp?: number;
   log?: (line: string) => void;
 }
 
@@ -41,6 +46,16 @@ interface ClientState {
   overlayId: string | undefined;
   alive: boolean;
   initTimer: NodeJS.Timeout | undefined;
+  /** While waiting for `init`: the address's budget key, and how to take a slot once subscribed. */
+  waiting: { ip: string; admit: () => (() => void) | undefined } | undefined;
+}
+
+/** Where an upgrade comes from, as the front door counted it. */
+export interface UpgradeClient {
+  /** The budget key: the client address (an IPv6 one through the tunnel by /64). */
+  ip: string;
+  /** Takes one of the address's subscribed-connection slots: its release, or undefined when none is free. */
+  admit: () => (() => void) | undefined;
 }
 
 /** The close reason is at most 123 bytes (RFC 6455 §5.5). */
@@ -68,6 +83,8 @@ export class Hub {
   });
   readonly #clients = new Map<WebSocket, ClientState>();
   readonly #byOverlay = new Map<string, Set<WebSocket>>();
+  /** Connections without `init`, per address, oldest first (a Set keeps insertion order). */
+  readonly #waiting = new Map<string, Set<WebSocket>>();
   readonly #commandListeners = new Set<(overlayId: string, command: OverlayCommandInput) => void>();
   readonly #options: Required<Omit<HubOptions, 'log'>> & { log: (line: string) => void };
   readonly #heartbeat: NodeJS.Timeout;
@@ -78,6 +95,7 @@ export class Hub {
       initTimeoutMs: 5000,
       pingIntervalMs: 30_000,
       maxBufferedBytes: MAX_BUFFERED_BYTES,
+      maxWaitingPerIp: 10,
       log: (line) => console.error(line),
       ...options,
     };
@@ -85,18 +103,20 @@ export class Hub {
     this.#heartbeat.unref();
   }
 
-  /** Completes an upgrade that the HTTP layer has already authorised (Host, Origin, per-IP slot). */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, release: () => void): void {
+  /**
+   * Completes an upgrade that the HTTP layer has already authorised (Host, Origin). Until it sends
+   * `init` the connection counts against the address's waiting budget only; a valid `init` then takes
+   * one of the address's slots (the limit of 10 that HTTP requests share).
+   */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, client: UpgradeClient): void {
     if (this.#closing) {
-      release();
       socket.destroy();
       return;
     }
-    socket.once('close', release);
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws));
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, client));
   }
 
-  #accept(ws: WebSocket): void {
+  #accept(ws: WebSocket, client: UpgradeClient): void {
     const state: ClientState = {
       overlayId: undefined,
       alive: true,
@@ -104,8 +124,22 @@ export class Hub {
         () => ws.close(CLOSE.policyViolation, 'init not received in time'),
         this.#options.initTimeoutMs,
       ),
+      waiting: client,
     };
     this.#clients.set(ws, state);
+    let waiting = this.#waiting.get(client.ip);
+    if (!waiting) {
+      waiting = new Set();
+      this.#waiting.set(client.ip, waiting);
+    }
+    if (waiting.size >= this.#options.maxWaitingPerIp) {
+      const oldest = waiting.values().next().value;
+      if (oldest) {
+        this.#stopWaiting(oldest);
+        oldest.close(CLOSE.policyViolation, 'too many connections waiting for init from this address');
+      }
+    }
+    waiting.add(ws);
     ws.on('pong', () => {
       state.alive = true;
     });
@@ -136,6 +170,14 @@ export class Hub {
       ws.close(CLOSE.policyViolation, 'invalid token for this overlay');
       return;
     }
+    const admit = state.waiting?.admit;
+    this.#stopWaiting(ws);
+    const release = admit?.();
+    if (!release) {
+      ws.close(CLOSE.policyViolation, 'too many open connections from this address');
+      return;
+    }
+    ws.once('close', release);
     clearTimeout(state.initTimer);
     state.initTimer = undefined;
     state.overlayId = overlayId;
@@ -152,8 +194,20 @@ export class Hub {
     );
   }
 
+  /** Takes a connection out of its address's waiting budget (init received, evicted or closed). */
+  #stopWaiting(ws: WebSocket): void {
+    const state = this.#clients.get(ws);
+    const ip = state?.waiting?.ip;
+    if (!state || ip === undefined) return;
+    state.waiting = undefined;
+    const set = this.#waiting.get(ip);
+    set?.delete(ws);
+    if (set?.size === 0) this.#waiting.delete(ip);
+  }
+
   #forget(ws: WebSocket, state: ClientState): void {
     clearTimeout(state.initTimer);
+    this.#stopWaiting(ws);
     this.#clients.delete(ws);
     if (state.overlayId === undefined) return;
     const set = this.#byOverlay.get(state.overlayId);
