@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Polka, Request } from 'polka';
 import type * as v from 'valibot';
 import {
+  errorBody,
   OverlayCommandInput,
   OverlayInput,
   parseJsonWith,
@@ -28,6 +29,7 @@ import type { OverlayStore } from '../store/overlay-store.js';
 import type { RulesStore } from '../store/rules-store.js';
 import type { Hub } from '../ws/hub.js';
 import { JSON_MAX_DEPTH, jsonTooDeep, readBody } from './body.js';
+import { etagOf, ifMatchHolds, overlayEtag } from './etag.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 
 export interface ControlApiContext {
@@ -88,6 +90,16 @@ async function readJson<S extends v.GenericSchema>(
   return parsed.value;
 }
 
+/** 412 with the common body, code `conflict` (decisions-2 §5), and the tag now in force. */
+function sendPreconditionFailed(res: ServerResponse, etag: string): void {
+  sendJson(
+    res,
+    412,
+    errorBody('conflict', 'It changed since you loaded it (edited by hand or in another tab); load it again'),
+    { ETag: etag },
+  );
+}
+
 function overlayIdParam(req: Request): string | undefined {
   const id = req.params.id ?? '';
   return parseWith(Uuid, id).ok ? id.toLowerCase() : undefined;
@@ -137,16 +149,20 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     const id = overlayIdParam(req);
     const overlay = id ? overlays.get(id) : undefined;
     if (!overlay) return sendError(res, 'not_found', 'No overlay has that id');
-    sendJson(res, 200, overlay);
+    sendJson(res, 200, overlay, { ETag: overlayEtag(overlay), 'Cache-Control': 'no-cache' });
   });
 
   app.put('/api/overlays/:id', async (req, res) => {
     const id = overlayIdParam(req);
-    if (!id || !overlays.get(id)) return sendError(res, 'not_found', 'No overlay has that id');
+    const current = id ? overlays.get(id) : undefined;
+    if (!id || !current) return sendError(res, 'not_found', 'No overlay has that id');
     const input = await readJson(req, res, OverlayInput);
     if (!input) return;
+    // Checked after the body is read, against the overlay in force now (a hand edit, another tab).
+    const inForce = overlays.get(id) ?? current;
+    if (!ifMatchHolds(req, overlayEtag(inForce))) return sendPreconditionFailed(res, overlayEtag(inForce));
     const result = await overlays.update({ id, ...input });
-    if (result.ok) return sendJson(res, 200, result.overlay);
+    if (result.ok) return sendJson(res, 200, result.overlay, { ETag: overlayEtag(result.overlay) });
     sendError(res, result.reason === 'not_found' ? 'not_found' : 'conflict', result.message);
   });
 
@@ -172,15 +188,20 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     sendJson(res, 202, { accepted: true, firedRules });
   });
 
-  app.get('/api/rules', (_req, res) => sendJson(res, 200, rules.current()));
+  app.get('/api/rules', (_req, res) => {
+    const list = rules.current();
+    sendJson(res, 200, list, { ETag: etagOf(list), 'Cache-Control': 'no-cache' });
+  });
 
   app.put('/api/rules', async (req, res) => {
     const list = await readJson(req, res, RuleList);
     if (!list) return;
+    const inForce = etagOf(rules.current());
+    if (!ifMatchHolds(req, inForce)) return sendPreconditionFailed(res, inForce);
     const allowed = ctx.limits?.canSaveRules(list.length, rules.current().length) ?? { ok: true };
     if (!allowed.ok) return sendError(res, allowed.code, allowed.message);
     const result = await rules.replace(list);
-    if (result.ok) return sendJson(res, 200, result.rules);
+    if (result.ok) return sendJson(res, 200, result.rules, { ETag: etagOf(result.rules) });
     sendError(res, 'conflict', result.message);
   });
 

@@ -20,7 +20,7 @@ export interface FrontDoorOptions {
 
 const RETRY_AFTER_SECONDS = '1';
 const CORS_METHODS = 'GET, HEAD, POST, PUT, DELETE, OPTIONS';
-const CORS_HEADERS = 'Authorization, Content-Type';
+const CORS_HEADERS = 'Authorization, Content-Type, If-Match';
 
 /** The router matches paths case-insensitively (regexparam's `i` flag), so `/API/…` is the control API too. */
 function isApiPath(url: string | undefined): boolean {
