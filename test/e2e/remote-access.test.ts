@@ -73,14 +73,25 @@ function viaTunnel(path: string, headers: Record<string, string> = {}, from = '1
   });
 }
 
-/** Resolves 'open' or 'refused' for a WebSocket through the tunnel from the given visitor address. */
-function wsVia(from: string): Promise<{ outcome: 'open' | 'refused'; ws: WebSocket }> {
+/**
+ * Subscribes to an overlay through the tunnel as a visitor at `from` would (page load, then `init`):
+ * 'open' once the server's `init` arrives, 'refused' when the connection is refused or closed instead.
+ */
+async function wsVia(
+  from: string,
+  overlayId: string,
+): Promise<{ outcome: 'open' | 'refused'; ws: WebSocket }> {
+  const page = await viaTunnel(`/overlay/${overlayId}`, {}, from);
+  const token = /window\.__APP_TOKEN__="([A-Za-z0-9_-]+)"/.exec(page.body)?.[1] ?? '';
   const ws = new WebSocket(`wss://127.0.0.1:${publicPort}/`, {
     localAddress: from,
     rejectUnauthorized: false,
   });
   return new Promise((r) => {
-    ws.once('open', () => r({ outcome: 'open', ws }));
+    ws.once('open', () => ws.send(JSON.stringify({ action: 'init', overlayId, token })));
+    ws.once('message', (data) => {
+      r({ outcome: String(data).includes('"type":"init"') ? 'open' : 'refused', ws });
+    });
     ws.once('unexpected-response', () => r({ outcome: 'refused', ws }));
     ws.once('error', () => r({ outcome: 'refused', ws }));
     ws.once('close', () => r({ outcome: 'refused', ws }));
@@ -272,18 +283,18 @@ describe('remote access end to end', () => {
     await page.close();
   });
 
-  it('counts the per-IP limit by CF-Connecting-IP: the 11th connection of one visitor is refused, another visitor still gets in', async () => {
+  it('counts the per-IP limit by CF-Connecting-IP: the 11th subscription of one visitor is refused, another visitor still gets in', async () => {
     const open: WebSocket[] = [];
     try {
       for (let i = 0; i < 10; i++) {
-        const { outcome, ws } = await wsVia('127.0.0.7');
+        const { outcome, ws } = await wsVia('127.0.0.7', overlayId);
         open.push(ws);
         expect(outcome).toBe('open');
       }
-      const eleventh = await wsVia('127.0.0.7');
+      const eleventh = await wsVia('127.0.0.7', overlayId);
       open.push(eleventh.ws);
       expect(eleventh.outcome).toBe('refused');
-      const other = await wsVia('127.0.0.8');
+      const other = await wsVia('127.0.0.8', overlayId);
       open.push(other.ws);
       expect(other.outcome).toBe('open');
     } finally {
