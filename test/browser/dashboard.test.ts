@@ -1,5 +1,5 @@
 // The streamer's dashboard in Chromium against the real daemon: sign-in, editor, media, rules, test events.
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -199,6 +199,41 @@ describe('canvas editor', () => {
     await size.fill('72');
     await saved(dashboard);
     expect((await overlayWidgets(overlayId))[0]).toMatchObject({ fontSize: 72 });
+  });
+
+  it('never overwrites a change made elsewhere: shows both versions and lets the person choose', async () => {
+    // A hand edit of the file while the editor is open: the page notices and offers both versions.
+    const file = join(daemon.dataDir.overlaysDir, `${overlayId}.json`);
+    const onDisk = JSON.parse(await readFile(file, 'utf8'));
+    await writeFile(file, JSON.stringify({ ...onDisk, height: 720 }, null, 2));
+    const notice = dashboard.getByRole('alert').filter({ hasText: 'changed somewhere else' });
+    await notice.waitFor({ timeout: 10_000 });
+    expect(await notice.textContent()).toContain('1920 × 720');
+    expect(await notice.textContent()).toContain('1920 × 1080');
+    await shot(dashboard, 'dashboard-conflict.png');
+    await notice.getByRole('button', { name: 'Use the other version' }).click();
+    await dashboard.locator('section.editor .section-head').getByText('1920 × 720').waitFor();
+    expect(daemon.overlays.get(overlayId)?.height).toBe(720);
+    await notice.waitFor({ state: 'detached' });
+
+    // Another tab saves; this page's next edit is not saved over it until the person keeps theirs.
+    const other = (await (await api(`/api/overlays/${overlayId}`)).json()) as Record<string, unknown>;
+    const { id: _id, ...input } = other;
+    expect(
+      (
+        await api(`/api/overlays/${overlayId}`, {
+          method: 'PUT',
+          body: JSON.stringify({ ...input, name: 'Other tab' }),
+        })
+      ).status,
+    ).toBe(200);
+    await dashboard.getByLabel('Text', { exact: true }).fill('Mine, on purpose');
+    await notice.waitFor({ timeout: 10_000 });
+    expect(daemon.overlays.get(overlayId)?.name).toBe('Other tab');
+    await notice.getByRole('button', { name: 'Keep my version' }).click();
+    await saved(dashboard);
+    expect(daemon.overlays.get(overlayId)?.name).toBe('Stream scene');
+    expect((await overlayWidgets(overlayId))[0]).toMatchObject({ content: 'Mine, on purpose' });
   });
 });
 

@@ -52,28 +52,6 @@ const MediaListBody = v.union([
     v.transform((b) => b.media),
   ),
 ]);
-const OverlayListBody = v.union([
-  v.array(OverlaySchema),
-  v.pipe(
-    v.object({ overlays: v.array(OverlaySchema) }),
-    v.transform((b) => b.overlays),
-  ),
-]);
-const RulesBody = v.union([
-  RuleListSchema,
-  v.pipe(
-    v.object({ rules: RuleListSchema }),
-    v.transform((b) => b.rules),
-  ),
-]);
-const OverlayBody = v.union([
-  OverlaySchema,
-  v.pipe(
-    v.object({ overlay: OverlaySchema }),
-    v.transform((b) => b.overlay),
-  ),
-]);
-
 /** Free-form JSON object (GET /status, GET /api/clients, the 202 body of POST /api/events). */
 export const JsonRecord = v.record(v.string(), v.unknown());
 export type JsonRecord = v.InferOutput<typeof JsonRecord>;
@@ -83,6 +61,14 @@ export interface RequestOptions {
   json?: unknown;
   body?: Blob;
   contentType?: string;
+  /** Sent as If-Match: the save is refused (412 `conflict`) when the document changed since. */
+  ifMatch?: string;
+}
+
+/** A document as the daemon has it now, with the tag a save must quote (decisions-2 §5). */
+export interface Tagged<T> {
+  value: T;
+  etag: string | undefined;
 }
 
 export class ControlApi {
@@ -91,9 +77,20 @@ export class ControlApi {
 
   constructor(private readonly key: string | undefined) {}
 
+  /** The tag of the rules last read or saved here: every rules save quotes it. */
+  #rulesEtag: string | undefined;
+
   async request(path: string, options: RequestOptions = {}): Promise<unknown> {
+    return (await this.#send(path, options)).data;
+  }
+
+  async #send(
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<{ data: unknown; etag: string | undefined }> {
     const headers: Record<string, string> = {};
     if (this.key) headers.Authorization = `Bearer ${this.key}`;
+    if (options.ifMatch) headers['If-Match'] = options.ifMatch;
     let body: BodyInit | undefined;
     if (options.json !== undefined) {
       headers['Content-Type'] = 'application/json';
@@ -127,15 +124,23 @@ export class ControlApi {
       if (response.status === 401) this.onUnauthorized(error);
       throw error;
     }
-    return data;
+    return { data, etag: response.headers.get('ETag') ?? undefined };
   }
 
   private async typed<S extends v.GenericSchema>(schema: S, path: string, options?: RequestOptions) {
-    const data = await this.request(path, options);
+    return (await this.tagged(schema, path, options)).value;
+  }
+
+  private async tagged<S extends v.GenericSchema>(
+    schema: S,
+    path: string,
+    options?: RequestOptions,
+  ): Promise<Tagged<v.InferOutput<S>>> {
+    const { data, etag } = await this.#send(path, options);
     const parsed = parseWith(schema, data);
     if (!parsed.ok)
       throw new ApiError(0, 'unexpected_response', `Unexpected answer from ${path}: ${parsed.error}`);
-    return parsed.value;
+    return { value: parsed.value, etag };
   }
 
   status(): Promise<JsonRecord> {
@@ -146,31 +151,41 @@ export class ControlApi {
   }
 
   listOverlays(): Promise<Overlay[]> {
-    return this.typed(OverlayListBody, '/api/overlays');
+    return this.typed(v.array(OverlaySchema), '/api/overlays');
   }
   createOverlay(input: OverlayInput): Promise<Overlay> {
-    return this.typed(OverlayBody, '/api/overlays', { method: 'POST', json: input });
+    return this.typed(OverlaySchema, '/api/overlays', { method: 'POST', json: input });
   }
-  saveOverlay(overlay: Overlay): Promise<Overlay> {
+  /** One overlay as the daemon has it now, with its ETag. */
+  getOverlay(id: string): Promise<Tagged<Overlay>> {
+    return this.tagged(OverlaySchema, `/api/overlays/${encodeURIComponent(id)}`);
+  }
+  /** Saves an overlay; with `etag`, only if nobody changed it since (412 `conflict` otherwise). */
+  saveOverlay(overlay: Overlay, etag?: string): Promise<Tagged<Overlay>> {
     const { id, ...input } = overlay;
-    return this.typed(OverlayBody, `/api/overlays/${encodeURIComponent(id)}`, {
+    return this.tagged(OverlaySchema, `/api/overlays/${encodeURIComponent(id)}`, {
       method: 'PUT',
       json: input,
-    }).catch((err: unknown) => {
-      // A PUT that answers 204 or an empty body still saved what was sent.
-      if (err instanceof ApiError && err.code === 'unexpected_response') return overlay;
-      throw err;
+      ...(etag ? { ifMatch: etag } : {}),
     });
   }
   async deleteOverlay(id: string): Promise<void> {
     await this.request(`/api/overlays/${encodeURIComponent(id)}`, { method: 'DELETE' });
   }
 
-  listRules(): Promise<RuleList> {
-    return this.typed(RulesBody, '/api/rules');
+  async listRules(): Promise<RuleList> {
+    const { value, etag } = await this.tagged(RuleListSchema, '/api/rules');
+    this.#rulesEtag = etag;
+    return value;
   }
+  /** Saves the rules only if nobody changed them since they were read here (412 `conflict` otherwise). */
   async saveRules(rules: RuleList): Promise<void> {
-    await this.request('/api/rules', { method: 'PUT', json: rules });
+    const { etag } = await this.tagged(RuleListSchema, '/api/rules', {
+      method: 'PUT',
+      json: rules,
+      ...(this.#rulesEtag ? { ifMatch: this.#rulesEtag } : {}),
+    });
+    this.#rulesEtag = etag;
   }
 
   listMedia(): Promise<MediaItem[]> {

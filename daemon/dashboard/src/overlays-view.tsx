@@ -172,8 +172,10 @@ function OverlayCard(props: {
           submitLabel="Save name and size"
           onCancel={() => setSettings(false)}
           onSubmit={async (meta) => {
-            const saved = await shared.api.saveOverlay({ ...overlay, ...meta });
-            shared.overlaySaved(saved);
+            // Name and size go onto the version saved now, quoting its tag: nothing else is overwritten.
+            const current = await shared.api.getOverlay(overlay.id);
+            const saved = await shared.api.saveOverlay({ ...current.value, ...meta }, current.etag);
+            shared.overlaySaved(saved.value);
             setSettings(false);
           }}
         />

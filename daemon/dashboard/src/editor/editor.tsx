@@ -7,16 +7,20 @@ import {
   type Widget,
   type WidgetType,
 } from '../../../../shared/protocol/index.js';
+import { ApiError } from '../api.js';
 import type { Shared } from '../app.js';
 import { commit, type History, redo, startHistory, undo } from '../history.js';
 import { isImage } from '../media-kinds.js';
 import { describeError, Notice } from '../ui.js';
 import { defaultWidget, newWidgetId, WIDGET_KINDS } from '../widget-defaults.js';
 import { Canvas } from './canvas.js';
+import { type Conflict, ConflictNotice } from './conflict.js';
 import { Properties } from './properties.js';
 
 type SaveState = 'saved' | 'pending' | 'saving' | 'invalid' | 'failed';
 const AUTOSAVE_DELAY_MS = 250;
+/** How often the editor asks whether the open overlay changed elsewhere. */
+const CHANGE_POLL_MS = 2000;
 
 const inputOf = (o: Overlay) => ({ name: o.name, width: o.width, height: o.height, widgets: o.widgets });
 
@@ -49,33 +53,94 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
   const inFlight = useRef(false);
   const autoSaveRef = useRef(autoSave);
   autoSaveRef.current = autoSave;
+  /** The ETag of the version this page last loaded or saved: every save quotes it (If-Match). */
+  const etag = useRef<string | undefined>();
+  const [conflict, setConflict] = useState<Conflict | undefined>();
+  const conflictRef = useRef(conflict);
+  conflictRef.current = conflict;
+  const id = props.overlay.id;
+
+  /** The version saved now, as a conflict, unless it is the one this page knows. */
+  const checkForChange = useCallback(async () => {
+    const current = await shared.api.getOverlay(id);
+    if (current.etag === etag.current || inFlight.current) return;
+    setConflict({ theirs: current.value, etag: current.etag });
+  }, [shared, id]);
+
+  useEffect(() => {
+    let stopped = false;
+    void shared.api.getOverlay(id).then(
+      (current) => {
+        if (!stopped && etag.current === undefined) etag.current = current.etag;
+      },
+      () => {},
+    );
+    const timer = setInterval(() => {
+      if (!conflictRef.current && etag.current !== undefined) void checkForChange().catch(() => {});
+    }, CHANGE_POLL_MS);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }, [shared, id, checkForChange]);
+
   const save = useCallback(async () => {
-    if (inFlight.current) return;
+    if (inFlight.current || conflictRef.current) return;
     const target = latest.current;
     if (target === lastSaved.current || !parseWith(OverlayInput, inputOf(target)).ok) return;
     inFlight.current = true;
     setSaving(true);
     try {
-      const saved = await shared.api.saveOverlay(target);
+      const saved = await shared.api.saveOverlay(target, etag.current);
+      etag.current = saved.etag;
       lastSaved.current = target;
-      shared.overlaySaved(saved);
+      shared.overlaySaved(saved.value);
       setSaveError(undefined);
     } catch (err) {
-      setSaveError(describeError(err));
-      setRefused(target);
+      if (err instanceof ApiError && err.status === 412) {
+        inFlight.current = false;
+        await checkForChange().catch(() => {});
+      } else {
+        setSaveError(describeError(err));
+        setRefused(target);
+      }
     } finally {
       inFlight.current = false;
       setSaving(false);
     }
     // Edits made while this PUT was on its way go out now (the last state wins).
-    if (autoSaveRef.current && latest.current !== target && latest.current !== lastSaved.current) void save();
-  }, [shared]);
+    if (
+      autoSaveRef.current &&
+      !conflictRef.current &&
+      latest.current !== target &&
+      latest.current !== lastSaved.current
+    )
+      void save();
+  }, [shared, checkForChange]);
+
+  const keepMine = () => {
+    if (!conflict) return;
+    etag.current = conflict.etag;
+    setConflict(undefined);
+    conflictRef.current = undefined;
+    // Saved over the other version on purpose, now that the person chose.
+    lastSaved.current = conflict.theirs;
+    void save();
+  };
+  const takeTheirs = () => {
+    if (!conflict) return;
+    etag.current = conflict.etag;
+    lastSaved.current = conflict.theirs;
+    setHistory(startHistory(conflict.theirs));
+    shared.overlaySaved(conflict.theirs);
+    setConflict(undefined);
+  };
 
   useEffect(() => {
-    if (!autoSave || overlay === lastSaved.current || !validation.ok) return;
+    if (!autoSave || conflict || overlay === lastSaved.current || !validation.ok) return;
     const timer = setTimeout(() => void save(), AUTOSAVE_DELAY_MS);
     return () => clearTimeout(timer);
-  }, [overlay, validation.ok, autoSave, save]);
+  }, [overlay, validation.ok, autoSave, save, conflict]);
 
   // Derived during render, so it is never stale between an edit and the next effect.
   const saveState: SaveState = saving
@@ -259,6 +324,9 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
         <Notice kind="error">
           {problem.field ? <code>{problem.field}</code> : null} {problem.error.replace(/^[^:]+: /, '')}
         </Notice>
+      )}
+      {conflict && (
+        <ConflictNotice conflict={conflict} mine={overlay} onKeepMine={keepMine} onTakeTheirs={takeTheirs} />
       )}
       {saveError && <Notice kind="error">{saveError}</Notice>}
 
