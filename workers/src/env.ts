@@ -4,6 +4,8 @@ export interface GatekeeperEnv {
   GATEKEEPER_KV: KVNamespace;
   /** Single-use OAuth `state` values and temporary auth codes (KV cannot make anything single-use). */
   ONE_TIME_STORE: DurableObjectNamespace<import('./one-time-store.js').OneTimeStore>;
+  /** One object per member: their membership re-checks run one at a time (refresh-token rotation). */
+  MEMBERSHIP_RECHECK: DurableObjectNamespace<import('./membership/recheck-lock.js').MembershipRecheck>;
   /** Per-IP limits on /auth/*, /validate and /tunnels/* (the Workers `ratelimits` binding). */
   RATE_LIMITER: RateLimit;
   /** The Gatekeeper's own origin: JWT `iss`, and the base of the OAuth redirect_uri. */

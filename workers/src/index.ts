@@ -12,6 +12,7 @@ import { sweepLapsedTunnels } from './tunnels/lapse.js';
 import { tunnelRoutes } from './tunnels/routes.js';
 import { VERSION } from './version.js';
 
+export { MembershipRecheck } from './membership/recheck-lock.js';
 export { OneTimeStore } from './one-time-store.js';
 
 export const app = new Hono<AppEnv>();

@@ -4,7 +4,7 @@ import { errorBody, type ValidateResponse } from '../../../shared/protocol/index
 import type { AppEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { bearerToken, signLicence, verifyCurrentLicence } from '../licence.js';
-import { currentTier } from '../membership/check.js';
+import { serialisedTier } from '../membership/recheck-lock.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { keepsNoTunnel, removeTunnelOfLapsedMember } from '../tunnels/lapse.js';
 
@@ -21,7 +21,7 @@ validateRoutes.post('/validate', async (c) => {
     throw new ApiError('invalid_token', 'Authorization: Bearer <licence token> is required');
   }
   const claims = await verifyCurrentLicence(c.env, raw);
-  const tier = await currentTier(c.env, claims.sub);
+  const tier = await serialisedTier(c.env, claims.sub);
   if (tier === null)
     throw new ApiError('invalid_token', 'No membership is on record for this licence; sign in again');
 

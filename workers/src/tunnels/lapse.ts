@@ -3,8 +3,8 @@
 import type { Tier } from '../../../shared/protocol/index.js';
 import type { GatekeeperEnv } from '../env.js';
 import { ApiError } from '../errors.js';
-import { currentTier } from '../membership/check.js';
 import { readMember } from '../membership/member-store.js';
+import { serialisedTier } from '../membership/recheck-lock.js';
 import { tunnelService } from './routes.js';
 import { TUNNEL_KEY_PREFIX, TunnelStore } from './store.js';
 
@@ -45,7 +45,7 @@ export async function sweepLapsedTunnels(env: GatekeeperEnv, now = Date.now()): 
       const tier =
         member && now - member.checked_at <= SWEEP_RECHECK_AGE_MS
           ? member.tier
-          : await currentTier(env, userId, now).catch((err) => {
+          : await serialisedTier(env, userId, now).catch((err) => {
               // Our own failure (not the platform's, which currentTier absorbs): judge again tomorrow.
               console.error(`sweep: membership of ${userId} could not be checked:`, err);
               return 'premium' as const;
