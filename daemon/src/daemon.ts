@@ -1,7 +1,6 @@
 // Composes the daemon: data directory, overlay and rule stores, WebSocket hub, HTTP routes, on one port.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Polka } from 'polka';
 import { createIngest, type EventHandler, type Ingest } from './events/ingest.js';
 import { createEventPipeline } from './events/pipeline.js';
 import { createHttpApp, type PageRenderer, requestListener } from './http/app.js';

@@ -12,7 +12,7 @@ import {
   type TestDaemon,
   waitFor,
 } from '../support/daemon.js';
-import { connectWs, type TestWsClient, UpgradeRefused } from '../support/ws.js';
+import { connectWs, type TestWsClient } from '../support/ws.js';
 
 let daemon: TestDaemon;
 let overlayId: string;
@@ -49,16 +49,6 @@ async function refusedAtInit(localAddress: string, headers?: Record<string, stri
   open.push(client);
   client.sendInit(overlayId, token);
   return (await client.closed).code;
-}
-
-async function refusal(promise: Promise<unknown>): Promise<UpgradeRefused> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof UpgradeRefused))
-    throw new Error(`expected the upgrade to be refused, got ${String(err)}`);
-  return err;
 }
 
 /** One GET through a keep-alive agent; resolves with the status once the body has been read. */

@@ -2,7 +2,6 @@ import { env } from 'cloudflare:workers';
 import { importJWK, type JWK, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseWith, ValidateResponse } from '../../shared/protocol/index.js';
-import { app } from '../../workers/src/index.js';
 import { currentTier } from '../../workers/src/membership/check.js';
 import { openToken, sealToken } from '../../workers/src/token-cipher.js';
 import {
@@ -18,7 +17,6 @@ import {
   revokePatreonGrant,
   setPatreonUser,
   TEST_CONFIG,
-  uniqueIp,
   uniqueUserId,
   validate,
   WARM_UP_TIMEOUT_MS,
