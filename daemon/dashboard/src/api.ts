@@ -1,7 +1,13 @@
 // Client of the daemon's local control API (decisions §3): Bearer admin key, JSON bodies, typed refusals.
 import * as v from 'valibot';
 import {
+  type ClientCounts,
+  ClientCounts as ClientCountsSchema,
   ErrorBody,
+  type EventReceipt,
+  EventReceipt as EventReceiptSchema,
+  type MediaEntry,
+  MediaList,
   type Overlay,
   type OverlayInput,
   Overlay as OverlaySchema,
@@ -29,29 +35,9 @@ export function fieldOf(message: string): string | undefined {
   return match?.[1];
 }
 
-export const MediaItem = v.object({
-  name: v.string(),
-  size: v.optional(v.number()),
-  type: v.optional(v.string()),
-});
-export type MediaItem = v.InferOutput<typeof MediaItem>;
+/** One media file as `GET /api/media` lists it. */
+export type MediaItem = MediaEntry;
 
-// Accept a bare array or an object wrapping it: the list is the contract, the envelope is not.
-const MediaListBody = v.union([
-  v.array(
-    v.union([
-      MediaItem,
-      v.pipe(
-        v.string(),
-        v.transform((name) => ({ name })),
-      ),
-    ]),
-  ),
-  v.pipe(
-    v.object({ media: v.array(MediaItem) }),
-    v.transform((b) => b.media),
-  ),
-]);
 /** Free-form JSON object (GET /status, GET /api/clients, the 202 body of POST /api/events). */
 export const JsonRecord = v.record(v.string(), v.unknown());
 export type JsonRecord = v.InferOutput<typeof JsonRecord>;
@@ -146,8 +132,8 @@ export class ControlApi {
   status(): Promise<JsonRecord> {
     return this.typed(JsonRecord, '/status');
   }
-  clients(): Promise<unknown> {
-    return this.request('/api/clients');
+  clients(): Promise<ClientCounts> {
+    return this.typed(ClientCountsSchema, '/api/clients');
   }
 
   listOverlays(): Promise<Overlay[]> {
@@ -189,7 +175,7 @@ export class ControlApi {
   }
 
   listMedia(): Promise<MediaItem[]> {
-    return this.typed(MediaListBody, '/api/media');
+    return this.typed(MediaList, '/api/media');
   }
   async uploadMedia(name: string, file: Blob): Promise<void> {
     await this.request(`/api/media/${encodeURIComponent(name)}`, {
@@ -202,8 +188,8 @@ export class ControlApi {
     await this.request(`/api/media/${encodeURIComponent(name)}`, { method: 'DELETE' });
   }
 
-  /** 202 once accepted; the body, when there is one, may say which rules fired. */
-  sendEvent(event: StreamEvent): Promise<unknown> {
-    return this.request('/api/events', { method: 'POST', json: event });
+  /** 202 once accepted, with the rules the event fired (in rule order). */
+  sendEvent(event: StreamEvent): Promise<EventReceipt> {
+    return this.typed(EventReceiptSchema, '/api/events', { method: 'POST', json: event });
   }
 }

@@ -14,15 +14,11 @@ function httpsUrl(value: unknown): string | undefined {
   }
 }
 
-/** The tunnel's public origin when the daemon reports one: `tunnel.public_url`, or a top-level `public_url`. */
+/** The tunnel's public origin when the daemon reports one (`tunnel.public_url` of GET /status). */
 export function tunnelPublicUrl(status: JsonRecord | undefined): string | undefined {
-  if (!status) return undefined;
-  const tunnel = status.tunnel;
-  if (isRecord(tunnel)) {
-    if (tunnel.active === false || tunnel.state === 'inactive') return undefined;
-    return httpsUrl(tunnel.public_url) ?? httpsUrl(tunnel.publicUrl) ?? httpsUrl(tunnel.url);
-  }
-  return httpsUrl(status.public_url) ?? httpsUrl(status.tunnel_url) ?? httpsUrl(status.publicUrl);
+  const tunnel = status?.tunnel;
+  if (!isRecord(tunnel) || tunnel.active === false || tunnel.state === 'inactive') return undefined;
+  return httpsUrl(tunnel.public_url);
 }
 
 /** The tunnel connector's state (`running`, `restarting`, `stopped`) when the daemon reports one. */

@@ -11,8 +11,6 @@ import {
 import type { Rule } from '../../../shared/rules.js';
 import type { Shared } from './app.js';
 import { fieldIssues } from './field-issues.js';
-import { matchingRules } from './rule-match.js';
-import { isRecord } from './status-fields.js';
 import { describeError, FieldError, Notice } from './ui.js';
 
 interface DataField {
@@ -38,22 +36,8 @@ const DATA_FIELDS: Record<StreamEventType, DataField[]> = {
 interface Sent {
   at: string;
   summary: string;
+  /** The rules the daemon reports it fired for this event. */
   fired: Rule[];
-  /** Where the list of fired rules came from: the daemon's answer, or this page's own evaluation. */
-  source: 'daemon' | 'local';
-}
-
-/** Rule ids the 202 body names, if it names any (`fired`, `firedRules` or `rules`: ids or objects with `id`). */
-export function firedIdsFromResponse(body: unknown): string[] | undefined {
-  if (!isRecord(body)) return undefined;
-  const list = body.fired ?? body.firedRules ?? body.rules;
-  if (!Array.isArray(list)) return undefined;
-  return list.flatMap((entry: unknown) => {
-    if (typeof entry === 'string') return [entry];
-    if (isRecord(entry) && typeof entry.id === 'string') return [entry.id];
-    if (isRecord(entry) && typeof entry.ruleId === 'string') return [entry.ruleId];
-    return [];
-  });
 }
 
 export function TestPanel(props: { shared: Shared }) {
@@ -85,16 +69,15 @@ export function TestPanel(props: { shared: Shared }) {
     setBusy(true);
     setError(undefined);
     try {
-      const body = await shared.api.sendEvent(parsed.value);
-      const ids = firedIdsFromResponse(body);
-      const fired = ids
-        ? ids.map((id) => shared.rules.find((r) => r.id === id) ?? { ...placeholderRule, id })
-        : matchingRules(shared.rules, parsed.value);
+      // The daemon's own verdict: the rules engine that fired them, cooldowns included.
+      const { firedRules } = await shared.api.sendEvent(parsed.value);
+      const fired = firedRules.map(
+        (id) => shared.rules.find((r) => r.id === id) ?? { ...placeholderRule, id },
+      );
       const entry: Sent = {
         at: new Date().toLocaleTimeString(),
         summary: describeEvent(parsed.value),
         fired,
-        source: ids ? 'daemon' : 'local',
       };
       setLog((l) => [entry, ...l].slice(0, 20));
     } catch (err) {
@@ -185,12 +168,7 @@ export function TestPanel(props: { shared: Shared }) {
                 <span>No rule fired.</span>
               ) : (
                 <span>Fired: {s.fired.map((r) => r.name || r.id).join(', ')}</span>
-              )}{' '}
-              <span class="muted">
-                {s.source === 'daemon'
-                  ? '(as reported by the daemon)'
-                  : '(worked out by this page from the rules; cooldowns are not taken into account)'}
-              </span>
+              )}
             </div>
           </li>
         ))}

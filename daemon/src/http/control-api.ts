@@ -5,7 +5,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Polka, Request } from 'polka';
 import type * as v from 'valibot';
 import {
+  type ClientCounts,
+  type CommandReceipt,
+  type EventReceipt,
   errorBody,
+  type MediaSaved,
   OverlayCommandInput,
   OverlayInput,
   parseJsonWith,
@@ -178,14 +182,14 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     const command = await readJson(req, res, OverlayCommandInput);
     if (!command) return;
     const delivered = hub.sendCommand(id, command);
-    sendJson(res, 202, { delivered });
+    sendJson(res, 202, { delivered } satisfies CommandReceipt);
   });
 
   app.post('/api/events', async (req, res) => {
     const event = await readJson(req, res, StreamEvent);
     if (!event) return;
     const { firedRules } = ctx.ingest(event);
-    sendJson(res, 202, { accepted: true, firedRules });
+    sendJson(res, 202, { accepted: true, firedRules } satisfies EventReceipt);
   });
 
   app.get('/api/rules', (_req, res) => {
@@ -209,7 +213,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     const counts = hub.clientCounts();
     const clients: Record<string, number> = {};
     for (const overlay of overlays.list()) clients[overlay.id] = counts[overlay.id] ?? 0;
-    sendJson(res, 200, { clients });
+    sendJson(res, 200, { clients } satisfies ClientCounts);
   });
 
   app.get('/api/media', async (_req, res) => sendJson(res, 200, await listMedia(ctx.mediaDir)));
@@ -239,7 +243,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     if (!checked.ok) return sendError(res, 'bad_request', 'name: not allowed');
     try {
       const { replaced, size } = await writeMedia(ctx.mediaDir, checked.path, req);
-      sendJson(res, replaced ? 200 : 201, { name, size, type });
+      sendJson(res, replaced ? 200 : 201, { name, size, type } satisfies MediaSaved);
     } catch (err) {
       if (err instanceof MediaOutside) {
         return sendError(res, 'forbidden', 'name: the folder leads outside media/', { Connection: 'close' });

@@ -293,12 +293,9 @@ export function mediaType(name: string): string | undefined {
   return type && /^(image|audio|video)\//.test(type) ? type : undefined;
 }
 
-export interface MediaEntry {
-  name: string;
-  size: number;
-  type: string;
-  modified: string;
-}
+import type { MediaEntry } from '../../../shared/protocol/index.js';
+
+export type { MediaEntry };
 
 /** Every media file, with names as served under /assets/ (symlinks and dotfiles left out). */
 export async function listMedia(mediaDir: string): Promise<MediaEntry[]> {
