@@ -236,7 +236,7 @@ describe('widget state', () => {
       // The likes after the edit count on top of it, and the edit is still on disk once the flood is over.
       const last = c.received.filter((m) => m.type === 'overlay-update').at(-1);
       expect(last).toMatchObject({ overlay: { name: 'Renamed by hand' } });
-      await waitFor(async () => (await goalOnDisk()) === goalOf(last), 3000, 'the last goal on disk');
+      await waitFor(async () => (await goalOnDisk()) === goalOf(last), 10_000, 'the last goal on disk');
       expect(await onDisk()).toMatchObject({ name: 'Renamed by hand' });
       expect(flooded.overlays.get(overlayId)?.name).toBe('Renamed by hand');
     } finally {

@@ -17,6 +17,14 @@ async function start(dataDir?: string): Promise<TestDaemon> {
   return daemon;
 }
 
+/** A data dir of this test's own (kept across restarts), with no rules. */
+async function emptyDataDir(): Promise<string> {
+  const dataDir = await makeDataDir();
+  dirs.push(dataDir);
+  await writeFile(join(dataDir, 'rules.json'), '[]\n');
+  return dataDir;
+}
+
 afterEach(async () => {
   for (const daemon of running.splice(0)) await daemon.stop();
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
@@ -24,9 +32,7 @@ afterEach(async () => {
 
 describe('widget state saturates at Number.MAX_SAFE_INTEGER', () => {
   it('the largest valid gift, twice, leaves an overlay that still loads after a restart', async () => {
-    const dataDir = await makeDataDir();
-    dirs.push(dataDir);
-    await writeFile(join(dataDir, 'rules.json'), '[]\n');
+    const dataDir = await emptyDataDir();
     const first = await start(dataDir);
     const created = await api(first, 'POST', '/api/overlays', {
       name: 'Whales',
@@ -66,9 +72,7 @@ describe('widget state saturates at Number.MAX_SAFE_INTEGER', () => {
 
 describe('overlay ids are lowercase UUIDs', () => {
   it('a file with an uppercase name or id is reported unreadable, unreachable, not counted, never written', async () => {
-    const dataDir = await makeDataDir();
-    dirs.push(dataDir);
-    await writeFile(join(dataDir, 'rules.json'), '[]\n');
+    const dataDir = await emptyDataDir();
     const first = await start(dataDir);
     const before = first.overlays.list().length;
     await first.close();

@@ -126,3 +126,15 @@ export async function verifyCurrentLicence(env: GatekeeperEnv, token: string): P
     throw new ApiError('invalid_token', 'This licence was signed out; sign in again');
   return claims;
 }
+
+/**
+ * The licence of an Authorization header on /validate and /auth/logout, where a missing or malformed
+ * token is `invalid_token`, like a forged one (decisions §2).
+ */
+export function licenceBearer(header: string | undefined): string {
+  try {
+    return bearerToken(header);
+  } catch {
+    throw new ApiError('invalid_token', 'Authorization: Bearer <licence token> is required');
+  }
+}

@@ -7,7 +7,7 @@ import { ExchangeRequest, parseJsonWith, Tier } from '../../../shared/protocol/i
 import { bytesToBase64Url, randomToken } from '../base64url.js';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
-import { bearerToken, signLicence, verifyLicence } from '../licence.js';
+import { licenceBearer, signLicence, verifyLicence } from '../licence.js';
 import { memberEpoch, readMember, writeMember } from '../membership/member-store.js';
 import { patreonProvider } from '../membership/patreon.js';
 import { MembershipError } from '../membership/provider.js';
@@ -207,13 +207,7 @@ authRoutes.post('/auth/exchange', async (c) => {
  * signed below it is refused by /validate and /tunnels/*. The licence presented must itself be valid.
  */
 authRoutes.post('/auth/logout', async (c) => {
-  let raw: string;
-  try {
-    raw = bearerToken(c.req.header('Authorization'));
-  } catch {
-    throw new ApiError('invalid_token', 'Authorization: Bearer <licence token> is required');
-  }
-  const claims = await verifyLicence(c.env, raw);
+  const claims = await verifyLicence(c.env, licenceBearer(c.req.header('Authorization')));
   const member = await readMember(c.env, claims.sub);
   const epoch = Math.max(memberEpoch(member), claims.epoch ?? 1) + 1;
   // No record left (it expired): one that knows nothing but the epoch, and whose tier needs a new login.

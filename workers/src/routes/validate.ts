@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { errorBody, type ValidateResponse } from '../../../shared/protocol/index.js';
 import type { AppEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
-import { bearerToken, signLicence, verifyCurrentLicence } from '../licence.js';
+import { licenceBearer, signLicence, verifyCurrentLicence } from '../licence.js';
 import { serialisedTier } from '../membership/recheck-lock.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { keepsNoTunnel, removeTunnelOfLapsedMember } from '../tunnels/lapse.js';
@@ -13,14 +13,7 @@ export const validateRoutes = new Hono<AppEnv>();
 validateRoutes.use('/validate', rateLimit('validate'));
 
 validateRoutes.post('/validate', async (c) => {
-  // Decisions §2: a missing or malformed token is `invalid_token` here, like a forged one.
-  let raw: string;
-  try {
-    raw = bearerToken(c.req.header('Authorization'));
-  } catch {
-    throw new ApiError('invalid_token', 'Authorization: Bearer <licence token> is required');
-  }
-  const claims = await verifyCurrentLicence(c.env, raw);
+  const claims = await verifyCurrentLicence(c.env, licenceBearer(c.req.header('Authorization')));
   const tier = await serialisedTier(c.env, claims.sub);
   if (tier === null)
     throw new ApiError('invalid_token', 'No membership is on record for this licence; sign in again');
