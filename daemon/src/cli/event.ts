@@ -10,6 +10,7 @@ import {
   type StreamEventType,
 } from '../../../shared/protocol/index.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../daemon.js';
+import { errorMessage } from '../errors.js';
 import { dataDirPaths, defaultDataDir } from '../store/data-dir.js';
 import { UsageError } from './usage-error.js';
 
@@ -192,7 +193,7 @@ export async function runEventCommand(argv: string[], io: EventCliIo): Promise<n
     try {
       parsed = parse(argv);
     } catch (err) {
-      throw new UsageError((err as Error).message);
+      throw new UsageError(errorMessage(err));
     }
     const { values, positionals } = parsed;
     if (values.help) {

@@ -1,5 +1,6 @@
 // The remote-access commands of the CLI: login, logout, tunnel up | down | status (decisions §3).
 import { join } from 'node:path';
+import { errorMessage } from '../errors.js';
 import { DEFAULT_GATEKEEPER_URL, GatekeeperClient, gatekeeperUrl } from '../licence/gatekeeper-client.js';
 import { LoginError, login, logout } from '../licence/login.js';
 import { defaultDataDir } from '../store/data-dir.js';
@@ -85,7 +86,7 @@ export async function runRemoteCommand(
   try {
     client = new GatekeeperClient(gatekeeperUrl(values.gatekeeper));
   } catch (err) {
-    io.err(`overlay-daemon: ${(err as Error).message}\n`);
+    io.err(`overlay-daemon: ${errorMessage(err)}\n`);
     return 2;
   }
   try {

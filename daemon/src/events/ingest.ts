@@ -15,6 +15,7 @@
 // - The rules engine and widget state hook in by adding steps to `handlers` below (or by building
 //   their own `EventHandler` and passing it in `extraHandlers`); each handler gets the event and the context.
 import type { StreamEvent } from '../../../shared/protocol/index.js';
+import { errorMessage } from '../errors.js';
 import type { OverlayStore } from '../store/overlay-store.js';
 import type { RulesStore } from '../store/rules-store.js';
 import type { Hub } from '../ws/hub.js';
@@ -48,8 +49,7 @@ export const broadcastStreamEvent: EventHandler = (event, ctx) => {
 
 export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] = []): Ingest {
   const handlers: EventHandler[] = [broadcastStreamEvent, ...extraHandlers];
-  const fail = (err: unknown) =>
-    ctx.log(`[ingest] handling an event failed: ${err instanceof Error ? err.message : String(err)}`);
+  const fail = (err: unknown) => ctx.log(`[ingest] handling an event failed: ${errorMessage(err)}`);
   return (event) => {
     const firedRules: string[] = [];
     for (const handler of handlers) {

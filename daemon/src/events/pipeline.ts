@@ -13,6 +13,7 @@
 // - `reset` (API or rule) zeroes the kept state too: the pipeline listens to every command the hub sends.
 import type { OverlayCommandInput, StreamEvent, Widget } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
+import { errorMessage } from '../errors.js';
 import { RuleEngine } from '../rules/engine.js';
 import type { Timers } from '../timers.js';
 import {
@@ -56,10 +57,6 @@ function affects(widget: Widget, event: StreamEvent): boolean {
 }
 
 const KEEPS_STATE = new Set<Widget['type']>(['goal', 'counter', 'top-gifters']);
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 export function createEventPipeline(ctx: IngestContext, options: EventPipelineOptions = {}): EventPipeline {
   const { hub, overlays, rules, log } = ctx;
@@ -118,7 +115,7 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
         if (!result.ok) log(`[state] widget state of overlay ${overlayId} not saved: ${result.message}`);
       },
       (error: unknown) =>
-        log(`[state] saving widget state of overlay ${overlayId} failed: ${describe(error)}`),
+        log(`[state] saving widget state of overlay ${overlayId} failed: ${errorMessage(error)}`),
     );
   };
 
@@ -126,7 +123,7 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
     ...(options.intervalMs !== undefined ? { intervalMs: options.intervalMs } : {}),
     ...(options.timers ? { timers: options.timers } : {}),
     onError: (error, overlayId) =>
-      log(`[state] updating widget state of overlay ${overlayId} failed: ${describe(error)}`),
+      log(`[state] updating widget state of overlay ${overlayId} failed: ${errorMessage(error)}`),
   });
 
   const enqueue = (overlayId: string, op: StateOp) => {

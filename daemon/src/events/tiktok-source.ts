@@ -1,6 +1,7 @@
 // The TikTok LIVE event source: keeps one connection up, reconnects with backoff, emits normalised events.
 import type { StreamEvent, StreamUser } from '../../../shared/protocol/index.js';
 import { backoffDelay } from '../../../shared/timers.js';
+import { errorMessage } from '../errors.js';
 import { systemTimers, type TimerHandle, type Timers } from '../timers.js';
 import { firstCount, own } from './fields.js';
 import { GiftStreaks } from './gift-streaks.js';
@@ -66,7 +67,7 @@ export function classifyFailure(error: unknown): { kind: FailureKind; retryAfter
   if (error instanceof LiveSourceError)
     return { kind: error.kind, ...(error.retryAfterMs ? { retryAfterMs: error.retryAfterMs } : {}) };
   const name = error instanceof Error ? error.constructor.name : '';
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const retryAfterMs = firstCount(own(error, 'retryAfter'));
   if (
     name === 'SignatureRateLimitError' ||

@@ -1,12 +1,12 @@
 // Serves the streamer's dashboard (dist/dashboard, built by Vite) at /dashboard, to loopback clients only.
 import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { Polka } from 'polka';
 import sirv from 'sirv';
-import { ERROR_STATUS, errorBody } from '../../../shared/protocol/index.js';
 import { PACKAGE_ROOT } from '../package-root.js';
+import { classifyHost, isLocalControlClient } from './policy.js';
+import { sendError } from './responses.js';
 
 /** Where `vite build --config daemon/dashboard/vite.config.ts` writes the dashboard. */
 export const DASHBOARD_DIST_DIR = join(PACKAGE_ROOT, 'dist', 'dashboard');
@@ -29,22 +29,12 @@ export const DASHBOARD_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-function isLoopbackPeer(address: string | undefined): boolean {
-  const ip = address?.startsWith('::ffff:') ? address.slice(7) : address;
-  return ip === '::1' || (ip !== undefined && isIP(ip) === 4 && ip.startsWith('127.'));
-}
-
 /**
- * Like the control API (decisions §3): a loopback peer that named a loopback Host. Requests through
- * the tunnel arrive from loopback too, but with the tunnel's Host, so they are refused here.
+ * Like the control API (decisions §3), by the same policy: a loopback peer that named a loopback Host.
+ * Requests through the tunnel arrive from loopback too, but with the tunnel's Host, so they are refused.
  */
 export function isLocalDashboardClient(req: IncomingMessage): boolean {
-  const host = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/i.exec(req.headers.host?.trim() ?? '')?.[1];
-  return (
-    host !== undefined && LOOPBACK_HOSTS.has(host.toLowerCase()) && isLoopbackPeer(req.socket.remoteAddress)
-  );
+  return isLocalControlClient(req, classifyHost(req.headers.host));
 }
 
 /** The URL the daemon prints at start-up; the key rides in the fragment, which browsers never send. */
@@ -52,14 +42,7 @@ export function dashboardSignInUrl(baseUrl: string, adminKey: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/dashboard#key=${encodeURIComponent(adminKey.trim())}`;
 }
 
-function notFound(res: ServerResponse, message: string): void {
-  const body = JSON.stringify(errorBody('not_found', message));
-  res.writeHead(ERROR_STATUS.not_found, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
-  });
-  res.end(body);
-}
+const notFound = (res: ServerResponse, message: string) => sendError(res, 'not_found', message);
 
 export interface DashboardOptions {
   /** Defaults to dist/dashboard of the package. */

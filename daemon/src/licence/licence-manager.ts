@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG, type RemoteConfig, type TierLimits } from '../../../shared/config.js';
 import type { Tier } from '../../../shared/protocol/index.js';
+import { errorMessage } from '../errors.js';
 import type { GatekeeperClient } from './gatekeeper-client.js';
 import { decodeJwtPayload } from './jwt-payload.js';
 import { type LicenceRecord, readLicence, writeLicence } from './licence-file.js';
@@ -278,7 +279,7 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     try {
       await writeCachedConfig(this.configFile, fetched.value);
     } catch (err) {
-      this.#log(`could not cache the remote config: ${(err as Error).message}`);
+      this.#log(`could not cache the remote config: ${errorMessage(err)}`);
     }
   }
 

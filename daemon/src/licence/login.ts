@@ -1,5 +1,6 @@
 // `overlay-daemon login` / `logout`: browser sign-in through the Gatekeeper, then the JWT stored in license.json.
 import { createHash, randomBytes } from 'node:crypto';
+import { errorMessage } from '../errors.js';
 import type { GatekeeperClient } from './gatekeeper-client.js';
 import { decodeJwtPayload } from './jwt-payload.js';
 import { type LicenceRecord, readLicence, removeLicence, writeLicence } from './licence-file.js';
@@ -33,7 +34,7 @@ export async function login(options: LoginOptions): Promise<LicenceRecord> {
     try {
       code = await listener.code;
     } catch (err) {
-      throw new LoginError((err as Error).message);
+      throw new LoginError(errorMessage(err));
     }
     const exchanged = await options.client.exchange(code, verifier);
     if (!exchanged.ok) {

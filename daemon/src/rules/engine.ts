@@ -1,6 +1,7 @@
 // Evaluates the rules of rules.json against each stream event and produces overlay-command actions.
 import type { StreamEvent } from '../../../shared/protocol/index.js';
 import type { Rule, RuleList } from '../../../shared/rules.js';
+import { errorMessage } from '../errors.js';
 import { compilePayload, type Renderer } from './template.js';
 
 /** One command a fired rule sends: an `overlay-command` for one overlay (interface §6.2). */
@@ -92,7 +93,7 @@ export class RuleEngine {
           })),
         });
       } catch (error) {
-        failures.push({ ruleId: rule.id, message: describe(error) });
+        failures.push({ ruleId: rule.id, message: errorMessage(error) });
       }
     }
     this.compiled = compiled;
@@ -130,7 +131,7 @@ export class RuleEngine {
         actions.push(...fired);
         this.lastFired.set(rule.id, now);
       } catch (error) {
-        errors.push({ ruleId: rule.id, message: describe(error) });
+        errors.push({ ruleId: rule.id, message: errorMessage(error) });
       }
     }
     return { actions, errors };
@@ -153,8 +154,4 @@ function capped(payload: Record<string, unknown>): Record<string, unknown> {
 function asPayload(value: unknown): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
   return Object.fromEntries(Object.entries(value));
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -9,6 +9,7 @@ import {
   Overlay as OverlaySchema,
   parseJsonWith,
 } from '../../../shared/protocol/index.js';
+import { errorMessage } from '../errors.js';
 import {
   type DataDir,
   type FileSignature,
@@ -226,7 +227,7 @@ export class OverlayStore {
       this.#signatures.set(id, await writeFileAtomic(this.fileOf(id), text));
     } catch (err) {
       this.#knownText.delete(id);
-      this.#log(`[store] could not write ${this.fileOf(id)}: ${(err as Error).message}`);
+      this.#log(`[store] could not write ${this.fileOf(id)}: ${errorMessage(err)}`);
       throw err;
     }
   }
@@ -250,7 +251,7 @@ export class OverlayStore {
       ({ text, signature } = await readFileWithSignature(path));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      this.#report(id, path, (err as Error).message);
+      this.#report(id, path, errorMessage(err));
       return;
     }
     const writing =

@@ -2,6 +2,7 @@
 import { chmod, readFile } from 'node:fs/promises';
 import type * as v from 'valibot';
 import { parseJsonWith } from '../../../shared/protocol/index.js';
+import { errorMessage } from '../errors.js';
 import { writeFileAtomic } from './data-dir.js';
 
 export type PrivateJsonRead<T> = { ok: true; record: T | undefined } | { ok: false; error: string };
@@ -16,7 +17,7 @@ export async function readPrivateJson<S extends v.GenericSchema>(
     text = await readFile(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, record: undefined };
-    return { ok: false, error: (err as Error).message };
+    return { ok: false, error: errorMessage(err) };
   }
   const parsed = parseJsonWith(schema, text);
   return parsed.ok ? { ok: true, record: parsed.value } : { ok: false, error: `${path}: ${parsed.error}` };

@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { type FSWatcher, watch } from 'chokidar';
 import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { type RuleList, RuleList as RuleListSchema } from '../../../shared/rules.js';
+import { errorMessage } from '../errors.js';
 import {
   type DataDir,
   type FileSignature,
@@ -139,7 +140,7 @@ export class RulesStore {
       ({ text, signature } = await readFileWithSignature(path));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      this.#reject(path, (err as Error).message);
+      this.#reject(path, errorMessage(err));
       return;
     }
     const writing = !fromWriteQueue && (busy || this.#writesInFlight > 0 || this.#writesStarted !== started);

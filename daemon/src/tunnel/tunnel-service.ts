@@ -1,4 +1,6 @@
 // Inside the running daemon: keeps the connector running while tunnel.json exists and the licence allows a tunnel.
+
+import { errorMessage } from '../errors.js';
 import type { LimitDecision } from '../licence/limits.js';
 import { CloudflaredSupervisor, type SupervisorOptions, type SupervisorState } from './cloudflared.js';
 import { readTunnelFile, type TunnelRecord, tunnelFilePath, tunnelHostOf } from './tunnel-file.js';
@@ -99,7 +101,7 @@ export class TunnelService {
       await supervisor.start();
     } catch (err) {
       this.#options.setTunnelHost(undefined);
-      this.#reason = (err as Error).message;
+      this.#reason = errorMessage(err);
       this.#log(`[tunnel] ${this.#reason}`);
       return;
     }
