@@ -1,6 +1,7 @@
 // Maps what went wrong at Cloudflare to the common error body (decisions §1): 409 or 502.
-import { CloudflareApiError } from '../cloudflare-api.js';
+
 import { ApiError } from '../errors.js';
+import { CloudflareApiError } from './cloudflare-api.js';
 
 /** A DNS record at the tunnel's hostname that this service did not create. */
 export class HostnameTakenError extends Error {}

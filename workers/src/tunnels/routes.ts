@@ -3,10 +3,10 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ProvisionRequest, parseJsonWith } from '../../../shared/protocol/index.js';
-import { cloudflareApi } from '../cloudflare-api.js';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
 import { ApiError } from '../errors.js';
 import { requireLicence } from '../middleware/licence.js';
+import { cloudflareApi } from './cloudflare-api.js';
 import { DEFAULT_ORIGIN_SERVICE, TunnelService } from './service.js';
 import { TunnelStore } from './store.js';
 

@@ -6,6 +6,7 @@
 // what it should be, find or create the CNAME, fetch the connector token, store the record.
 // Whatever this call created is deleted again if a later step fails (docs/tunnels.md).
 import type { ProvisionResponse, TunnelStatus } from '../../../shared/protocol/index.js';
+import { ApiError } from '../errors.js';
 import {
   CF_DNS_RECORD_EXISTS,
   CF_DUPLICATE_TUNNEL_NAME,
@@ -14,8 +15,7 @@ import {
   type DnsRecordInfo,
   type IngressRule,
   type TunnelInfo,
-} from '../cloudflare-api.js';
-import { ApiError } from '../errors.js';
+} from './cloudflare-api.js';
 import { HostnameTakenError, toHttpError } from './errors.js';
 import { tunnelState } from './state.js';
 import type { TunnelRecord, TunnelStore } from './store.js';

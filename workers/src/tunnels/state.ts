@@ -1,6 +1,6 @@
 // The tunnel state a user sees (decisions §2) from what Cloudflare reports about the tunnel.
 import type { TunnelState } from '../../../shared/protocol/index.js';
-import type { TunnelInfo } from '../cloudflare-api.js';
+import type { TunnelInfo } from './cloudflare-api.js';
 
 /**
  * Cloudflare's `status`: `inactive` = never run, `healthy`/`degraded` = serving traffic,

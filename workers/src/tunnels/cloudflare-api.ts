@@ -6,8 +6,8 @@
 // tunnel create means "that name exists") and would replay a POST whose first attempt may
 // have succeeded. Reads, PUTs and DELETEs, which are idempotent, opt in per call.
 import * as v from 'valibot';
-import { parseWith } from '../../shared/protocol/index.js';
-import type { GatekeeperEnv } from './env.js';
+import { parseWith } from '../../../shared/protocol/index.js';
+import type { GatekeeperEnv } from '../env.js';
 
 /** Per attempt. The API answers tunnel and DNS calls in well under a second; 5 s is a stuck call. */
 export const CLOUDFLARE_TIMEOUT_MS = 5_000;
