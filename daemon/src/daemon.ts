@@ -89,7 +89,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     ...(options.watchSettleMs ? { settleMs: options.watchSettleMs } : {}),
   });
   await overlays.load();
-  const rules = new RulesStore(dataDir, { log });
+  const rules = new RulesStore(dataDir, {
+    log,
+    ...(options.watchSettleMs ? { settleMs: options.watchSettleMs } : {}),
+  });
   await rules.load();
 
   const tokens = new PageTokens({
@@ -192,7 +195,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       ]);
     }
     await overlays.watch();
-    await rules.watch(options.watchSettleMs);
+    await rules.watch();
   } catch (err) {
     await Promise.allSettled([
       overlays.close(),

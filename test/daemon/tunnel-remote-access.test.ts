@@ -8,6 +8,7 @@ import { runRemoteCommand } from '../../daemon/src/cli/remote.js';
 import { type RunningDaemon, startDaemon } from '../../daemon/src/daemon.js';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
 import { writeLicence } from '../../daemon/src/licence/licence-file.js';
+import { dataDirPaths } from '../../daemon/src/store/data-dir.js';
 import { CLOUDFLARED_DOWNLOAD_URL } from '../../daemon/src/tunnel/cloudflared.js';
 import {
   TunnelCommandError,
@@ -16,7 +17,7 @@ import {
   tunnelUp,
 } from '../../daemon/src/tunnel/commands.js';
 import { type RemoteAccess, startRemoteAccess } from '../../daemon/src/tunnel/remote-access.js';
-import { readTunnelFile, tunnelFilePath } from '../../daemon/src/tunnel/tunnel-file.js';
+import { readTunnelFile } from '../../daemon/src/tunnel/tunnel-file.js';
 import { type FakeGatekeeper, fakeSubdomain, startFakeGatekeeper } from '../support/fakes/gatekeeper.js';
 import { freePort } from '../support/local-stack.js';
 import { until } from '../support/wait.js';
@@ -115,7 +116,7 @@ describe('tunnel commands against the Gatekeeper', () => {
     expect(gatekeeper.requests.findLast((r) => r.path === '/tunnels/provision')?.authorization).toMatch(
       /^Bearer /,
     );
-    expect((await stat(tunnelFilePath(dataDir))).mode & 0o777).toBe(0o600);
+    expect((await stat(dataDirPaths(dataDir).tunnelFile)).mode & 0o777).toBe(0o600);
     const again = await tunnelUp(ctx());
     expect(again.tunnel_id).toBe(first.tunnel_id);
     expect(await tunnelStatusLines(ctx())).toEqual([
@@ -130,7 +131,10 @@ describe('tunnel commands against the Gatekeeper', () => {
     await tunnelUp(ctx());
     await expect(tunnelDown(ctx())).resolves.toBe('deleted');
     expect(gatekeeper.tunnels.size).toBe(0);
-    await expect(readTunnelFile(tunnelFilePath(dataDir))).resolves.toEqual({ ok: true, record: undefined });
+    await expect(readTunnelFile(dataDirPaths(dataDir).tunnelFile)).resolves.toEqual({
+      ok: true,
+      record: undefined,
+    });
     expect(await tunnelStatusLines(ctx())).toEqual([
       'No tunnel. Run "overlay-daemon tunnel up" to create one.',
     ]);
@@ -143,7 +147,10 @@ describe('tunnel commands against the Gatekeeper', () => {
     const refused = tunnelUp(ctx());
     await expect(refused).rejects.toBeInstanceOf(TunnelCommandError);
     await expect(refused).rejects.toThrow(/Remote access needs Premium\..*https:\/\/www\.patreon\.com\//);
-    await expect(readTunnelFile(tunnelFilePath(dataDir))).resolves.toEqual({ ok: true, record: undefined });
+    await expect(readTunnelFile(dataDirPaths(dataDir).tunnelFile)).resolves.toEqual({
+      ok: true,
+      record: undefined,
+    });
   });
 
   it('`tunnel up` without cloudflared: one line saying how to install it, exit 1, nothing provisioned', async () => {

@@ -3,7 +3,8 @@
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { JWKS_FILE, LICENCE_AUDIENCE } from '../../daemon/src/licence/verify.js';
+import { LICENCE_AUDIENCE } from '../../daemon/src/licence/verify.js';
+import { dataDirPaths } from '../../daemon/src/store/data-dir.js';
 import type { Tier } from '../../shared/protocol/index.js';
 
 export interface LicenceSigner {
@@ -39,5 +40,5 @@ export function licenceSigner(kid = `test-${randomUUID().slice(0, 8)}`): Licence
 
 /** Makes the daemon of `dataDir` trust this signer offline, as if it had fetched the Gatekeeper's keys. */
 export async function trustSigner(dataDir: string, signer: LicenceSigner): Promise<void> {
-  await writeFile(join(dataDir, JWKS_FILE), JSON.stringify(signer.jwks));
+  await writeFile(dataDirPaths(dataDir).jwksFile, JSON.stringify(signer.jwks));
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { DEFAULT_GATEKEEPER_URL, GatekeeperClient, gatekeeperUrl } from '../licence/gatekeeper-client.js';
 import { LoginError, login, logout } from '../licence/login.js';
-import { defaultDataDir } from '../store/data-dir.js';
+import { dataDirPaths, defaultDataDir } from '../store/data-dir.js';
 import {
   publicOverlayUrls,
   requireCloudflared,
@@ -94,7 +94,7 @@ export async function runRemoteCommand(
       if (subcommand !== undefined) return usage(io, `unexpected argument "${subcommand}"`);
       const record = await login({
         client,
-        licenceFile: join(dataDir, 'license.json'),
+        licenceFile: dataDirPaths(dataDir).licenseFile,
         openUrl: openBrowser,
         log: (line) => io.out(`${line}\n`),
       });
@@ -103,7 +103,7 @@ export async function runRemoteCommand(
     }
     if (command === 'logout') {
       if (subcommand !== undefined) return usage(io, `unexpected argument "${subcommand}"`);
-      const outcome = await logout(join(dataDir, 'license.json'), client);
+      const outcome = await logout(dataDirPaths(dataDir).licenseFile, client);
       if (!outcome.removed) io.out('Not signed in.\n');
       else if (outcome.revoked) io.out('Signed out: the licence is revoked everywhere and was removed.\n');
       else

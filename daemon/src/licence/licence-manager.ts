@@ -1,15 +1,15 @@
 // The daemon's licence: validated on start and every few hours, with a grace period offline, and the tier limits it grants.
 import { EventEmitter } from 'node:events';
-import { join } from 'node:path';
 import { DEFAULT_CONFIG, type RemoteConfig, type TierLimits } from '../../../shared/config.js';
 import type { Tier } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
+import { dataDirPaths } from '../store/data-dir.js';
 import type { GatekeeperClient } from './gatekeeper-client.js';
 import { decodeJwtPayload } from './jwt-payload.js';
 import { type LicenceRecord, readLicence, writeLicence } from './licence-file.js';
 import { checkCount, checkTunnel, type LimitDecision, limitsFor } from './limits.js';
-import { REMOTE_CONFIG_FILE, readCachedConfig, writeCachedConfig } from './remote-config-cache.js';
-import { JWKS_FILE, LicenceVerifier, type VerifiedClaims } from './verify.js';
+import { readCachedConfig, writeCachedConfig } from './remote-config-cache.js';
+import { LicenceVerifier, type VerifiedClaims } from './verify.js';
 
 /**
  * - `signed_out`: no license.json (run `overlay-daemon login`).
@@ -79,8 +79,9 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
 
   constructor(options: LicenceManagerOptions) {
     super();
-    this.licenceFile = join(options.dataDir, 'license.json');
-    this.configFile = join(options.dataDir, REMOTE_CONFIG_FILE);
+    const files = dataDirPaths(options.dataDir);
+    this.licenceFile = files.licenseFile;
+    this.configFile = files.remoteConfigFile;
     this.#client = options.client;
     this.#now = options.now ?? Date.now;
     this.#timers = options.timers ?? realTimers;
@@ -89,7 +90,7 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     this.#log = options.log ?? ((line) => console.log(`[licence] ${line}`));
     const client = options.client;
     this.#verifier = new LicenceVerifier({
-      jwksFile: join(options.dataDir, JWKS_FILE),
+      jwksFile: files.jwksFile,
       issuer: options.issuer ?? client?.baseUrl ?? '',
       now: this.#now,
       ...(client

@@ -6,9 +6,7 @@ import {
   RemoteConfig as RemoteConfigSchema,
 } from '../../../shared/config.js';
 import { parseJsonWith } from '../../../shared/protocol/index.js';
-import { writeFileAtomic } from '../store/data-dir.js';
-
-export const REMOTE_CONFIG_FILE = 'remote-config.json';
+import { writeFileAtomic } from '../store/atomic-file.js';
 
 /** The cached copy, or the bundled default when there is none or it no longer parses. */
 export async function readCachedConfig(path: string): Promise<RemoteConfig> {

@@ -4,10 +4,9 @@ import { readFile } from 'node:fs/promises';
 import { createLocalJWKSet, errors, type JSONWebKeySet, jwtVerify } from 'jose';
 import * as v from 'valibot';
 import { parseJsonWith, Tier } from '../../../shared/protocol/index.js';
-import { writeFileAtomic } from '../store/data-dir.js';
+import { writeFileAtomic } from '../store/atomic-file.js';
 
 /** The cache of `/.well-known/jwks.json` in the data dir, so a licence verifies offline. */
-export const JWKS_FILE = 'jwks.json';
 /** The audience and algorithm the Gatekeeper signs with (workers/src/licence.ts), pinned here. */
 export const LICENCE_AUDIENCE = 'overlay-daemon';
 const ALGORITHMS = ['EdDSA'];

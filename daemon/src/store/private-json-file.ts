@@ -3,7 +3,7 @@ import { chmod, readFile } from 'node:fs/promises';
 import type * as v from 'valibot';
 import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
-import { writeFileAtomic } from './data-dir.js';
+import { writeFileAtomic } from './atomic-file.js';
 
 export type PrivateJsonRead<T> = { ok: true; record: T | undefined } | { ok: false; error: string };
 

@@ -4,16 +4,11 @@ import { join } from 'node:path';
 import { Overlay, parseJsonWith } from '../../../shared/protocol/index.js';
 import type { GatekeeperClient, GatekeeperFailure } from '../licence/gatekeeper-client.js';
 import { readLicence } from '../licence/licence-file.js';
-import { REMOTE_CONFIG_FILE, readCachedConfig } from '../licence/remote-config-cache.js';
+import { readCachedConfig } from '../licence/remote-config-cache.js';
+import { dataDirPaths } from '../store/data-dir.js';
 import { CLOUDFLARED_DOWNLOAD_URL } from './cloudflared.js';
 import { findExecutable } from './find-executable.js';
-import {
-  readTunnelFile,
-  removeTunnelFile,
-  type TunnelRecord,
-  tunnelFilePath,
-  writeTunnelFile,
-} from './tunnel-file.js';
+import { readTunnelFile, removeTunnelFile, type TunnelRecord, writeTunnelFile } from './tunnel-file.js';
 
 export class TunnelCommandError extends Error {}
 
@@ -23,7 +18,7 @@ export interface TunnelCommandContext {
 }
 
 async function signedIn(dataDir: string): Promise<{ token: string; userId: string }> {
-  const read = await readLicence(join(dataDir, 'license.json'));
+  const read = await readLicence(dataDirPaths(dataDir).licenseFile);
   if (!read.ok) throw new TunnelCommandError(`Cannot read the licence: ${read.error}`);
   if (!read.record) throw new TunnelCommandError('Not signed in. Run "overlay-daemon login" first.');
   return { token: read.record.token, userId: read.record.user_id };
@@ -36,7 +31,7 @@ async function explain(ctx: TunnelCommandContext, failure: GatekeeperFailure): P
     );
   }
   if (failure.code === 'premium_required') {
-    const config = await readCachedConfig(join(ctx.dataDir, REMOTE_CONFIG_FILE));
+    const config = await readCachedConfig(dataDirPaths(ctx.dataDir).remoteConfigFile);
     return new TunnelCommandError(
       `Remote access needs Premium. ${config.upgrade.message} ${config.upgrade.url}`.trim(),
     );
@@ -66,7 +61,7 @@ export async function tunnelUp(ctx: TunnelCommandContext): Promise<TunnelRecord>
   const result = await ctx.client.provisionTunnel(token, userId);
   if (!result.ok) throw await explain(ctx, result);
   const record: TunnelRecord = { ...result.value, user_id: userId };
-  await writeTunnelFile(tunnelFilePath(ctx.dataDir), record);
+  await writeTunnelFile(dataDirPaths(ctx.dataDir).tunnelFile, record);
   return record;
 }
 
@@ -76,14 +71,14 @@ export async function tunnelDown(ctx: TunnelCommandContext): Promise<'deleted' |
   const result = await ctx.client.deleteTunnel(token, userId);
   if (!result.ok && !(result.kind === 'http' && result.code === 'not_found'))
     throw await explain(ctx, result);
-  await removeTunnelFile(tunnelFilePath(ctx.dataDir));
+  await removeTunnelFile(dataDirPaths(ctx.dataDir).tunnelFile);
   return result.ok ? 'deleted' : 'none';
 }
 
 export async function tunnelStatusLines(ctx: TunnelCommandContext): Promise<string[]> {
   const { token, userId } = await signedIn(ctx.dataDir);
   const result = await ctx.client.tunnelStatus(token, userId);
-  const local = await readTunnelFile(tunnelFilePath(ctx.dataDir));
+  const local = await readTunnelFile(dataDirPaths(ctx.dataDir).tunnelFile);
   if (!result.ok) {
     if (result.kind === 'http' && result.code === 'not_found') {
       return ['No tunnel. Run "overlay-daemon tunnel up" to create one.'];
@@ -104,7 +99,7 @@ export async function tunnelStatusLines(ctx: TunnelCommandContext): Promise<stri
 
 /** Public addresses of the overlays in the data directory, for printing after `tunnel up`. */
 export async function publicOverlayUrls(dataDir: string, publicUrl: string): Promise<string[]> {
-  const dir = join(dataDir, 'overlays');
+  const dir = dataDirPaths(dataDir).overlaysDir;
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => n.endsWith('.json')).sort();

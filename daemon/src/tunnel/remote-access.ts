@@ -3,8 +3,8 @@ import { unwatchFile, watchFile } from 'node:fs';
 import type { RunningDaemon } from '../daemon.js';
 import { GatekeeperClient, gatekeeperUrl } from '../licence/gatekeeper-client.js';
 import { LicenceManager, type LicenceStatus } from '../licence/licence-manager.js';
+import { dataDirPaths } from '../store/data-dir.js';
 import type { SupervisorOptions } from './cloudflared.js';
-import { tunnelFilePath } from './tunnel-file.js';
 import { TunnelService } from './tunnel-service.js';
 
 export interface RemoteAccessOptions {
@@ -71,7 +71,7 @@ export async function startRemoteAccess(
   // `login`, `logout` and `tunnel up/down` run as separate processes and leave their result in the data dir.
   const interval = options.watchIntervalMs ?? 1000;
   const licenceFile = licence.licenceFile;
-  const tunnelFile = tunnelFilePath(root);
+  const tunnelFile = dataDirPaths(root).tunnelFile;
   const onLicenceFile = () => void licence.reloadIfChanged();
   const onTunnelFile = () => void tunnel.sync();
   watchFile(licenceFile, { interval, persistent: false }, onLicenceFile);

@@ -1,11 +1,8 @@
 // `<data-dir>/tunnel.json` (mode 0600): the provisioned tunnel and its connector token, so the daemon can reconnect it.
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import * as v from 'valibot';
 import { ProvisionResponse } from '../../../shared/protocol/index.js';
 import { type PrivateJsonRead, readPrivateJson, writePrivateJson } from '../store/private-json-file.js';
-
-export const TUNNEL_FILE = 'tunnel.json';
 
 export const TunnelRecord = v.object({
   ...ProvisionResponse.entries,
@@ -13,8 +10,6 @@ export const TunnelRecord = v.object({
   user_id: v.pipe(v.string(), v.minLength(1)),
 });
 export type TunnelRecord = v.InferOutput<typeof TunnelRecord>;
-
-export const tunnelFilePath = (dataDir: string) => join(dataDir, TUNNEL_FILE);
 
 export function readTunnelFile(path: string): Promise<PrivateJsonRead<TunnelRecord>> {
   return readPrivateJson(path, TunnelRecord);

@@ -2,8 +2,9 @@
 
 import { errorMessage } from '../errors.js';
 import type { LimitDecision } from '../licence/limits.js';
+import { dataDirPaths } from '../store/data-dir.js';
 import { CloudflaredSupervisor, type SupervisorOptions, type SupervisorState } from './cloudflared.js';
-import { readTunnelFile, type TunnelRecord, tunnelFilePath, tunnelHostOf } from './tunnel-file.js';
+import { readTunnelFile, type TunnelRecord, tunnelHostOf } from './tunnel-file.js';
 
 /** The `tunnel` object of the daemon's GET /status. */
 export interface TunnelServiceStatus {
@@ -69,7 +70,7 @@ export class TunnelService {
 
   async #sync(): Promise<void> {
     if (this.#closed) return;
-    const read = await readTunnelFile(tunnelFilePath(this.#options.dataDir));
+    const read = await readTunnelFile(dataDirPaths(this.#options.dataDir).tunnelFile);
     if (!read.ok) {
       this.#reason = `cannot read tunnel.json: ${read.error}`;
       this.#log(`[tunnel] ${this.#reason}`);

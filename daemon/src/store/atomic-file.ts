@@ -1,0 +1,71 @@
+// Files written whole or not at all, and the signature that tells one version of a file from another.
+import { randomBytes } from 'node:crypto';
+import { open, rename, rm } from 'node:fs/promises';
+
+/** What tells one version of a file from another without reading it (a rename keeps all three). */
+export interface FileSignature {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+export function sameSignature(a: FileSignature | undefined, b: FileSignature | undefined): boolean {
+  return (
+    a !== undefined && b !== undefined && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+  );
+}
+
+/** Reads a file's text and signature from one open handle, so both describe the same version. */
+export async function readFileWithSignature(
+  path: string,
+): Promise<{ text: string; signature: FileSignature }> {
+  const handle = await open(path, 'r');
+  try {
+    const { ino, size, mtimeMs } = await handle.stat();
+    return { signature: { ino, size, mtimeMs }, text: await handle.readFile('utf8') };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Writes a file so that a reader sees the old or the new content, never a torn one. Returns the
+ * signature of what it wrote, so a later write can tell whether another program wrote since.
+ */
+export async function writeFileAtomic(path: string, data: string, mode = 0o644): Promise<FileSignature> {
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const handle = await open(tmp, 'w', mode);
+  let signature: FileSignature;
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+    const { ino, size, mtimeMs } = await handle.stat();
+    signature = { ino, size, mtimeMs };
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  return signature;
+}
+
+/** Creates a file with `data` unless it exists; an existing file is never touched. */
+export async function createIfMissing(path: string, data: string, mode: number): Promise<void> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, 'wx', mode);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw err;
+  }
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
