@@ -191,7 +191,23 @@ describe('overlays', () => {
   it('answers 405 with Allow for a wrong method', async () => {
     const res = await api(daemon, 'PATCH', `/api/overlays/${demoId}`, {});
     expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('GET, PUT, DELETE');
+    expect(res.headers.get('allow')).toBe('GET, HEAD, PUT, DELETE');
+  });
+
+  // The Allow header comes from the routes the router holds, so a new route is advertised by itself.
+  it.each([
+    ['DELETE', '/api/overlays', 'GET, HEAD, POST'],
+    ['GET', '/api/overlays/00000000-0000-4000-8000-000000000000/commands', 'POST'],
+    ['GET', '/api/events', 'POST'],
+    ['DELETE', '/api/rules', 'GET, HEAD, PUT'],
+    ['GET', '/api/media/clips/a.png', 'PUT, DELETE'],
+    ['POST', '/api/clients', 'GET, HEAD'],
+    ['PUT', '/status', 'GET, HEAD'],
+  ])('answers %s %s with 405 and Allow: %s', async (method, path, allow) => {
+    const res = await api(daemon, method, path, method === 'GET' ? undefined : {});
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe(allow);
+    expect((await res.json()).error.code).toBe('method_not_allowed');
   });
 });
 

@@ -8,7 +8,7 @@ import { MediaFiles } from '../media/media.js';
 import { PAGE_DIST_DIR } from '../package-root.js';
 import type { OverlayStore } from '../store/overlay-store.js';
 import type { PageTokens } from '../ws/page-tokens.js';
-import { CONTROL_ROUTES, type ControlApiContext, mountControlApi } from './control-api.js';
+import { type ControlApiContext, mountControlApi } from './control-api.js';
 import { mountDashboard } from './dashboard.js';
 import { classifyHost, isLocalControlClient } from './policy.js';
 import { sendError, sendJson } from './responses.js';
@@ -36,14 +36,16 @@ export interface HttpContext extends ControlApiContext {
   server: Server;
 }
 
-const OTHER_ROUTES: { pattern: RegExp; methods: string[] }[] = [
-  { pattern: /^\/status\/?$/i, methods: ['GET', 'HEAD'] },
-  { pattern: /^\/overlay\/[^/]+\/?$/i, methods: ['GET', 'HEAD'] },
-  { pattern: /^\/assets\/.+$/i, methods: ['GET', 'HEAD'] },
-];
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 
-function allowedMethods(path: string): string[] | undefined {
-  return [...OTHER_ROUTES, ...CONTROL_ROUTES].find((route) => route.pattern.test(path))?.methods;
+/**
+ * The methods the router answers on `path`, asked of the router itself (decisions §1: a 405 carries
+ * `Allow`). No route answers TRACE, so what matches it are the middlewares every method meets; a
+ * method with more handlers than that has a route. HEAD is answered wherever GET is.
+ */
+function allowedMethods(app: Polka, path: string): string[] {
+  const middlewares = app.find('TRACE', path).handlers.length;
+  return METHODS.filter((method) => app.find(method, path).handlers.length > middlewares);
 }
 
 /** The server's `request` listener: every request meets the front door first, whatever its target. */
@@ -56,8 +58,8 @@ export function createHttpApp(ctx: HttpContext): Polka {
   const app = polka({
     server: ctx.server,
     onNoMatch: (req, res) => {
-      const methods = allowedMethods(req.path);
-      if (methods && !methods.includes(req.method)) {
+      const methods = allowedMethods(app, req.path);
+      if (methods.length > 0 && !methods.includes(req.method)) {
         return sendError(res, 'method_not_allowed', `${req.method} is not allowed here`, {
           Allow: methods.join(', '),
         });

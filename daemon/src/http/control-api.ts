@@ -1,5 +1,4 @@
 // The local control API under /api/ (decisions §3): overlays, events, commands, rules, media, clients.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { realpath, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Polka, Request } from 'polka';
@@ -56,21 +55,6 @@ export interface CreationLimits {
   canSaveRules(count: number, previousCount: number): LimitDecision;
 }
 
-/** The admin key's digest, taken once per key rather than on every request. */
-let expectedDigest: { key: string; digest: Buffer } | undefined;
-
-/** Compares the bearer token with the admin key in constant time (hashing first evens out lengths). */
-export function bearerMatches(header: string | undefined, adminKey: string): boolean {
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
-  const presented = createHash('sha256')
-    .update(match?.[1] ?? '')
-    .digest();
-  if (expectedDigest?.key !== adminKey) {
-    expectedDigest = { key: adminKey, digest: createHash('sha256').update(adminKey).digest() };
-  }
-  return timingSafeEqual(presented, expectedDigest.digest) && match !== null;
-}
-
 /** Reads and validates a JSON body; answers 413/400 itself and returns undefined then. */
 async function readJson<S extends v.GenericSchema>(
   req: IncomingMessage,
@@ -120,18 +104,6 @@ function mediaNameParam(req: Request, mediaDir: string): string | undefined {
   }
   return checkMediaName(mediaDir, name).ok ? name : undefined;
 }
-
-/** Routes and the methods each one answers, for 405 with `Allow` (decisions §1). */
-export const CONTROL_ROUTES: { pattern: RegExp; methods: string[] }[] = [
-  { pattern: /^\/api\/overlays\/?$/i, methods: ['GET', 'POST'] },
-  { pattern: /^\/api\/overlays\/[^/]+\/?$/i, methods: ['GET', 'PUT', 'DELETE'] },
-  { pattern: /^\/api\/overlays\/[^/]+\/commands\/?$/i, methods: ['POST'] },
-  { pattern: /^\/api\/events\/?$/i, methods: ['POST'] },
-  { pattern: /^\/api\/rules\/?$/i, methods: ['GET', 'PUT'] },
-  { pattern: /^\/api\/media\/?$/i, methods: ['GET'] },
-  { pattern: /^\/api\/media\/.+$/i, methods: ['PUT', 'DELETE'] },
-  { pattern: /^\/api\/clients\/?$/i, methods: ['GET'] },
-];
 
 export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   const { overlays, rules, hub } = ctx;

@@ -4,8 +4,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Hub } from '../ws/hub.js';
 import type { ConnectionLimiter } from './connection-limit.js';
-import { bearerMatches } from './control-api.js';
-import { classifyHost, clientIp, isLocalControlClient, originAllowed } from './policy.js';
+import { bearerMatches, classifyHost, clientIp, isLocalControlClient, originAllowed } from './policy.js';
 import { refuseUpgrade, sendError, sendNoContent } from './responses.js';
 
 export interface FrontDoorOptions {

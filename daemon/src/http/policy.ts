@@ -1,4 +1,5 @@
-// Who may talk to the daemon: Host (DNS rebinding), Origin (CORS) and the client IP (decisions §3).
+// Who may talk to the daemon: Host (DNS rebinding), Origin (CORS), the client IP and the admin key (decisions §3).
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 
@@ -82,4 +83,19 @@ export function ipv6Slash64(address: string): string {
 /** True for a request the local control API may answer: a loopback peer with a loopback Host. */
 export function isLocalControlClient(req: IncomingMessage, hostKind: HostKind | undefined): boolean {
   return hostKind === 'local' && isLoopbackIp(normaliseIp(req.socket.remoteAddress));
+}
+
+/** The admin key's digest, taken once per key rather than on every request. */
+let expectedDigest: { key: string; digest: Buffer } | undefined;
+
+/** Compares the bearer token with the admin key in constant time (hashing first evens out lengths). */
+export function bearerMatches(header: string | undefined, adminKey: string): boolean {
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
+  const presented = createHash('sha256')
+    .update(match?.[1] ?? '')
+    .digest();
+  if (expectedDigest?.key !== adminKey) {
+    expectedDigest = { key: adminKey, digest: createHash('sha256').update(adminKey).digest() };
+  }
+  return timingSafeEqual(presented, expectedDigest.digest) && match !== null;
 }
