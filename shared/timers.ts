@@ -39,7 +39,7 @@ export function hostTimers<H>(host: {
   };
 }
 
-export interface Backoff {
+interface Backoff {
   /** The wait before the first retry. */
   initialMs: number;
   /** The ceiling. */

@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import { nonNegativeInt, Uuid } from './primitives.js';
 
-export const TIERS = ['free', 'premium'] as const;
+const TIERS = ['free', 'premium'] as const;
 export const Tier = v.picklist(TIERS);
 export type Tier = v.InferOutput<typeof Tier>;
 

@@ -13,21 +13,21 @@ export const ClientInit = v.object({
 });
 export type ClientInit = v.InferOutput<typeof ClientInit>;
 /** Every message a client may send; `init` is the only one. */
-export const ClientMessage = v.variant('action', [ClientInit]);
-export type ClientMessage = v.InferOutput<typeof ClientMessage>;
+const ClientMessage = v.variant('action', [ClientInit]);
+type ClientMessage = v.InferOutput<typeof ClientMessage>;
 
-export const ServerInit = v.object({
+const ServerInit = v.object({
   type: v.literal('init'),
   overlay: OverlayMeta,
   widgets: v.array(Widget),
 });
-export const OverlayUpdate = v.object({
+const OverlayUpdate = v.object({
   type: v.literal('overlay-update'),
   overlayId: Uuid,
   overlay: OverlayMeta,
   widgets: v.array(Widget),
 });
-export const StreamEventMessage = v.object({ type: v.literal('stream-event'), event: StreamEvent });
+const StreamEventMessage = v.object({ type: v.literal('stream-event'), event: StreamEvent });
 export const OverlayCommand = v.object({
   type: v.literal('overlay-command'),
   ...OverlayCommandInput.entries,
@@ -39,9 +39,6 @@ export const ServerMessage = v.variant('type', [
   StreamEventMessage,
   OverlayCommand,
 ]);
-export type ServerInit = v.InferOutput<typeof ServerInit>;
-export type OverlayUpdate = v.InferOutput<typeof OverlayUpdate>;
-export type StreamEventMessage = v.InferOutput<typeof StreamEventMessage>;
 export type OverlayCommand = v.InferOutput<typeof OverlayCommand>;
 export type ServerMessage = v.InferOutput<typeof ServerMessage>;
 

@@ -20,7 +20,7 @@ const widgetBase = {
   height: v.optional(v.pipe(finite, v.minValue(0))),
 };
 
-export const TextWidget = v.object({
+const TextWidget = v.object({
   ...widgetBase,
   type: v.literal('text'),
   content: v.pipe(v.string(), v.maxLength(2000)),
@@ -29,13 +29,13 @@ export const TextWidget = v.object({
   color: v.optional(colour),
 });
 
-export const ImageWidget = v.object({
+const ImageWidget = v.object({
   ...widgetBase,
   type: v.literal('image'),
   src: MediaPath,
 });
 
-export const AlertWidget = v.object({
+const AlertWidget = v.object({
   ...widgetBase,
   type: v.literal('alert'),
   /** Milliseconds each alert stays on screen unless its command says otherwise. */
@@ -49,7 +49,7 @@ export const AlertWidget = v.object({
 });
 
 export const GOAL_SOURCES = ['likes', 'gifts', 'diamonds', 'follows', 'shares', 'subscribes'] as const;
-export const GoalWidget = v.object({
+const GoalWidget = v.object({
   ...widgetBase,
   type: v.literal('goal'),
   title: v.optional(shortText, ''),
@@ -60,7 +60,7 @@ export const GoalWidget = v.object({
   color: v.optional(colour),
 });
 
-export const ChatWidget = v.object({
+const ChatWidget = v.object({
   ...widgetBase,
   type: v.literal('chat'),
   maxMessages: v.optional(v.pipe(positiveInt, v.maxValue(100)), 10),
@@ -68,7 +68,7 @@ export const ChatWidget = v.object({
   fontSize: v.optional(v.pipe(finite, v.minValue(1), v.maxValue(1000))),
 });
 
-export const CounterWidget = v.object({
+const CounterWidget = v.object({
   ...widgetBase,
   type: v.literal('counter'),
   label: v.optional(shortText, ''),
@@ -78,7 +78,7 @@ export const CounterWidget = v.object({
   fontSize: v.optional(v.pipe(finite, v.minValue(1), v.maxValue(1000))),
 });
 
-export const EventListWidget = v.object({
+const EventListWidget = v.object({
   ...widgetBase,
   type: v.literal('event-list'),
   maxEvents: v.optional(v.pipe(positiveInt, v.maxValue(100)), 10),
@@ -86,12 +86,12 @@ export const EventListWidget = v.object({
   color: v.optional(colour),
 });
 
-export const Gifter = v.object({
+const Gifter = v.object({
   uniqueId: v.string(),
   nickname: v.string(),
   diamonds: nonNegativeInt,
 });
-export const TopGiftersWidget = v.object({
+const TopGiftersWidget = v.object({
   ...widgetBase,
   type: v.literal('top-gifters'),
   maxEntries: v.optional(v.pipe(positiveInt, v.maxValue(50)), 5),

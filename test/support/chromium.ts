@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export const CHROMIUM_MISSING_MESSAGE = `Chromium was not found at ${CHROMIUM_PATH}.
 The browser tests drive a real Chromium. Install it with:
@@ -13,7 +13,7 @@ export function chromiumAvailable(): boolean {
   return existsSync(CHROMIUM_PATH);
 }
 
-export interface LaunchOptions {
+interface LaunchOptions {
   /**
    * Names the browser resolves to a loopback address:port, as DNS would resolve them on the internet
    * (e.g. `{ '*.overlays.test': '127.0.0.1:8443' }`). Every other name but 127.0.0.1 and localhost stays unresolvable.

@@ -13,7 +13,7 @@ export interface CliRun {
   exited: Promise<number | null>;
 }
 
-export interface CliResult {
+interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;

@@ -44,14 +44,14 @@ export async function startTestDaemon(options: Partial<DaemonOptions> = {}): Pro
   });
 }
 
-export interface RawResponse {
+interface RawResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
   json(): unknown;
 }
 
-export interface RawRequest {
+interface RawRequest {
   method?: string;
   /** Sent exactly as given: node:http does not normalise it, unlike fetch. */
   path: string;

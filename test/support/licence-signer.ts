@@ -2,12 +2,11 @@
 // and for tests that write license.json themselves, with the key set the daemon caches as jwks.json.
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { LICENCE_AUDIENCE } from '../../daemon/src/licence/verify.js';
 import { dataDirPaths } from '../../daemon/src/store/data-dir.js';
 import type { Tier } from '../../shared/protocol/index.js';
 
-export interface LicenceSigner {
+interface LicenceSigner {
   kid: string;
   jwks: { keys: Record<string, unknown>[] };
   sign(claims: {

@@ -20,9 +20,8 @@ export const DEMO_USERS = {
   'patron-declined': { patron_status: 'declined_patron', tiers: [{ id: 'premium-tier', amount_cents: 500 }] },
   'never-pledged': { patron_status: null },
 } as const;
-export type DemoUser = keyof typeof DEMO_USERS;
 
-export interface LocalStackOptions {
+interface LocalStackOptions {
   /** Where wrangler keeps KV and Durable Object state, and the generated env file. */
   stateDir: string;
   gatekeeperPort?: number;

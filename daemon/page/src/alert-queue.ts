@@ -10,7 +10,7 @@ export interface QueuedAlert {
   sound?: string;
 }
 
-export interface AlertQueueOptions {
+interface AlertQueueOptions {
   /** Pause between two alerts so the first has left before the next appears. */
   gapMs?: number;
   /** Alerts waiting beyond this are dropped (the newest), so a gift flood cannot queue for hours. */

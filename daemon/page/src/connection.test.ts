@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { describeEvent } from '../../../shared/describe-event.js';
 import { reloadDelay, socketUrl } from './connection.js';
-import { describeEvent, pushBounded } from './describe-event.js';
+import { pushBounded } from './feed.js';
 import { assetUrl, fitScale } from './overlay-view.js';
 
 describe('page helpers', () => {

@@ -38,7 +38,7 @@ function writeAttempt(n: number): void {
   }
 }
 
-export interface ConnectionHooks {
+interface ConnectionHooks {
   onMessage(message: ServerMessage): void;
   onState(state: 'open' | 'closed'): void;
 }

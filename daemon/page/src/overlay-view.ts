@@ -1,4 +1,6 @@
 // Draws an overlay's widgets with plain DOM and applies stream events and commands to them.
+
+import { describeEvent } from '../../../shared/describe-event.js';
 import {
   type OverlayCommand,
   type OverlayMeta,
@@ -12,7 +14,7 @@ import {
 } from '../../../shared/protocol/index.js';
 import { hostTimers } from '../../../shared/timers.js';
 import { AlertQueue, type QueuedAlert } from './alert-queue.js';
-import { describeEvent, pushBounded } from './describe-event.js';
+import { pushBounded } from './feed.js';
 
 const PAGE_TIMERS = hostTimers({
   now: () => performance.now(),

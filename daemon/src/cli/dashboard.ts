@@ -15,7 +15,7 @@ Options:
   -h, --help        show this help
 `;
 
-export interface DashboardCommandOptions {
+interface DashboardCommandOptions {
   baseUrl: string;
   dataDir: string;
   out: (text: string) => void;

@@ -38,7 +38,7 @@ Exit status: 0 sent, 1 the server could not be reached or refused it, 2 bad usag
 Example: overlay-daemon event gift --user alice --nickname Alice --gift Rose --count 5
 `;
 
-export interface EventCliIo {
+interface EventCliIo {
   out: (text: string) => void;
   err: (text: string) => void;
 }
@@ -100,7 +100,7 @@ function isEventType(value: string): value is StreamEventType {
 }
 
 /** The event as the options describe it, not yet validated. */
-export function buildEvent(type: StreamEventType, values: Values): unknown {
+function buildEvent(type: StreamEventType, values: Values): unknown {
   for (const [option, forType] of Object.entries(TYPE_OPTIONS)) {
     if (values[option as keyof Values] !== undefined && forType !== type)
       throw new UsageError(`--${option} applies to ${forType} events, not ${type}`);

@@ -1,5 +1,3 @@
-// The remote-access commands of the CLI: login, logout, tunnel up | down | status (decisions §3).
-import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { DEFAULT_GATEKEEPER_URL, GatekeeperClient, gatekeeperUrl } from '../licence/gatekeeper-client.js';
 import { LoginError, login, logout } from '../licence/login.js';
@@ -16,11 +14,9 @@ import { openBrowser } from './open-browser.js';
 
 export const REMOTE_COMMANDS = ['login', 'logout', 'tunnel'] as const;
 export type RemoteCommand = (typeof REMOTE_COMMANDS)[number];
-export const isRemoteCommand = (command: string | undefined): command is RemoteCommand =>
-  REMOTE_COMMANDS.some((c) => c === command);
 
 /** The options these commands read; the CLI's parser provides them. */
-export interface RemoteCliValues {
+interface RemoteCliValues {
   port?: string | undefined;
   host?: string | undefined;
   'data-dir'?: string | undefined;
@@ -29,7 +25,7 @@ export interface RemoteCliValues {
   help?: boolean | undefined;
 }
 
-export interface RemoteCliIo {
+interface RemoteCliIo {
   out: (text: string) => void;
   err: (text: string) => void;
 }

@@ -19,7 +19,7 @@ interface Streak {
   timer: TimerHandle;
 }
 
-export interface GiftStreakOptions {
+interface GiftStreakOptions {
   /** No new streak message for this long ends the streak (its repeatEnd was lost). */
   timeoutMs?: number;
   /** How long a timed-out streak is remembered, so a late repeatEnd adds only what is new. */

@@ -43,7 +43,7 @@ export interface IngestReport {
 export type Ingest = (event: StreamEvent) => IngestReport;
 
 /** interface §6.2: every stream event reaches every subscribed client as `stream-event`. */
-export const broadcastStreamEvent: EventHandler = (event, ctx) => {
+const broadcastStreamEvent: EventHandler = (event, ctx) => {
   ctx.hub.broadcastEvent(event);
 };
 

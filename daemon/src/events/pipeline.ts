@@ -26,13 +26,13 @@ import {
 import { UpdateCoalescer } from '../widget-state/coalescer.js';
 import type { EventHandler, IngestContext } from './ingest.js';
 
-export interface EventPipelineOptions {
+interface EventPipelineOptions {
   /** Minimum time between two state writes/broadcasts of one overlay (default 100 ms). */
   intervalMs?: number;
   timers?: Timers;
 }
 
-export interface EventPipeline {
+interface EventPipeline {
   /** The steps to hand to createIngest after the broadcast: rules first, then widget state. */
   handlers: EventHandler[];
   /** Writes every queued state change now and stops listening (shutdown). */

@@ -24,7 +24,7 @@ export function messageId(payload: unknown): string | undefined {
 }
 
 /** The sender of a message, or undefined when it carries no usable identity. */
-export function readUser(payload: unknown): StreamUser | undefined {
+function readUser(payload: unknown): StreamUser | undefined {
   const user = own(payload, 'user');
   if (!isRecord(user)) return undefined;
   const uniqueId = firstString(

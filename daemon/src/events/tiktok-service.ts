@@ -8,7 +8,7 @@ import {
   type TikTokSourceOptions,
 } from './tiktok-source.js';
 
-export interface TikTokServiceOptions {
+interface TikTokServiceOptions {
   /** The streamer's TikTok username, with or without `@`. */
   username: string;
   /** The library adapter by default; a fake in tests. */

@@ -47,7 +47,7 @@ export interface SourceStatus {
 }
 
 /** Why a connect failed, as far as retrying is concerned. */
-export type FailureKind = 'rate-limited' | 'offline' | 'other';
+type FailureKind = 'rate-limited' | 'offline' | 'other';
 
 /** Thrown by a connection adapter that knows precisely why it failed. */
 export class LiveSourceError extends Error {

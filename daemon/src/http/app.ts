@@ -18,7 +18,7 @@ export interface PageRenderer {
   render(overlayId: string, token: string): Promise<string>;
 }
 
-export interface HttpContext extends ControlApiContext {
+interface HttpContext extends ControlApiContext {
   overlays: OverlayStore;
   tokens: PageTokens;
   page: PageRenderer;

@@ -1,9 +1,9 @@
 // Reads a JSON request body under a size limit, before any parsing (STYLE: limits first, then parsing).
 import type { IncomingMessage } from 'node:http';
 
-export const JSON_BODY_MAX_BYTES = 1024 * 1024;
+const JSON_BODY_MAX_BYTES = 1024 * 1024;
 
-export type BodyResult = { ok: true; text: string } | { ok: false; tooLarge: true };
+type BodyResult = { ok: true; text: string } | { ok: false; tooLarge: true };
 
 export async function readBody(req: IncomingMessage, maxBytes = JSON_BODY_MAX_BYTES): Promise<BodyResult> {
   const declared = Number(req.headers['content-length']);

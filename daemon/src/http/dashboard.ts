@@ -9,13 +9,13 @@ import { classifyHost, isLocalControlClient } from './policy.js';
 import { sendError } from './responses.js';
 
 /** Where `vite build --config daemon/dashboard/vite.config.ts` writes the dashboard. */
-export const DASHBOARD_DIST_DIR = join(PACKAGE_ROOT, 'dist', 'dashboard');
+const DASHBOARD_DIST_DIR = join(PACKAGE_ROOT, 'dist', 'dashboard');
 
 /**
  * The dashboard holds the admin key, so it gets a strict policy: only its own scripts and styles,
  * calls to its own origin, overlay previews framed from its own origin, and it may not be framed.
  */
-export const DASHBOARD_CSP = [
+const DASHBOARD_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
@@ -44,7 +44,7 @@ export function dashboardSignInUrl(baseUrl: string, adminKey: string): string {
 
 const notFound = (res: ServerResponse, message: string) => sendError(res, 'not_found', message);
 
-export interface DashboardOptions {
+interface DashboardOptions {
   /** Defaults to dist/dashboard of the package. */
   distDir?: string;
   /** Defaults to `isLocalDashboardClient`. */

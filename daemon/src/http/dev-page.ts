@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { injectGlobals } from './page.js';
 
-export const DEV_BASE = '/overlay-dev/';
+const DEV_BASE = '/overlay-dev/';
 
 export interface DevPage {
   render(overlayId: string, token: string): Promise<string>;

@@ -4,12 +4,12 @@ import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 
 /** `local`: a loopback name; `tunnel`: the configured tunnel hostname. */
-export type HostKind = 'local' | 'tunnel';
+type HostKind = 'local' | 'tunnel';
 
 const LOCAL_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** Splits `name[:port]` (or `[v6][:port]`) and lowercases the name; undefined when malformed. */
-export function hostnameOf(hostHeader: string): string | undefined {
+function hostnameOf(hostHeader: string): string | undefined {
   const value = hostHeader.trim().toLowerCase();
   const match = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/.exec(value);
   return match?.[1];
@@ -41,7 +41,7 @@ export function originAllowed(origin: string, tunnelHost?: string): boolean {
 }
 
 /** Normalises `::ffff:127.0.0.1` to `127.0.0.1`, so one client has one key. */
-export function normaliseIp(address: string | undefined): string {
+function normaliseIp(address: string | undefined): string {
   if (!address) return 'unknown';
   return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
 }

@@ -24,9 +24,9 @@ export function gatekeeperUrl(flag: string | undefined, env: NodeJS.ProcessEnv =
 export type GatekeeperFailure =
   | { ok: false; kind: 'http'; status: number; code: string; message: string; body: unknown }
   | { ok: false; kind: 'network'; message: string };
-export type GatekeeperResult<T> = { ok: true; status: number; value: T } | GatekeeperFailure;
+type GatekeeperResult<T> = { ok: true; status: number; value: T } | GatekeeperFailure;
 
-export interface GatekeeperClientOptions {
+interface GatekeeperClientOptions {
   fetch?: typeof fetch;
   /** Per request; a hung Gatekeeper must not hang the daemon's start-up. */
   timeoutMs?: number;

@@ -7,7 +7,7 @@ const Claims = v.object({
   exp: v.optional(v.pipe(v.number(), v.finite())),
   tier: v.optional(v.string()),
 });
-export type UnverifiedClaims = v.InferOutput<typeof Claims>;
+type UnverifiedClaims = v.InferOutput<typeof Claims>;
 
 export function decodeJwtPayload(token: string): UnverifiedClaims | undefined {
   const parts = token.split('.');

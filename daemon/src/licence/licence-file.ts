@@ -21,7 +21,7 @@ export const LicenceRecord = v.object({
 });
 export type LicenceRecord = v.InferOutput<typeof LicenceRecord>;
 
-export type LicenceRead = PrivateJsonRead<LicenceRecord>;
+type LicenceRead = PrivateJsonRead<LicenceRecord>;
 
 /** `record: undefined` when nobody has signed in; a file that does not parse is reported, never overwritten silently. */
 export function readLicence(path: string): Promise<LicenceRead> {

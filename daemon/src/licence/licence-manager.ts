@@ -41,9 +41,9 @@ const realTimers: Timers = {
 };
 
 export const VALIDATE_INTERVAL_MS = 4 * 60 * 60_000;
-export const RETRY_MIN_MS = 5 * 60_000;
+const RETRY_MIN_MS = 5 * 60_000;
 
-export interface LicenceManagerOptions {
+interface LicenceManagerOptions {
   dataDir: string;
   /** Absent: the daemon runs offline on what license.json and the cached config say. */
   client?: GatekeeperClient;
@@ -338,7 +338,7 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
   }
 }
 
-export function describeStatus(status: LicenceStatus): string {
+function describeStatus(status: LicenceStatus): string {
   switch (status.state) {
     case 'signed_out':
       return 'not signed in: free tier (run "overlay-daemon login")';

@@ -6,7 +6,7 @@ import { decodeJwtPayload } from './jwt-payload.js';
 import { type LicenceRecord, readLicence, removeLicence, writeLicence } from './licence-file.js';
 import { listenForAuthCode } from './loopback-listener.js';
 
-export interface LoginOptions {
+interface LoginOptions {
   client: GatekeeperClient;
   licenceFile: string;
   /** Opens the URL in a browser; resolves false when it could not (the URL is printed either way). */
@@ -63,7 +63,7 @@ export async function login(options: LoginOptions): Promise<LicenceRecord> {
   }
 }
 
-export interface LogoutResult {
+interface LogoutResult {
   /** Whether there was a licence to remove. */
   removed: boolean;
   /** Whether the Gatekeeper revoked every licence of the member; false offline (best effort). */

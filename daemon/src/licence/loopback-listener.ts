@@ -2,13 +2,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export const DEFAULT_LOGIN_TIMEOUT_MS = 5 * 60_000;
+const DEFAULT_LOGIN_TIMEOUT_MS = 5 * 60_000;
 
 const DONE_PAGE = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Signed in</title>
 <body style="font-family:system-ui,sans-serif;margin:4rem auto;max-width:32rem">
 <h1>You are signed in</h1><p>overlay-daemon has received your licence. You can close this tab.</p></body></html>`;
 
-export interface AuthCodeListener {
+interface AuthCodeListener {
   /** The port the browser is redirected to. */
   port: number;
   /** Resolves with the first code received; rejects on timeout or `close()`. */
@@ -16,7 +16,7 @@ export interface AuthCodeListener {
   close(): void;
 }
 
-export interface ListenOptions {
+interface ListenOptions {
   /** 0 picks a free port (the usual case: the port travels in `redirect_port`). */
   port?: number;
   timeoutMs?: number;

@@ -24,9 +24,9 @@ const VerifiedClaims = v.object({
 });
 export type VerifiedClaims = v.InferOutput<typeof VerifiedClaims>;
 
-export type Verification = { ok: true; claims: VerifiedClaims } | { ok: false; reason: string };
+type Verification = { ok: true; claims: VerifiedClaims } | { ok: false; reason: string };
 
-export interface LicenceVerifierOptions {
+interface LicenceVerifierOptions {
   /** Where jwks.json is cached. */
   jwksFile: string;
   /** The Gatekeeper's origin: the licence's `iss`. */

@@ -10,20 +10,20 @@ import { MediaPath, parseWith } from '../../../shared/protocol/index.js';
 
 export const MEDIA_MAX_BYTES = 20 * 1024 * 1024;
 /** interface §4.2: assets are cached for 5 minutes. */
-export const ASSET_CACHE_CONTROL = 'public, max-age=300';
+const ASSET_CACHE_CONTROL = 'public, max-age=300';
 
-export type MediaResolution =
+type MediaResolution =
   | { ok: true; name: string; path: string }
   | { ok: false; status: 403 | 404; reason: string /** resolved outside media/ */; outside?: true };
 
 /** A media file found inside media/: its decoded name, real path and stat. */
-export type MediaFile = { ok: true; name: string; path: string; info: Stats };
+type MediaFile = { ok: true; name: string; path: string; info: Stats };
 
 /**
  * Checks the raw request path first (interface §5.3): `..`, backslashes, NUL and any encoded
  * dot, backslash, NUL or percent (so double encoding never survives) are refused outright.
  */
-export function rawPathIsSuspicious(rawPath: string): boolean {
+function rawPathIsSuspicious(rawPath: string): boolean {
   return (
     rawPath.includes('..') ||
     rawPath.includes('\\') ||
@@ -38,7 +38,7 @@ export function rawPathIsSuspicious(rawPath: string): boolean {
  * and finally realpath so that a symlink pointing outside media/ is refused too.
  * `mediaRoot` is media/'s own real path (MediaFiles resolves it once, not per request).
  */
-export async function resolveMediaPath(
+async function resolveMediaPath(
   mediaDir: string,
   rawName: string,
   mediaRoot: () => Promise<string> = () => realpath(mediaDir),
@@ -123,7 +123,7 @@ type ByteRange = { start: number; end: number };
  * when the header is malformed or asks for several ranges (the whole file is sent then), `unsatisfiable`
  * when it starts past the end.
  */
-export function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' | undefined {
+function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' | undefined {
   const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!match || (match[1] === '' && match[2] === '')) return undefined;
   if (match[1] === '') {
@@ -294,8 +294,6 @@ export function mediaType(name: string): string | undefined {
 }
 
 import type { MediaEntry } from '../../../shared/protocol/index.js';
-
-export type { MediaEntry };
 
 /** Every media file, with names as served under /assets/ (symlinks and dotfiles left out). */
 export async function listMedia(mediaDir: string): Promise<MediaEntry[]> {

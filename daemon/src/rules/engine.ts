@@ -5,7 +5,7 @@ import { errorMessage } from '../errors.js';
 import { compilePayload, type Renderer } from './template.js';
 
 /** One command a fired rule sends: an `overlay-command` for one overlay (interface §6.2). */
-export interface FiredAction {
+interface FiredAction {
   ruleId: string;
   overlayId: string;
   widgetId: string;
@@ -13,12 +13,12 @@ export interface FiredAction {
   payload: Record<string, unknown>;
 }
 
-export interface RuleFailure {
+interface RuleFailure {
   ruleId: string;
   message: string;
 }
 
-export interface Evaluation {
+interface Evaluation {
   actions: FiredAction[];
   /** Rules that failed on this event; they were skipped, the others still ran. */
   errors: RuleFailure[];
@@ -32,7 +32,7 @@ interface CompiledRule {
   actions: { overlayId: string; widgetId: string; command: string; render: Renderer }[];
 }
 
-export interface RuleEngineOptions {
+interface RuleEngineOptions {
   /** Milliseconds; cooldowns are measured on it. */
   now?: () => number;
 }

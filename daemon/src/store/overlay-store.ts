@@ -17,13 +17,13 @@ import { SyncedJsonFile, watchJsonFiles } from './synced-json-file.js';
 
 const OVERLAY_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json$/i;
 
-export type OverlayListener = { type: 'changed'; overlay: Overlay } | { type: 'removed'; overlayId: string };
+type OverlayListener = { type: 'changed'; overlay: Overlay } | { type: 'removed'; overlayId: string };
 
-export type UpdateResult =
+type UpdateResult =
   | { ok: true; overlay: Overlay }
   | { ok: false; reason: 'not_found' | 'unreadable'; message: string };
 
-export interface OverlayStoreOptions {
+interface OverlayStoreOptions {
   log?: (line: string) => void;
   /** How long a file must be quiet before it is read (chokidar awaitWriteFinish). */
   settleMs?: number;

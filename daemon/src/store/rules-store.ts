@@ -5,7 +5,7 @@ import { type RuleList, RuleList as RuleListSchema } from '../../../shared/rules
 import type { DataDir } from './data-dir.js';
 import { SyncedJsonFile, watchJsonFiles } from './synced-json-file.js';
 
-export type ReplaceResult = { ok: true; rules: RuleList } | { ok: false; message: string };
+type ReplaceResult = { ok: true; rules: RuleList } | { ok: false; message: string };
 
 export class RulesStore {
   readonly #file: SyncedJsonFile<RuleList>;

@@ -17,9 +17,9 @@ import { errorMessage } from '../errors.js';
 import { type FileSignature, readFileWithSignature, sameSignature, writeFileAtomic } from './atomic-file.js';
 
 /** What became of a save: on disk, overtaken by another program's edit (now in force), or refused. */
-export type SaveOutcome = 'written' | 'edited' | 'unreadable';
+type SaveOutcome = 'written' | 'edited' | 'unreadable';
 
-export interface SyncedJsonFileOptions<T> {
+interface SyncedJsonFileOptions<T> {
   path: string;
   /** Turns the file's text into a value, or says why it cannot. */
   parse(text: string): ParseResult<T>;
@@ -30,7 +30,7 @@ export interface SyncedJsonFileOptions<T> {
   label: string;
 }
 
-export function serialiseJson(value: unknown): string {
+function serialiseJson(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 

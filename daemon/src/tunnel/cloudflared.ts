@@ -16,7 +16,7 @@ export class CloudflaredMissingError extends Error {
 }
 
 /** `cloudflared tunnel run` reads the connector token from TUNNEL_TOKEN; argv is readable by every local user. */
-export const CLOUDFLARED_ARGS = ['tunnel', '--no-autoupdate', 'run'] as const;
+const CLOUDFLARED_ARGS = ['tunnel', '--no-autoupdate', 'run'] as const;
 
 export interface Backoff {
   initialMs: number;
@@ -26,7 +26,7 @@ export interface Backoff {
   resetAfterMs: number;
 }
 
-export const DEFAULT_BACKOFF: Backoff = { initialMs: 1000, maxMs: 60_000, factor: 2, resetAfterMs: 60_000 };
+const DEFAULT_BACKOFF: Backoff = { initialMs: 1000, maxMs: 60_000, factor: 2, resetAfterMs: 60_000 };
 
 export interface SupervisorOptions {
   executable: string;

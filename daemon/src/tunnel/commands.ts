@@ -12,7 +12,7 @@ import { readTunnelFile, removeTunnelFile, type TunnelRecord, writeTunnelFile } 
 
 export class TunnelCommandError extends Error {}
 
-export interface TunnelCommandContext {
+interface TunnelCommandContext {
   client: GatekeeperClient;
   dataDir: string;
 }

@@ -7,7 +7,7 @@ import { dataDirPaths } from '../store/data-dir.js';
 import type { SupervisorOptions } from './cloudflared.js';
 import { TunnelService } from './tunnel-service.js';
 
-export interface RemoteAccessOptions {
+interface RemoteAccessOptions {
   /** --gatekeeper (else $OVERLAY_GATEKEEPER_URL, else the default). */
   gatekeeper?: string | undefined;
   /** --cloudflared (else `cloudflared` on PATH). */

@@ -7,14 +7,14 @@ import { CloudflaredSupervisor, type SupervisorOptions, type SupervisorState } f
 import { readTunnelFile, type TunnelRecord, tunnelHostOf } from './tunnel-file.js';
 
 /** The `tunnel` object of the daemon's GET /status. */
-export interface TunnelServiceStatus {
+interface TunnelServiceStatus {
   public_url: string | null;
   connector: SupervisorState;
   /** Why there is no connector running, when there is a reason worth saying. */
   reason?: string;
 }
 
-export interface TunnelServiceOptions {
+interface TunnelServiceOptions {
   dataDir: string;
   /** `cloudflared`, or the path given with --cloudflared. */
   executable: string;

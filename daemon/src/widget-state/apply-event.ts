@@ -33,7 +33,7 @@ export function diamondsOf(event: StreamEvent): number {
 const add = (a: number, b: number) => Math.min(Number.MAX_SAFE_INTEGER, a + b);
 
 /** The top gifters after `uniqueId` gave `diamonds`: sorted by diamonds, at most `max` entries. */
-export function rankGifters(
+function rankGifters(
   entries: readonly Gifter[],
   gifter: Omit<Gifter, 'diamonds'>,
   diamonds: number,

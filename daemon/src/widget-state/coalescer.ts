@@ -8,7 +8,7 @@ import { systemTimers } from '../timers.js';
  * into one trailing flush at its end, so a flood of likes costs clients at most one
  * `overlay-update` per interval and overlay, and the last change is never lost.
  */
-export interface CoalescerOptions {
+interface CoalescerOptions {
   /** Minimum time between two flushes of one overlay (default 100 ms). */
   intervalMs?: number;
   timers?: Timers;

@@ -34,7 +34,7 @@ const FailureSetup = v.object({
  * with `code` and `state`; `login_hint=deny` redirects with `error=access_denied`; without a hint it
  * shows a page, as the real site asks the person to sign in.
  */
-export interface FakePatreonOptions {
+interface FakePatreonOptions {
   port?: number;
   clientId?: string;
   clientSecret?: string;

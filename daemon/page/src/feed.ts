@@ -1,5 +1,4 @@
-// The words the overlay shows for a stream event (alert text, event-list line), and the bounded feed they go in.
-export { describeEvent } from '../../../shared/describe-event.js';
+// The bounded feeds the overlay keeps (chat lines, event-list lines): newest last, oldest dropped.
 
 /** Appends to a bounded feed, newest last; returns the trimmed list. */
 export function pushBounded<T>(list: T[], item: T, max: number): T[] {
