@@ -99,8 +99,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     ...(options.tokenTtlMs !== undefined ? { ttlMs: options.tokenTtlMs } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
+  const limiter = new ConnectionLimiter(options.maxConnectionsPerIp ?? 10);
   const hub = new Hub({
     tokens,
+    slots: limiter,
     getOverlay: (id) => overlays.get(id),
     ...(options.initTimeoutMs !== undefined ? { initTimeoutMs: options.initTimeoutMs } : {}),
     ...(options.pingIntervalMs !== undefined ? { pingIntervalMs: options.pingIntervalMs } : {}),
@@ -135,7 +137,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       }
     : compiledPageRenderer(() => boundPort);
   const frontDoorOptions = {
-    limiter: new ConnectionLimiter(options.maxConnectionsPerIp ?? 10),
+    limiter,
     tunnelHost: () => state.tunnelHost,
     adminKey,
     hub,

@@ -7,8 +7,8 @@ import { ChildMessage, type Command, type ReadyMessage } from './ipc.js';
 export interface ServerChild {
   pid: number;
   ready: ReadyMessage;
-  /** Full GC in the child (it runs with --expose-gc). */
-  gc(): Promise<void>;
+  /** Full GC in the child (it runs with --expose-gc); resolves to the V8 heap then in use (bytes). */
+  gc(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -32,7 +32,7 @@ export async function startServerChild(name: string, options: ChildOptions = {})
   });
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start ${name}`);
-  const waiting = new Map<number, () => void>();
+  const waiting = new Map<number, (heapUsed: number) => void>();
   let nextId = 1;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
@@ -50,14 +50,14 @@ export async function startServerChild(name: string, options: ChildOptions = {})
         clearTimeout(timer);
         resolve(message);
       } else {
-        waiting.get(message.id)?.();
+        waiting.get(message.id)?.(message.heapUsed ?? 0);
         waiting.delete(message.id);
       }
     });
   });
 
   const send = (command: Command['command']) =>
-    new Promise<void>((resolve, reject) => {
+    new Promise<number>((resolve, reject) => {
       const id = nextId++;
       waiting.set(id, resolve);
       sendTo(child, { id, command }, reject);
@@ -72,7 +72,7 @@ export async function startServerChild(name: string, options: ChildOptions = {})
       stopping ??= (async () => {
         if (child.exitCode !== null) return;
         const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-        await Promise.race([send('stop').catch(() => {}), exited]);
+        await Promise.race([send('stop').catch(() => 0), exited]);
         await exited;
         clearTimeout(timer);
       })();

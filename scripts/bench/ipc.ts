@@ -16,8 +16,8 @@ export type ReadyMessage = v.InferOutput<typeof ReadyMessage>;
 export const Command = v.object({ id: v.number(), command: v.picklist(['gc', 'stop']) });
 export type Command = v.InferOutput<typeof Command>;
 
-/** Child → parent when a command is done. */
-export const Done = v.object({ type: v.literal('done'), id: v.number() });
+/** Child → parent when a command is done; after `gc`, the V8 heap in use (bytes). */
+export const Done = v.object({ type: v.literal('done'), id: v.number(), heapUsed: v.optional(v.number()) });
 
 export const ChildMessage = v.variant('type', [ReadyMessage, Done]);
 export type ChildMessage = v.InferOutput<typeof ChildMessage>;
@@ -33,7 +33,7 @@ export function serveCommands(close: () => Promise<void>): void {
       // Two passes: the first may only queue finalisers that free more on the second.
       gc?.();
       gc?.();
-      process.send?.({ type: 'done', id });
+      process.send?.({ type: 'done', id, heapUsed: process.memoryUsage().heapUsed });
       return;
     }
     void close().finally(() => {

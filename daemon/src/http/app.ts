@@ -15,7 +15,8 @@ import { sendError, sendJson } from './responses.js';
 
 /** Produces the overlay page's HTML with the globals injected (compiled page, or Vite in --dev). */
 export interface PageRenderer {
-  render(overlayId: string, token: string): Promise<string>;
+  /** The compiled page renders at once; the dev page asks Vite (a promise). */
+  render(overlayId: string, token: string): string | Promise<string>;
 }
 
 interface HttpContext extends ControlApiContext {
@@ -92,14 +93,7 @@ export function createHttpApp(ctx: HttpContext): Polka {
     sendJson(res, 200, local ? { running: true, port, ...details } : { running: true, port });
   });
 
-  app.get('/overlay/:overlayId', async (req, res) => {
-    const id = (req.params.overlayId ?? '').toLowerCase();
-    if (!parseWith(Uuid, id).ok || !ctx.overlays.get(id)) {
-      return sendError(res, 'not_found', 'No overlay has that id');
-    }
-    // interface §5.2: every load gets its own token, usable once, for this overlay only.
-    const token = ctx.tokens.issue(id);
-    const html = await ctx.page.render(id, token);
+  const sendPage = (res: ServerResponse, html: string) => {
     res.writeHead(200, {
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
@@ -107,6 +101,17 @@ export function createHttpApp(ctx: HttpContext): Polka {
       'Content-Length': Buffer.byteLength(html),
     });
     res.end(html);
+  };
+  app.get('/overlay/:overlayId', (req, res) => {
+    const id = (req.params.overlayId ?? '').toLowerCase();
+    if (!parseWith(Uuid, id).ok || !ctx.overlays.get(id)) {
+      return sendError(res, 'not_found', 'No overlay has that id');
+    }
+    // interface §5.2: every load gets its own token, usable once, for this overlay only.
+    const html = ctx.page.render(id, ctx.tokens.issue(id));
+    // The compiled page is answered in the same turn; only the dev page waits for Vite.
+    if (typeof html === 'string') return sendPage(res, html);
+    return html.then((text) => sendPage(res, text));
   });
 
   // Media: traversal checks first, on the raw path and then the decoded one (interface §5.3), then the file.

@@ -7,17 +7,30 @@ export class ConnectionLimiter {
 
   /** Takes a slot for `ip`; returns its release function (idempotent), or undefined when the IP is at its limit. */
   tryAcquire(ip: string): (() => void) | undefined {
-    const count = this.#open.get(ip) ?? 0;
-    if (count >= this.maxPerIp) return undefined;
-    this.#open.set(ip, count + 1);
+    if (!this.take(ip)) return undefined;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const left = (this.#open.get(ip) ?? 1) - 1;
-      if (left <= 0) this.#open.delete(ip);
-      else this.#open.set(ip, left);
+      this.give(ip);
     };
+  }
+
+  /**
+   * Takes a slot for `ip` without a release closure; the caller gives it back exactly once with `give`.
+   * The WebSocket hub keeps one such slot per subscribed connection and remembers it in its own state.
+   */
+  take(ip: string): boolean {
+    const count = this.#open.get(ip) ?? 0;
+    if (count >= this.maxPerIp) return false;
+    this.#open.set(ip, count + 1);
+    return true;
+  }
+
+  give(ip: string): void {
+    const left = (this.#open.get(ip) ?? 1) - 1;
+    if (left <= 0) this.#open.delete(ip);
+    else this.#open.set(ip, left);
   }
 
   openFor(ip: string): number {

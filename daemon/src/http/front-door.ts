@@ -70,26 +70,34 @@ function acquireSlot(
   const held = slots.get(socket);
   if (held && held.ip === ip) {
     held.active++;
-    res.once('close', () => endOnSocket(slots, socket, held));
+    openRequests.set(res, { slots, socket, slot: held });
+    res.on('close', endRequest);
     return true;
   }
-  const release = limiter.tryAcquire(ip);
-  if (!release) return false;
-  if (held) {
-    res.once('close', release);
-    return true;
-  }
-  const slot: SocketSlot = { ip, release, active: 1 };
-  slots.set(socket, slot);
-  res.once('close', () => endOnSocket(slots, socket, slot));
+  if (!limiter.take(ip)) return false;
+  const slot: SocketSlot = { ip, release: () => limiter.give(ip), active: 1 };
+  // A visitor of its own on a socket that already holds another IP's slot: its slot lasts this request.
+  if (!held) slots.set(socket, slot);
+  openRequests.set(res, { slots, socket: held ? undefined : socket, slot });
+  res.on('close', endRequest);
   return true;
 }
 
-function endOnSocket(slots: WeakMap<Socket, SocketSlot>, socket: Socket, slot: SocketSlot): void {
+/** The slot each open request holds, found by the one `close` listener all responses share. */
+const openRequests = new WeakMap<
+  ServerResponse,
+  { slots: WeakMap<Socket, SocketSlot>; socket: Socket | undefined; slot: SocketSlot }
+>();
+
+function endRequest(this: ServerResponse): void {
+  const open = openRequests.get(this);
+  if (!open) return;
+  openRequests.delete(this);
+  const { slots, socket, slot } = open;
   slot.active--;
   if (slot.active > 0) return;
   slot.release();
-  if (slots.get(socket) === slot) slots.delete(socket);
+  if (socket && slots.get(socket) === slot) slots.delete(socket);
 }
 
 /** The first middleware of the app: runs for every request, before routing. */
@@ -141,9 +149,14 @@ export function createFrontDoor(options: FrontDoorOptions) {
   };
 }
 
+/** One listener for every upgrading socket (not a closure each): an error ends the socket. */
+function destroyOnError(this: Duplex): void {
+  this.destroy();
+}
+
 export function createUpgradeListener(options: FrontDoorOptions) {
   return (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on('error', () => socket.destroy());
+    socket.on('error', destroyOnError);
     const tunnelHost = options.tunnelHost?.();
     const hostKind = classifyHost(req.headers.host, tunnelHost);
     if (!hostKind) return refuseUpgrade(socket, 'forbidden', 'Host not allowed');
@@ -155,7 +168,6 @@ export function createUpgradeListener(options: FrontDoorOptions) {
     if (options.dev && typeof protocol === 'string' && protocol.startsWith('vite-')) return;
     // Decisions-2 §5: a connection counts against the per-IP limit once it has sent `init`; before
     // that it has a budget of its own in the hub, so idle sockets cannot lock OBS or the dashboard out.
-    const ip = clientIp(req, hostKind);
-    options.hub.handleUpgrade(req, socket, head, { ip, admit: () => options.limiter.tryAcquire(ip) });
+    options.hub.handleUpgrade(req, socket, head, clientIp(req, hostKind));
   };
 }

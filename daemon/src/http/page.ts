@@ -73,7 +73,7 @@ export function compiledOverlayPage(): SplitPage {
 /** Production: the compiled page (asset URLs already under /overlay-assets/) with fresh globals. */
 export function compiledPageRenderer(port: () => number) {
   return {
-    render: async (overlayId: string, token: string) => {
+    render: (overlayId: string, token: string) => {
       const { before, after } = compiledOverlayPage();
       return before + globalsScript({ overlayId, port: port(), token }) + after;
     },

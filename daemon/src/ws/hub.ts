@@ -24,8 +24,17 @@ export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 /** ws.send options for a message passed as UTF-8 bytes: still a text frame (interface §6: JSON text). */
 const SEND_TEXT = { binary: false } as const;
 
+/** The per-IP connection slots that HTTP requests share (decisions §3: 10 per address). */
+export interface ConnectionSlots {
+  /** Takes one of the address's slots; false when none is free. */
+  take(ip: string): boolean;
+  /** Gives back a slot taken with `take`. */
+  give(ip: string): void;
+}
+
 export interface HubOptions {
   tokens: PageTokens;
+  slots: ConnectionSlots;
   /** The overlay in force for an id, read at init time. */
   getOverlay: (id: string) => Overlay | undefined;
   /** How long a connection may stay without a valid `init` (decisions §3: 5 s). */
@@ -42,20 +51,21 @@ export interface HubOptions {
   log?: (line: string) => void;
 }
 
+/**
+ * What the hub keeps per connection, beside the socket: one small object. The listeners are shared by
+ * every connection (they find this state through `this`), so a thousand idle overlays cost a thousand
+ * of these and no closures.
+ */
 interface ClientState {
   overlayId: string | undefined;
-  alive: boolean;
-  initTimer: NodeJS.Timeout | undefined;
-  /** While waiting for `init`: the address's budget key, and how to take a slot once subscribed. */
-  waiting: { ip: string; admit: () => (() => void) | undefined } | undefined;
-}
-
-/** Where an upgrade comes from, as the front door counted it. */
-export interface UpgradeClient {
   /** The budget key: the client address (an IPv6 one through the tunnel by /64). */
   ip: string;
-  /** Takes one of the address's subscribed-connection slots: its release, or undefined when none is free. */
-  admit: () => (() => void) | undefined;
+  alive: boolean;
+  /** Counted in the address's waiting budget (no `init` yet). */
+  waiting: boolean;
+  /** Holds one of the address's slots (subscribed), given back on close. */
+  holdsSlot: boolean;
+  initTimer: NodeJS.Timeout | undefined;
 }
 
 /** The close reason is at most 123 bytes (RFC 6455 §5.5). */
@@ -67,6 +77,12 @@ function shortReason(reason: string): string {
         .subarray(0, 120)
         .toString()
         .replace(/\uFFFD$/, '');
+}
+
+function ignore(): void {}
+
+function closeUninitialised(ws: WebSocket): void {
+  ws.close(CLOSE.policyViolation, 'init not received in time');
 }
 
 function rawToText(data: RawData): string {
@@ -89,6 +105,12 @@ export class Hub {
   readonly #options: Required<Omit<HubOptions, 'log'>> & { log: (line: string) => void };
   readonly #heartbeat: NodeJS.Timeout;
   #closing = false;
+  /** The listeners every connection shares; `this` is the connection. */
+  readonly #listeners: {
+    pong: (this: WebSocket) => void;
+    message: (this: WebSocket, data: RawData, isBinary: boolean) => void;
+    close: (this: WebSocket) => void;
+  };
 
   constructor(options: HubOptions) {
     this.#options = {
@@ -101,6 +123,22 @@ export class Hub {
     };
     this.#heartbeat = setInterval(() => this.#ping(), this.#options.pingIntervalMs);
     this.#heartbeat.unref();
+    const clients = this.#clients;
+    const hub = this;
+    this.#listeners = {
+      pong() {
+        const state = clients.get(this);
+        if (state) state.alive = true;
+      },
+      message(data, isBinary) {
+        const state = clients.get(this);
+        if (state) hub.#onMessage(this, state, data, isBinary);
+      },
+      close() {
+        const state = clients.get(this);
+        if (state) hub.#forget(this, state);
+      },
+    };
   }
 
   /**
@@ -108,29 +146,28 @@ export class Hub {
    * `init` the connection counts against the address's waiting budget only; a valid `init` then takes
    * one of the address's slots (the limit of 10 that HTTP requests share).
    */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, client: UpgradeClient): void {
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, ip: string): void {
     if (this.#closing) {
       socket.destroy();
       return;
     }
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, client));
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, ip));
   }
 
-  #accept(ws: WebSocket, client: UpgradeClient): void {
+  #accept(ws: WebSocket, ip: string): void {
     const state: ClientState = {
       overlayId: undefined,
+      ip,
       alive: true,
-      initTimer: setTimeout(
-        () => ws.close(CLOSE.policyViolation, 'init not received in time'),
-        this.#options.initTimeoutMs,
-      ),
-      waiting: client,
+      waiting: true,
+      holdsSlot: false,
+      initTimer: setTimeout(closeUninitialised, this.#options.initTimeoutMs, ws),
     };
     this.#clients.set(ws, state);
-    let waiting = this.#waiting.get(client.ip);
+    let waiting = this.#waiting.get(ip);
     if (!waiting) {
       waiting = new Set();
-      this.#waiting.set(client.ip, waiting);
+      this.#waiting.set(ip, waiting);
     }
     if (waiting.size >= this.#options.maxWaitingPerIp) {
       const oldest = waiting.values().next().value;
@@ -140,13 +177,11 @@ export class Hub {
       }
     }
     waiting.add(ws);
-    ws.on('pong', () => {
-      state.alive = true;
-    });
-    ws.on('message', (data, isBinary) => this.#onMessage(ws, state, data, isBinary));
+    ws.on('pong', this.#listeners.pong);
+    ws.on('message', this.#listeners.message);
     // ws closes with 1009 by itself when a message exceeds maxPayload; errors end in 'close'.
-    ws.on('error', () => {});
-    ws.on('close', () => this.#forget(ws, state));
+    ws.on('error', ignore);
+    ws.on('close', this.#listeners.close);
   }
 
   #onMessage(ws: WebSocket, state: ClientState, data: RawData, isBinary: boolean): void {
@@ -170,14 +205,12 @@ export class Hub {
       ws.close(CLOSE.policyViolation, 'invalid token for this overlay');
       return;
     }
-    const admit = state.waiting?.admit;
     this.#stopWaiting(ws);
-    const release = admit?.();
-    if (!release) {
+    if (!this.#options.slots.take(state.ip)) {
       ws.close(CLOSE.policyViolation, 'too many open connections from this address');
       return;
     }
-    ws.once('close', release);
+    state.holdsSlot = true;
     clearTimeout(state.initTimer);
     state.initTimer = undefined;
     state.overlayId = overlayId;
@@ -197,18 +230,21 @@ export class Hub {
   /** Takes a connection out of its address's waiting budget (init received, evicted or closed). */
   #stopWaiting(ws: WebSocket): void {
     const state = this.#clients.get(ws);
-    const ip = state?.waiting?.ip;
-    if (!state || ip === undefined) return;
-    state.waiting = undefined;
-    const set = this.#waiting.get(ip);
+    if (!state?.waiting) return;
+    state.waiting = false;
+    const set = this.#waiting.get(state.ip);
     set?.delete(ws);
-    if (set?.size === 0) this.#waiting.delete(ip);
+    if (set?.size === 0) this.#waiting.delete(state.ip);
   }
 
   #forget(ws: WebSocket, state: ClientState): void {
     clearTimeout(state.initTimer);
     this.#stopWaiting(ws);
     this.#clients.delete(ws);
+    if (state.holdsSlot) {
+      state.holdsSlot = false;
+      this.#options.slots.give(state.ip);
+    }
     if (state.overlayId === undefined) return;
     const set = this.#byOverlay.get(state.overlayId);
     set?.delete(ws);

@@ -1,11 +1,13 @@
 // Bench child: the real overlay daemon (startDaemon, with its default event pipeline) on 127.0.0.1 port 0.
+// It runs the compiled daemon (dist/, what `npx overlay-daemon` runs), not the TypeScript sources through
+// the tsx loader, whose transform wraps every function expression in a naming helper called per request.
 //
 // Usage: daemon-server.ts --data-dir DIR
 // The demo rule of a fresh data directory is removed at start (rules.json = []), so an event costs
 // what it costs a streamer without rules: broadcast, rules engine with nothing to fire, widget
 // state. Benchmarks that measure rules PUT their own list.
 import { parseArgs } from 'node:util';
-import { type RunningDaemon, startDaemon } from '../../../daemon/src/daemon.js';
+import { type RunningDaemon, startDaemon } from '../../../dist/daemon/src/daemon.js';
 import { serveCommands } from '../ipc.js';
 
 const { values } = parseArgs({ options: { 'data-dir': { type: 'string' } } });
