@@ -6,7 +6,6 @@ import * as v from 'valibot';
 import { parseJsonWith, Tier } from '../../../shared/protocol/index.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
 
-/** The cache of `/.well-known/jwks.json` in the data dir, so a licence verifies offline. */
 /** The audience and algorithm the Gatekeeper signs with (workers/src/licence.ts), pinned here. */
 export const LICENCE_AUDIENCE = 'overlay-daemon';
 const ALGORITHMS = ['EdDSA'];
@@ -26,6 +25,16 @@ export type VerifiedClaims = v.InferOutput<typeof VerifiedClaims>;
 
 type Verification = { ok: true; claims: VerifiedClaims } | { ok: false; reason: string };
 
+/** A key set and its jose resolver, built once per set (jose imports each key on first use and keeps it). */
+interface KeySet {
+  keys: JSONWebKeySet;
+  resolve: ReturnType<typeof createLocalJWKSet>;
+}
+
+function keySet(keys: JSONWebKeySet): KeySet {
+  return { keys, resolve: createLocalJWKSet(keys) };
+}
+
 interface LicenceVerifierOptions {
   /** Where jwks.json is cached. */
   jwksFile: string;
@@ -38,7 +47,8 @@ interface LicenceVerifierOptions {
 
 export class LicenceVerifier {
   readonly #options: LicenceVerifierOptions;
-  #keys: JSONWebKeySet | undefined;
+  /** The Gatekeeper's keys: jwks.json in the data dir, so a licence verifies offline, refreshed on an unknown kid. */
+  #keys: KeySet | undefined;
 
   constructor(options: LicenceVerifierOptions) {
     this.#options = options;
@@ -64,11 +74,11 @@ export class LicenceVerifier {
   }
 
   async #verifyWith(
-    keys: JSONWebKeySet,
+    keys: KeySet,
     token: string,
   ): Promise<{ ok: true; result: Verification } | { ok: false; unknownKey: boolean; result: Verification }> {
     try {
-      const { payload } = await jwtVerify(token, createLocalJWKSet(keys), {
+      const { payload } = await jwtVerify(token, keys.resolve, {
         algorithms: ALGORITHMS,
         issuer: this.#options.issuer,
         audience: LICENCE_AUDIENCE,
@@ -86,7 +96,7 @@ export class LicenceVerifier {
     }
   }
 
-  async #readCache(): Promise<JSONWebKeySet | undefined> {
+  async #readCache(): Promise<KeySet | undefined> {
     let text: string;
     try {
       text = await readFile(this.#options.jwksFile, 'utf8');
@@ -94,11 +104,11 @@ export class LicenceVerifier {
       return undefined;
     }
     const parsed = parseJsonWith(Jwks, text);
-    if (parsed.ok) this.#keys = parsed.value as JSONWebKeySet;
+    if (parsed.ok) this.#keys = keySet(parsed.value as JSONWebKeySet);
     return this.#keys;
   }
 
-  async #refresh(): Promise<JSONWebKeySet | undefined> {
+  async #refresh(): Promise<KeySet | undefined> {
     if (!this.#options.fetchJwks) return this.#keys;
     let body: unknown;
     try {
@@ -108,8 +118,8 @@ export class LicenceVerifier {
     }
     const parsed = v.safeParse(Jwks, body);
     if (!parsed.success) return this.#keys;
-    this.#keys = parsed.output as JSONWebKeySet;
-    await writeFileAtomic(this.#options.jwksFile, `${JSON.stringify(this.#keys, null, 2)}\n`).catch(() => {});
+    this.#keys = keySet(parsed.output as JSONWebKeySet);
+    await writeFileAtomic(this.#options.jwksFile, `${JSON.stringify(this.#keys.keys, null, 2)}\n`).catch(() => {});
     return this.#keys;
   }
 }
