@@ -119,7 +119,9 @@ export class LicenceVerifier {
     const parsed = v.safeParse(Jwks, body);
     if (!parsed.success) return this.#keys;
     this.#keys = keySet(parsed.output as JSONWebKeySet);
-    await writeFileAtomic(this.#options.jwksFile, `${JSON.stringify(this.#keys.keys, null, 2)}\n`).catch(() => {});
+    await writeFileAtomic(this.#options.jwksFile, `${JSON.stringify(this.#keys.keys, null, 2)}\n`).catch(
+      () => {},
+    );
     return this.#keys;
   }
 }
