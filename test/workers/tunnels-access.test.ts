@@ -132,6 +132,24 @@ describe('provision request body', () => {
     await expectError(res, 413, 'payload_too_large');
   });
 
+  it('stops reading a chunked body (no Content-Length) past 4 KiB: 413 payload_too_large, no tunnel', async () => {
+    const userId = newUserId('chunked');
+    const chunk = new TextEncoder().encode(`{"user_id":"${userId}","padding":"${'x'.repeat(1000)}`);
+    let sent = 0;
+    const res = await callGatekeeper('POST', '/tunnels/provision', {
+      token: await licence(userId),
+      rawBody: new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent++ < 64) controller.enqueue(chunk);
+          else controller.close();
+        },
+      }),
+    });
+    await expectError(res, 413, 'payload_too_large');
+    expect(sent).toBeLessThan(64);
+    expect((await tunnelStatus(userId)).status).toBe(404);
+  });
+
   it('ignores unknown fields', async () => {
     const userId = newUserId('extra');
     const res = await callGatekeeper('POST', '/tunnels/provision', {

@@ -27,16 +27,18 @@ const randomIp = () => `10.${[0, 0, 0].map(() => Math.floor(Math.random() * 250)
 export async function callGatekeeper(
   method: 'GET' | 'POST' | 'DELETE',
   path: string,
-  options: { token?: string; body?: unknown; rawBody?: string } = {},
+  options: { token?: string; body?: unknown; rawBody?: string | ReadableStream<Uint8Array> } = {},
 ): Promise<Response> {
   const headers: Record<string, string> = { 'CF-Connecting-IP': randomIp() };
   if (options.token) headers.Authorization = `Bearer ${options.token}`;
-  let body: string | undefined = options.rawBody;
+  let body: string | ReadableStream<Uint8Array> | undefined = options.rawBody;
   if (options.body !== undefined) {
     headers['Content-Type'] = 'application/json';
     body = JSON.stringify(options.body);
   }
-  return exports.default.fetch(`http://gatekeeper.test${path}`, { method, headers, body });
+  // A streamed body has no Content-Length: it is sent chunked.
+  const duplex = typeof body === 'object' ? { duplex: 'half' } : {};
+  return exports.default.fetch(`http://gatekeeper.test${path}`, { method, headers, body, ...duplex });
 }
 
 export const provision = async (userId: string, token?: string) =>

@@ -1,6 +1,5 @@
 // Membership login (decisions §2): /auth/membership → platform → /auth/callback → /auth/exchange.
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import * as v from 'valibot';
 import { ExchangeRequest, parseJsonWith, Tier } from '../../../shared/protocol/index.js';
 
@@ -12,6 +11,7 @@ import { memberEpoch, readMember, writeMember } from '../membership/member-store
 import { patreonProvider } from '../membership/patreon.js';
 import { MembershipError } from '../membership/provider.js';
 import { resolveTier } from '../membership/tier.js';
+import { limitBody } from '../middleware/body-limit.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { oneTimeStore } from '../one-time-store.js';
 import { loadRemoteConfig } from '../remote-config.js';
@@ -19,8 +19,6 @@ import { sealToken } from '../token-cipher.js';
 
 const STATE_TTL_MS = 10 * 60 * 1000;
 const CODE_TTL_MS = 120 * 1000;
-/** Decisions-2 §4: every /auth/* route stops reading a body past 4 KiB, chunked or not. */
-const MAX_AUTH_BODY_BYTES = 4096;
 export const DEFAULT_APP_DEEP_LINK = 'overlay-daemon://auth';
 
 /** Where the login ends: the app's deep link, or a loopback port of the app (RFC 8252 §7.3). */
@@ -74,13 +72,6 @@ async function verifierMatches(
   return sameText(await s256(verifier), challenge);
 }
 
-const authBodyLimit = bodyLimit({
-  maxSize: MAX_AUTH_BODY_BYTES,
-  onError: () => {
-    throw new ApiError('payload_too_large', `The body is larger than ${MAX_AUTH_BODY_BYTES} bytes`);
-  },
-});
-
 /**
  * The only two places a login may end. Nothing from the request is used but a port number, so the
  * callback cannot be turned into an open redirect.
@@ -103,7 +94,8 @@ function noStoreRedirect(location: string): Response {
 export const authRoutes = new Hono<AppEnv>();
 
 authRoutes.use('/auth/*', rateLimit('auth'));
-authRoutes.use('/auth/*', authBodyLimit);
+// Decisions-2 §4: every /auth/* route stops reading a body past 4 KiB, chunked or not.
+authRoutes.use('/auth/*', limitBody());
 
 authRoutes.get('/auth/membership', async (c) => {
   const port = c.req.query('redirect_port');
@@ -182,7 +174,7 @@ authRoutes.get('/auth/callback', async (c) => {
 });
 
 authRoutes.post('/auth/exchange', async (c) => {
-  // The body limit (authBodyLimit) has already stopped anything over 4 KiB, declared or chunked.
+  // The body limit (limitBody) has already stopped anything over 4 KiB, declared or chunked.
   const body = parseJsonWith(ExchangeRequest, await c.req.text());
   if (!body.ok) {
     throw new ApiError(

@@ -1,17 +1,16 @@
 // The three tunnel endpoints (interface §4.1, decisions §2): own user id only; Premium to provision and
 // read, any valid licence to delete (decisions-2 §4: a lapsed member can always remove their tunnel).
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { ProvisionRequest, parseJsonWith } from '../../../shared/protocol/index.js';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
 import { ApiError } from '../errors.js';
+import { limitBody } from '../middleware/body-limit.js';
 import { requireLicence } from '../middleware/licence.js';
 import { cloudflareApi } from './cloudflare-api.js';
 import { DEFAULT_ORIGIN_SERVICE, TunnelService } from './service.js';
 import { TunnelStore } from './store.js';
 
 /** `{"user_id": "…"}` is tiny; anything far larger is not a provision request. */
-const MAX_BODY_BYTES = 4 * 1024;
 
 export function tunnelService(env: GatekeeperEnv): TunnelService {
   if (!env.TUNNEL_DOMAIN) throw new Error('TUNNEL_DOMAIN is not set');
@@ -33,23 +32,14 @@ export const tunnelRoutes = new Hono<AppEnv>();
 tunnelRoutes.on(['POST', 'GET'], ['/provision', '/status/*'], requireLicence({ tier: 'premium' }));
 tunnelRoutes.delete('/:userId', requireLicence());
 
-tunnelRoutes.post(
-  '/provision',
-  bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: () => {
-      throw new ApiError('payload_too_large', `The body must be at most ${MAX_BODY_BYTES} bytes`);
-    },
-  }),
-  async (c) => {
-    const body = parseJsonWith(ProvisionRequest, await c.req.text());
-    if (!body.ok)
-      throw new ApiError('bad_request', body.field ? `Invalid ${body.field}: ${body.error}` : body.error);
-    assertOwnUser(c.var.licence.sub, body.value.user_id);
-    const { created, response } = await tunnelService(c.env).provision(body.value.user_id);
-    return c.json(response, created ? 201 : 200);
-  },
-);
+tunnelRoutes.post('/provision', limitBody(), async (c) => {
+  const body = parseJsonWith(ProvisionRequest, await c.req.text());
+  if (!body.ok)
+    throw new ApiError('bad_request', body.field ? `Invalid ${body.field}: ${body.error}` : body.error);
+  assertOwnUser(c.var.licence.sub, body.value.user_id);
+  const { created, response } = await tunnelService(c.env).provision(body.value.user_id);
+  return c.json(response, created ? 201 : 200);
+});
 
 tunnelRoutes.get('/status/:userId', async (c) => {
   const userId = c.req.param('userId');
