@@ -6,8 +6,9 @@ import { type ApiError, ControlApi, type MediaItem } from './api.js';
 import { Editor } from './editor/editor.js';
 import { MediaView } from './media-view.js';
 import { OverlaysView } from './overlays-view.js';
-import { RulesView } from './rules-view.js';
+import { RulesView } from './rules/rules-view.js';
 import { forgetKey } from './session.js';
+import type { Shared } from './shared-data.js';
 import { StatusView } from './status-view.js';
 import { TestPanel } from './test-panel.js';
 import { describeError, Notice } from './ui.js';
@@ -20,18 +21,6 @@ const TABS: readonly { id: Tab; label: string }[] = [
   { id: 'test', label: 'Test events' },
   { id: 'status', label: 'Status' },
 ];
-
-export interface Shared {
-  api: ControlApi;
-  overlays: Overlay[];
-  media: MediaItem[];
-  rules: RuleList;
-  reloadOverlays(): Promise<void>;
-  reloadMedia(): Promise<void>;
-  reloadRules(): Promise<void>;
-  /** Replaces one overlay in the shared list after a successful save. */
-  overlaySaved(overlay: Overlay): void;
-}
 
 function SignInNeeded() {
   return (

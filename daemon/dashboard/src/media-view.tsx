@@ -1,9 +1,9 @@
 // Media library: upload images and sounds (checked here first), list them, delete them.
 import { useState } from 'preact/hooks';
 import { MediaPath, parseWith } from '../../../shared/protocol/index.js';
-import type { Shared } from './app.js';
 import { assetUrl } from './editor/widget-preview.js';
 import { isAudio, isImage, MAX_MEDIA_BYTES, safeMediaName, uploadProblem } from './media-kinds.js';
+import type { Shared } from './shared-data.js';
 import { ConfirmButton, describeError, Notice } from './ui.js';
 
 const sizeText = (bytes: number | undefined) =>

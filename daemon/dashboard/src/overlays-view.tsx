@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type Overlay, OverlayInput, parseWith } from '../../../shared/protocol/index.js';
 import type { JsonRecord } from './api.js';
-import type { Shared } from './app.js';
+import type { Shared } from './shared-data.js';
 import { tunnelConnector, tunnelPublicUrl } from './status-fields.js';
 import { ConfirmButton, CopyButton, describeError, FieldError, Notice } from './ui.js';
 

@@ -1,7 +1,7 @@
 // Status: what GET /status reports (TikTok, licence, tunnel…) and the overlay clients connected now.
 import { useEffect, useState } from 'preact/hooks';
 import type { JsonRecord } from './api.js';
-import type { Shared } from './app.js';
+import type { Shared } from './shared-data.js';
 import { isRecord, tunnelPublicUrl } from './status-fields.js';
 import { describeError, Notice } from './ui.js';
 

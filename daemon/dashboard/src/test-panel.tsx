@@ -9,8 +9,8 @@ import {
   type StreamEventType,
 } from '../../../shared/protocol/index.js';
 import type { Rule } from '../../../shared/rules.js';
-import type { Shared } from './app.js';
 import { fieldIssues } from './field-issues.js';
+import type { Shared } from './shared-data.js';
 import { describeError, FieldError, Notice } from './ui.js';
 
 interface DataField {

@@ -1,0 +1,122 @@
+// One action of a rule: which overlay and widget, which command, and the command's payload.
+import { KNOWN_COMMANDS } from '../../../../shared/protocol/index.js';
+import type { RuleAction } from '../../../../shared/rules.js';
+import type { Shared } from '../shared-data.js';
+import {
+  AlertPayload,
+  CustomPayload,
+  type PayloadProps,
+  SetTextPayload,
+  SoundPayload,
+} from './action-payload.js';
+import { defaultWidgetId, startingPayload } from './new-rule.js';
+import { RuleField, type RuleFields } from './rule-field.js';
+
+export function ActionEditor(props: {
+  fields: RuleFields;
+  index: number;
+  action: RuleAction;
+  shared: Shared;
+  onChange: (a: RuleAction) => void;
+  onRemove?: () => void;
+}) {
+  const { fields, action, shared, onChange } = props;
+  const base = `actions.${props.index}`;
+  const overlay = shared.overlays.find((o) => o.id === action.overlayId);
+  const known = KNOWN_COMMANDS.some((c) => c === action.command);
+  const payloadProps: PayloadProps = {
+    fields,
+    base,
+    payload: action.payload,
+    media: shared.media,
+    setPayload: (key, value) => {
+      const next = { ...action.payload };
+      if (value === undefined) delete next[key];
+      else next[key] = value;
+      onChange({ ...action, payload: next });
+    },
+  };
+
+  return (
+    <fieldset class="action">
+      <legend>Action {props.index + 1}</legend>
+      <RuleField fields={fields} sub={`${base}.overlayId`} label="Overlay">
+        {(a11y) => (
+          <select
+            {...a11y}
+            value={action.overlayId}
+            onChange={(e) => {
+              const next = shared.overlays.find((o) => o.id === e.currentTarget.value);
+              onChange({ ...action, overlayId: e.currentTarget.value, widgetId: defaultWidgetId(next) });
+            }}
+          >
+            <option value="">Choose an overlay…</option>
+            {shared.overlays.map((o) => (
+              <option key={o.id} value={o.id}>
+                {o.name}
+              </option>
+            ))}
+          </select>
+        )}
+      </RuleField>
+      <RuleField fields={fields} sub={`${base}.widgetId`} label="Widget">
+        {(a11y) => (
+          <select
+            {...a11y}
+            value={action.widgetId}
+            onChange={(e) => onChange({ ...action, widgetId: e.currentTarget.value })}
+          >
+            <option value="">Choose a widget…</option>
+            {action.widgetId && !overlay?.widgets.some((w) => w.id === action.widgetId) && (
+              <option value={action.widgetId}>{action.widgetId} (not on this overlay)</option>
+            )}
+            {overlay?.widgets.map((w) => (
+              <option key={w.id} value={w.id}>
+                {w.type} · {w.id}
+              </option>
+            ))}
+          </select>
+        )}
+      </RuleField>
+      <RuleField fields={fields} sub={`${base}.command`} label="Command">
+        {(a11y) => (
+          <select
+            {...a11y}
+            value={known ? action.command : 'custom'}
+            onChange={(e) => {
+              const command = e.currentTarget.value;
+              onChange({
+                ...action,
+                command: command === 'custom' ? 'my-command' : command,
+                payload: startingPayload(command),
+              });
+            }}
+          >
+            {KNOWN_COMMANDS.map((c) => (
+              <option key={c} value={c}>
+                {c}
+              </option>
+            ))}
+            <option value="custom">custom…</option>
+          </select>
+        )}
+      </RuleField>
+      {action.command === 'show-alert' && <AlertPayload {...payloadProps} />}
+      {action.command === 'play-sound' && <SoundPayload {...payloadProps} />}
+      {action.command === 'set-text' && <SetTextPayload {...payloadProps} />}
+      {!known && (
+        <CustomPayload
+          {...payloadProps}
+          command={action.command}
+          onCommand={(command) => onChange({ ...action, command })}
+          onPayload={(payload) => onChange({ ...action, payload })}
+        />
+      )}
+      {props.onRemove && (
+        <button type="button" class="quiet" onClick={props.onRemove}>
+          Remove action
+        </button>
+      )}
+    </fieldset>
+  );
+}

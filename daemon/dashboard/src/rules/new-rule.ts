@@ -1,0 +1,43 @@
+// What a new rule and a new action start as, and the payload each command starts with.
+import type { Overlay } from '../../../../shared/protocol/index.js';
+import type { Rule, RuleAction } from '../../../../shared/rules.js';
+
+export const DEFAULT_ALERT_TEXT = '{user.nickname} sent {data.repeatCount} × {data.giftName}';
+
+/** The payload a command starts with when it is chosen (a custom command starts empty). */
+export function startingPayload(command: string): Record<string, unknown> {
+  if (command === 'show-alert') return { text: DEFAULT_ALERT_TEXT, duration: 5000 };
+  if (command === 'set-text') return { text: '{user.nickname}' };
+  return {};
+}
+
+/** The widget an action on `overlay` targets by default: its first alert, else its first widget. */
+export function defaultWidgetId(overlay: Overlay | undefined): string {
+  return (overlay?.widgets.find((w) => w.type === 'alert') ?? overlay?.widgets[0])?.id ?? '';
+}
+
+export function newAction(overlays: Overlay[]): RuleAction {
+  const overlay = overlays[0];
+  return {
+    overlayId: overlay?.id ?? '',
+    widgetId: defaultWidgetId(overlay),
+    command: 'show-alert',
+    payload: startingPayload('show-alert'),
+  };
+}
+
+const randomId = () => `rule-${Math.random().toString(36).slice(2, 8)}`;
+
+export function newRule(overlays: Overlay[], taken: Set<string>): Rule {
+  let id = randomId();
+  while (taken.has(id)) id = randomId();
+  return {
+    id,
+    name: 'New rule',
+    enabled: true,
+    trigger: 'gift',
+    conditions: {},
+    cooldownMs: 0,
+    actions: [newAction(overlays)],
+  };
+}

@@ -1,0 +1,222 @@
+// One rule of the list: its name, trigger, cooldown and conditions, its actions, and its place in the order.
+import { STREAM_EVENT_TYPES } from '../../../../shared/protocol/index.js';
+import type { Rule, RuleConditions } from '../../../../shared/rules.js';
+import { numberFromText, numberText } from '../fields.js';
+import type { Shared } from '../shared-data.js';
+import { FieldError } from '../ui.js';
+import { ActionEditor } from './action-editor.js';
+import { newAction } from './new-rule.js';
+import { RuleField, type RuleFields } from './rule-field.js';
+
+/** The conditions that apply to each trigger (the engine ignores the others). */
+const CONDITIONS: Record<Rule['trigger'], readonly (keyof RuleConditions)[]> = {
+  gift: ['giftName', 'minRepeatCount', 'minDiamonds', 'userId'],
+  like: ['minLikes', 'userId'],
+  chat: ['chatIncludes', 'userId'],
+  follow: ['userId'],
+  share: ['userId'],
+  subscribe: ['userId'],
+  viewer: ['userId'],
+};
+const CONDITION_LABELS: Record<keyof RuleConditions, string> = {
+  giftName: 'Gift name is',
+  minRepeatCount: 'At least this many gifts in one go',
+  minDiamonds: 'At least this many diamonds (diamonds × count)',
+  minLikes: 'At least this many likes in one event',
+  chatIncludes: 'Chat message contains',
+  userId: 'Only from user (uniqueId)',
+};
+const NUMERIC_CONDITIONS = new Set<keyof RuleConditions>(['minRepeatCount', 'minDiamonds', 'minLikes']);
+
+/** Conditions as typed, even when a value is not yet valid (the schema's message then shows beside it). */
+function rawConditions(record: Record<string, unknown>): RuleConditions {
+  const out: RuleConditions = {};
+  for (const [key, value] of Object.entries(record)) {
+    if ((key === 'giftName' || key === 'chatIncludes' || key === 'userId') && typeof value === 'string')
+      out[key] = value;
+    if (
+      (key === 'minRepeatCount' || key === 'minDiamonds' || key === 'minLikes') &&
+      typeof value === 'number'
+    ) {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+function Conditions(props: { rule: Rule; fields: RuleFields; onChange: (r: Rule) => void }) {
+  const { rule, fields } = props;
+  const setCondition = (key: keyof RuleConditions, value: string | number | undefined) => {
+    const next: Record<string, unknown> = { ...rule.conditions };
+    if (value === undefined || value === '') delete next[key];
+    else next[key] = value;
+    props.onChange({ ...rule, conditions: rawConditions(next) });
+  };
+  return (
+    <fieldset class="conditions">
+      <legend>Only if</legend>
+      {CONDITIONS[rule.trigger].map((key) => {
+        const numeric = NUMERIC_CONDITIONS.has(key);
+        const value = rule.conditions[key];
+        return (
+          <RuleField key={key} fields={fields} sub={`conditions.${key}`} label={CONDITION_LABELS[key]}>
+            {(a11y) => (
+              <input
+                {...a11y}
+                type={numeric ? 'number' : 'text'}
+                min={numeric ? 1 : undefined}
+                placeholder="any"
+                value={typeof value === 'number' ? numberText(value) : (value ?? '')}
+                onInput={(e) => {
+                  const text = e.currentTarget.value;
+                  setCondition(key, numeric ? (text === '' ? undefined : numberFromText(text)) : text);
+                }}
+              />
+            )}
+          </RuleField>
+        );
+      })}
+    </fieldset>
+  );
+}
+
+/** Moves the rule up or down the order (rules run in order), and deletes it. */
+function RuleControls(props: {
+  name: string;
+  index: number;
+  count: number;
+  onMove: (delta: number) => void;
+  onRemove: () => void;
+}) {
+  return (
+    <div class="row">
+      <button
+        type="button"
+        onClick={() => props.onMove(-1)}
+        disabled={props.index === 0}
+        aria-label={`Move ${props.name} up`}
+      >
+        ↑ Up
+      </button>
+      <button
+        type="button"
+        onClick={() => props.onMove(1)}
+        disabled={props.index === props.count - 1}
+        aria-label={`Move ${props.name} down`}
+      >
+        ↓ Down
+      </button>
+      <button type="button" class="danger" onClick={props.onRemove}>
+        Delete rule
+      </button>
+    </div>
+  );
+}
+
+export function RuleEditor(props: {
+  rule: Rule;
+  index: number;
+  count: number;
+  shared: Shared;
+  error: (sub: string) => string | undefined;
+  onChange: (r: Rule) => void;
+  onMove: (delta: number) => void;
+  onRemove: () => void;
+}) {
+  const { rule, shared, onChange } = props;
+  const fields: RuleFields = { prefix: `rule-${props.index}`, error: props.error };
+  const name = rule.name || rule.id;
+  return (
+    <li class="card rule" data-rule-id={rule.id}>
+      <div class="card-head">
+        <h3>
+          {props.index + 1}. {name}
+        </h3>
+        <RuleControls
+          name={name}
+          index={props.index}
+          count={props.count}
+          onMove={props.onMove}
+          onRemove={props.onRemove}
+        />
+      </div>
+      <div class="grid">
+        <RuleField fields={fields} sub="name" label="Name">
+          {(a11y) => (
+            <input
+              {...a11y}
+              value={rule.name}
+              onInput={(e) => onChange({ ...rule, name: e.currentTarget.value })}
+            />
+          )}
+        </RuleField>
+        <RuleField fields={fields} sub="trigger" label="When">
+          {(a11y) => (
+            <select
+              {...a11y}
+              value={rule.trigger}
+              onChange={(e) => {
+                const trigger = STREAM_EVENT_TYPES.find((t) => t === e.currentTarget.value);
+                if (!trigger) return;
+                // Conditions that cannot apply to the new trigger are dropped rather than silently never matching.
+                const kept = Object.fromEntries(
+                  Object.entries(rule.conditions).filter(([k]) => CONDITIONS[trigger].some((c) => c === k)),
+                );
+                onChange({ ...rule, trigger, conditions: kept });
+              }}
+            >
+              {STREAM_EVENT_TYPES.map((t) => (
+                <option key={t} value={t}>
+                  a {t} event arrives
+                </option>
+              ))}
+            </select>
+          )}
+        </RuleField>
+        <RuleField fields={fields} sub="cooldownMs" label="Cooldown (ms)">
+          {(a11y) => (
+            <input
+              {...a11y}
+              type="number"
+              min={0}
+              step={100}
+              value={numberText(rule.cooldownMs)}
+              onInput={(e) => onChange({ ...rule, cooldownMs: numberFromText(e.currentTarget.value) })}
+            />
+          )}
+        </RuleField>
+        <div class="field">
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={rule.enabled}
+              onChange={(e) => onChange({ ...rule, enabled: e.currentTarget.checked })}
+            />
+            Enabled
+          </label>
+        </div>
+      </div>
+      <Conditions rule={rule} fields={fields} onChange={onChange} />
+      <FieldError id={`${fields.prefix}-actions-error`} message={props.error('actions')} />
+      {rule.actions.map((action, i) => (
+        <ActionEditor
+          key={i}
+          fields={fields}
+          index={i}
+          action={action}
+          shared={shared}
+          onChange={(a) => onChange({ ...rule, actions: rule.actions.map((x, j) => (j === i ? a : x)) })}
+          {...(rule.actions.length > 1
+            ? { onRemove: () => onChange({ ...rule, actions: rule.actions.filter((_, j) => j !== i) }) }
+            : {})}
+        />
+      ))}
+      <button
+        type="button"
+        onClick={() => onChange({ ...rule, actions: [...rule.actions, newAction(shared.overlays)] })}
+      >
+        + Add action
+      </button>
+    </li>
+  );
+}
