@@ -12,7 +12,7 @@ export interface ServerChild {
   stop(): Promise<void>;
 }
 
-export interface ChildOptions {
+interface ChildOptions {
   /** Arguments handed to the script (after `--`). */
   args?: string[];
   /** Written into the child's CPU profile directory when set (node --cpu-prof). */

@@ -11,10 +11,10 @@ export interface Target {
 }
 
 /** Clients per source address: the daemon allows 10 open connections per IP (decisions §3). */
-export const CLIENTS_PER_IP = 10;
+const CLIENTS_PER_IP = 10;
 
 /** Source address of client `index`: 127.1.a.b, ten clients each, so the per-IP limit stays on. */
-export function clientAddress(index: number): string {
+function clientAddress(index: number): string {
   const ip = Math.floor(index / CLIENTS_PER_IP);
   return `127.1.${Math.floor(ip / 250)}.${(ip % 250) + 1}`;
 }
@@ -23,7 +23,7 @@ export function clientAddress(index: number): string {
 const PAGE_ADDRESS = '127.0.0.2';
 const CONTROL_ADDRESS = '127.0.0.1';
 
-export interface HttpResult {
+interface HttpResult {
   status: number;
   body: string;
 }
@@ -38,7 +38,7 @@ function keepAliveAgent(maxSockets: number): Agent {
 }
 
 /** One HTTP request with a loopback Host header, over a keep-alive agent. */
-export function httpRequest(
+function httpRequest(
   target: Target,
   agent: Agent,
   options: { method: string; path: string; body?: string; localAddress: string; auth?: boolean },
@@ -108,7 +108,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** `event.data.seq` of a `stream-event`, or undefined for any other message. */
-export function streamEventSeq(text: string): number | undefined {
+function streamEventSeq(text: string): number | undefined {
   let message: unknown;
   try {
     message = JSON.parse(text);

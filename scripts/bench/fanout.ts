@@ -11,7 +11,7 @@ import {
 import { type Section, table } from './report.js';
 import { fmt, median, ratio, summarize } from './stats.js';
 
-export const FANOUT_SIZES = [10, 100, 1000] as const;
+const FANOUT_SIZES = [10, 100, 1000] as const;
 
 /** Paced events per size (latency), and how long each throughput round lasts. */
 const LATENCY_EVENTS: Record<number, number> = { 10: 300, 100: 400, 1000: 60 };

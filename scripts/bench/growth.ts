@@ -14,7 +14,7 @@ const THROUGHPUT = { durationMs: 1000, maxEvents: 10_000, window: 4 };
 /** Marginal cost per unit rising by more than this from one step to the next counts as worse than linear. */
 const SUPERLINEAR_FACTOR = 1.5;
 
-export interface GrowthPoint {
+interface GrowthPoint {
   size: number;
   cpuUsPerEvent: number;
   p50: number;

@@ -17,7 +17,7 @@ export const Command = v.object({ id: v.number(), command: v.picklist(['gc', 'st
 export type Command = v.InferOutput<typeof Command>;
 
 /** Child → parent when a command is done; after `gc`, the V8 heap in use (bytes). */
-export const Done = v.object({ type: v.literal('done'), id: v.number(), heapUsed: v.optional(v.number()) });
+const Done = v.object({ type: v.literal('done'), id: v.number(), heapUsed: v.optional(v.number()) });
 
 export const ChildMessage = v.variant('type', [ReadyMessage, Done]);
 export type ChildMessage = v.InferOutput<typeof ChildMessage>;

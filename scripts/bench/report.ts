@@ -30,7 +30,7 @@ export function table(headers: string[], rows: string[][]): string[] {
   ];
 }
 
-export interface Report {
+interface Report {
   machine: MachineInfo;
   date: Date;
   durationSec: number;
@@ -47,10 +47,10 @@ export interface Report {
  * The one section of BENCHMARKS.md written by hand: figures before and after changes to the daemon, which
  * a regenerated report cannot know. It is carried over from the file being replaced, below the headlines.
  */
-export const KEPT_HEADING = '## Before and after';
+const KEPT_HEADING = '## Before and after';
 
 /** The kept section of a previous report, from its heading up to the next `## ` heading. */
-export function keptSection(previous: string): string[] | undefined {
+function keptSection(previous: string): string[] | undefined {
   const lines = previous.split('\n');
   const start = lines.indexOf(KEPT_HEADING);
   if (start < 0) return undefined;
@@ -65,7 +65,7 @@ function verdict(met: boolean | undefined): string {
   return met ? 'met' : '**missed**';
 }
 
-export function renderReport(report: Report): string {
+function renderReport(report: Report): string {
   const { machine } = report;
   const lines: string[] = [
     '# Benchmarks',

@@ -9,7 +9,7 @@ export interface Summary {
 }
 
 /** Nearest-rank percentile of an ascending array (p in 0..100). */
-export function percentile(sorted: readonly number[], p: number): number {
+function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   const rank = Math.ceil((p / 100) * sorted.length);
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] ?? Number.NaN;
@@ -56,13 +56,4 @@ export function ratio(measured: number, baseline: number): string {
 
 export function kib(bytes: number): string {
   return `${(bytes / 1024).toFixed(1)} KiB`;
-}
-
-/**
- * Growth exponent between two points: cost ∝ size^k, k = log(c2/c1) / log(s2/s1).
- * k ≈ 1 is linear, k > 1.2 grows worse than linearly, k ≈ 0 does not grow.
- */
-export function growthExponent(size1: number, cost1: number, size2: number, cost2: number): number {
-  if (size1 <= 0 || size2 <= 0 || cost1 <= 0 || cost2 <= 0 || size1 === size2) return Number.NaN;
-  return Math.log(cost2 / cost1) / Math.log(size2 / size1);
 }

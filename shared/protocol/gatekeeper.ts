@@ -2,6 +2,16 @@
 import * as v from 'valibot';
 import { nonNegativeInt, Uuid } from './primitives.js';
 
+/**
+ * How a licence JWT is signed and checked on both sides (decisions §2): the Gatekeeper signs with this
+ * algorithm and audience, the daemon and the Gatekeeper verify with exactly these, and the same clock skew.
+ */
+export const LICENCE_JWT = {
+  algorithm: 'EdDSA',
+  audience: 'overlay-daemon',
+  clockToleranceSeconds: 30,
+} as const;
+
 const TIERS = ['free', 'premium'] as const;
 export const Tier = v.picklist(TIERS);
 export type Tier = v.InferOutput<typeof Tier>;

@@ -2,9 +2,8 @@
 // and for tests that write license.json themselves, with the key set the daemon caches as jwks.json.
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { LICENCE_AUDIENCE } from '../../daemon/src/licence/verify.js';
 import { dataDirPaths } from '../../daemon/src/store/data-dir.js';
-import type { Tier } from '../../shared/protocol/index.js';
+import { LICENCE_JWT, type Tier } from '../../shared/protocol/index.js';
 
 interface LicenceSigner {
   kid: string;
@@ -27,7 +26,7 @@ export function licenceSigner(kid = `test-${randomUUID().slice(0, 8)}`): Licence
   return {
     kid,
     jwks: { keys: [{ ...jwk, kid, alg: 'EdDSA', use: 'sig' }] },
-    sign({ sub, tier, iss, ttlSeconds = 7 * 86_400, epoch = 1, aud = LICENCE_AUDIENCE }) {
+    sign({ sub, tier, iss, ttlSeconds = 7 * 86_400, epoch = 1, aud = LICENCE_JWT.audience }) {
       const iat = Math.floor(Date.now() / 1000);
       const header = b64url({ alg: 'EdDSA', typ: 'JWT', kid });
       const payload = b64url({ sub, tier, epoch, iss, aud, iat, exp: iat + ttlSeconds, jti: randomUUID() });

@@ -96,14 +96,14 @@ export interface FakeTunnel {
   connections: number;
   config: { version: number; config: unknown } | null;
 }
-export interface FakeRecord {
+interface FakeRecord {
   id: string;
   type: string;
   name: string;
   content: string;
   proxied: boolean;
 }
-export interface FakeCall {
+interface FakeCall {
   route: string;
   method: string;
   subject: string;

@@ -1,15 +1,13 @@
 // Licence JWTs (decisions §2): EdDSA with a `kid`, pinned algorithm, issuer and audience, 30 s tolerance.
 import { createLocalJWKSet, importJWK, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import * as v from 'valibot';
-import { parseWith, Tier } from '../../shared/protocol/index.js';
+import { LICENCE_JWT, parseWith, Tier } from '../../shared/protocol/index.js';
 import type { GatekeeperEnv, LicenceClaims } from './env.js';
 import { ApiError } from './errors.js';
 import { memberEpoch, readMember } from './membership/member-store.js';
 
-export const LICENCE_AUDIENCE = 'overlay-daemon';
-export const LICENCE_TTL_SECONDS = 7 * 24 * 60 * 60;
-export const CLOCK_TOLERANCE_SECONDS = 30;
-const ALG = 'EdDSA';
+const LICENCE_TTL_SECONDS = 7 * 24 * 60 * 60;
+const ALG = LICENCE_JWT.algorithm;
 
 const LicenceClaimsSchema: v.GenericSchema<LicenceClaims> = v.object({
   sub: v.pipe(v.string(), v.minLength(1)),
@@ -76,7 +74,7 @@ export async function signLicence(
   const token = await new SignJWT({ tier: subject.tier, epoch: subject.epoch ?? 1 })
     .setProtectedHeader({ alg: ALG, kid, typ: 'JWT' })
     .setIssuer(env.PUBLIC_BASE_URL)
-    .setAudience(LICENCE_AUDIENCE)
+    .setAudience(LICENCE_JWT.audience)
     .setSubject(subject.sub)
     .setIssuedAt(iat)
     .setExpirationTime(exp)
@@ -93,8 +91,8 @@ export async function verifyLicence(env: GatekeeperEnv, token: string): Promise<
     ({ payload } = await jwtVerify(token, verifyKeys, {
       algorithms: [ALG],
       issuer: env.PUBLIC_BASE_URL,
-      audience: LICENCE_AUDIENCE,
-      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      audience: LICENCE_JWT.audience,
+      clockTolerance: LICENCE_JWT.clockToleranceSeconds,
       requiredClaims: ['sub', 'exp', 'iat', 'jti'],
       typ: 'JWT',
     }));

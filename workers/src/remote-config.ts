@@ -3,7 +3,7 @@ import { DEFAULT_CONFIG, RemoteConfig } from '../../shared/config.js';
 import { parseJsonWith } from '../../shared/protocol/index.js';
 import type { GatekeeperEnv } from './env.js';
 
-export const CONFIG_KEY = 'config';
+const CONFIG_KEY = 'config';
 
 /**
  * Operators edit `config` in KV without a deploy. A value that does not match the schema is logged

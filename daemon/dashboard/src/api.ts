@@ -30,7 +30,7 @@ export class ApiError extends Error {
 }
 
 /** The server words a bad field as `<field>: <reason>` (decisions §1); split it for display beside the field. */
-export function fieldOf(message: string): string | undefined {
+function fieldOf(message: string): string | undefined {
   const match = /^([A-Za-z0-9_$.[\]-]+): /.exec(message);
   return match?.[1];
 }
@@ -42,7 +42,7 @@ export type MediaItem = MediaEntry;
 export const JsonRecord = v.record(v.string(), v.unknown());
 export type JsonRecord = v.InferOutput<typeof JsonRecord>;
 
-export interface RequestOptions {
+interface RequestOptions {
   method?: string;
   json?: unknown;
   body?: Blob;
@@ -52,7 +52,7 @@ export interface RequestOptions {
 }
 
 /** A document as the daemon has it now, with the tag a save must quote (decisions-2 §5). */
-export interface Tagged<T> {
+interface Tagged<T> {
   value: T;
   etag: string | undefined;
 }

@@ -1,6 +1,6 @@
 // Which uploads the dashboard accepts, by extension and size (checked again by the daemon).
-export const IMAGE_EXTENSIONS = ['png', 'jpg', 'jpeg', 'gif', 'webp', 'svg', 'avif'] as const;
-export const AUDIO_EXTENSIONS = ['mp3', 'ogg', 'oga', 'wav', 'm4a', 'webm'] as const;
+const IMAGE_EXTENSIONS = ['png', 'jpg', 'jpeg', 'gif', 'webp', 'svg', 'avif'] as const;
+const AUDIO_EXTENSIONS = ['mp3', 'ogg', 'oga', 'wav', 'm4a', 'webm'] as const;
 /** Per-file limit: alerts are short clips and images; larger files belong in OBS itself. */
 export const MAX_MEDIA_BYTES = 20 * 1024 * 1024;
 

@@ -7,7 +7,7 @@ import type { ConnectionLimiter } from './connection-limit.js';
 import { bearerMatches, classifyHost, clientIp, isLocalControlClient, originAllowed } from './policy.js';
 import { refuseUpgrade, sendError, sendNoContent } from './responses.js';
 
-export interface FrontDoorOptions {
+interface FrontDoorOptions {
   limiter: ConnectionLimiter;
   /** The tunnel's public hostname, when a tunnel is configured. */
   tunnelHost?: () => string | undefined;

@@ -25,7 +25,7 @@ export function scriptSafeJson(value: unknown): string {
     .replace(/\u2029/g, '\\u2029');
 }
 
-export function globalsScript(globals: PageGlobals): string {
+function globalsScript(globals: PageGlobals): string {
   return (
     '<script>' +
     `window.__APP_OVERLAY_ID__=${scriptSafeJson(globals.overlayId)};` +
@@ -36,12 +36,12 @@ export function globalsScript(globals: PageGlobals): string {
 }
 
 /** A page cut where the globals go: right after the opening <head> tag, or at the very start without one. */
-export interface SplitPage {
+interface SplitPage {
   before: string;
   after: string;
 }
 
-export function splitAtHead(html: string): SplitPage {
+function splitAtHead(html: string): SplitPage {
   const head = /<head[^>]*>/i.exec(html);
   if (!head) return { before: '', after: html };
   const at = head.index + head[0].length;
@@ -57,7 +57,7 @@ export function injectGlobals(html: string, globals: PageGlobals): string {
 let compiledPage: SplitPage | undefined;
 
 /** The production page, read and cut at the injection point once; `npm run build` produces it. */
-export function compiledOverlayPage(): SplitPage {
+function compiledOverlayPage(): SplitPage {
   if (compiledPage === undefined) {
     let html: string;
     try {

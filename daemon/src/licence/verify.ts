@@ -3,13 +3,11 @@
 import { readFile } from 'node:fs/promises';
 import { createLocalJWKSet, errors, type JSONWebKeySet, jwtVerify } from 'jose';
 import * as v from 'valibot';
-import { parseJsonWith, Tier } from '../../../shared/protocol/index.js';
+import { LICENCE_JWT, parseJsonWith, Tier } from '../../../shared/protocol/index.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
 
-/** The audience and algorithm the Gatekeeper signs with (workers/src/licence.ts), pinned here. */
-export const LICENCE_AUDIENCE = 'overlay-daemon';
-const ALGORITHMS = ['EdDSA'];
-const CLOCK_TOLERANCE_SECONDS = 30;
+/** The algorithm the Gatekeeper signs with, pinned: a token with any other is refused. */
+const ALGORITHMS = [LICENCE_JWT.algorithm];
 
 const Jwks = v.object({
   keys: v.array(v.looseObject({ kty: v.string(), kid: v.optional(v.string()) })),
@@ -81,8 +79,8 @@ export class LicenceVerifier {
       const { payload } = await jwtVerify(token, keys.resolve, {
         algorithms: ALGORITHMS,
         issuer: this.#options.issuer,
-        audience: LICENCE_AUDIENCE,
-        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        audience: LICENCE_JWT.audience,
+        clockTolerance: LICENCE_JWT.clockToleranceSeconds,
         currentDate: new Date(this.#options.now?.() ?? Date.now()),
         requiredClaims: ['sub', 'exp'],
       });

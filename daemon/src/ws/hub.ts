@@ -12,27 +12,27 @@ import {
 import type { PageTokens } from './page-tokens.js';
 
 /** Close codes of RFC 6455 §7.4.1 that the daemon uses. */
-export const CLOSE = {
+const CLOSE = {
   normal: 1000,
   goingAway: 1001,
   policyViolation: 1008,
   tooBig: 1009,
 } as const;
 
-export const MAX_MESSAGE_BYTES = 512 * 1024;
-export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+const MAX_MESSAGE_BYTES = 512 * 1024;
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 /** ws.send options for a message passed as UTF-8 bytes: still a text frame (interface §6: JSON text). */
 const SEND_TEXT = { binary: false } as const;
 
 /** The per-IP connection slots that HTTP requests share (decisions §3: 10 per address). */
-export interface ConnectionSlots {
+interface ConnectionSlots {
   /** Takes one of the address's slots; false when none is free. */
   take(ip: string): boolean;
   /** Gives back a slot taken with `take`. */
   give(ip: string): void;
 }
 
-export interface HubOptions {
+interface HubOptions {
   tokens: PageTokens;
   slots: ConnectionSlots;
   /** The overlay in force for an id, read at init time. */

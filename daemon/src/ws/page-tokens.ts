@@ -1,7 +1,7 @@
 // Per-page-load WebSocket tokens: random, single use, bound to one overlay, expiring unused (interface §5.2, decisions §3).
 import { randomFillSync } from 'node:crypto';
 
-export interface PageTokenOptions {
+interface PageTokenOptions {
   /** How long an unused token stays valid (decisions §3: 5 minutes). */
   ttlMs?: number;
   /** Clock, injectable so expiry can be tested without waiting. */
@@ -10,7 +10,7 @@ export interface PageTokenOptions {
   maxPending?: number;
 }
 
-export const TOKEN_TTL_MS = 5 * 60_000;
+const TOKEN_TTL_MS = 5 * 60_000;
 
 const TOKEN_BYTES = 24;
 /** Random bytes drawn from the CSPRNG in one call for many tokens; each byte goes into one token only. */

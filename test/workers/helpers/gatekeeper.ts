@@ -3,7 +3,7 @@ import { env, exports } from 'cloudflare:workers';
 import { inject } from 'vitest';
 import { DEFAULT_CONFIG, type RemoteConfig } from '../../../shared/config.js';
 
-export const BASE = 'http://gatekeeper.test';
+const BASE = 'http://gatekeeper.test';
 export const PREMIUM_TIER_ID = 't-premium';
 export const SUPPORTER_TIER_ID = 't-supporter';
 
@@ -13,7 +13,7 @@ export const TEST_CONFIG: RemoteConfig = {
   membership: { tiers: { [PREMIUM_TIER_ID]: 'premium', [SUPPORTER_TIER_ID]: 'free' } },
 };
 
-export async function useTestConfig(config: RemoteConfig = TEST_CONFIG): Promise<void> {
+async function useTestConfig(config: RemoteConfig = TEST_CONFIG): Promise<void> {
   await env.GATEKEEPER_KV.put('config', JSON.stringify(config));
 }
 
@@ -79,7 +79,7 @@ export async function revokePatreonGrant(id: string): Promise<void> {
   await fetch(`${patreonBase()}/__fake/users/${encodeURIComponent(id)}/revoke`, { method: 'POST' });
 }
 
-export interface PatreonCounters {
+interface PatreonCounters {
   token_requests: number;
   refresh_grants: number;
   identity_requests: number;

@@ -10,7 +10,7 @@ import { MembershipError, type PlatformTokens } from './provider.js';
 import { resolveTier } from './tier.js';
 
 /** Decisions §2: the platform is asked at most once an hour per user. */
-export const RECHECK_INTERVAL_MS = 60 * 60 * 1000;
+const RECHECK_INTERVAL_MS = 60 * 60 * 1000;
 const HOUR_MS = 60 * 60 * 1000;
 /**
  * After a re-check the platform failed to answer, it is not asked again for this long (the cached

@@ -10,9 +10,9 @@ import {
   type PlatformTokens,
 } from './provider.js';
 
-export const PATREON_AUTHORIZE_URL = 'https://www.patreon.com/oauth2/authorize';
-export const PATREON_API_BASE = 'https://www.patreon.com';
-export const PATREON_SCOPE = 'identity identity.memberships';
+const PATREON_AUTHORIZE_URL = 'https://www.patreon.com/oauth2/authorize';
+const PATREON_API_BASE = 'https://www.patreon.com';
+const PATREON_SCOPE = 'identity identity.memberships';
 /** A slow platform must not hold a login or a validation open for long. */
 const TIMEOUT_MS = 8000;
 
@@ -57,7 +57,7 @@ function linked(resource: Resource, name: string): { id: string; type: string }[
 }
 
 /** Reads the memberships out of a JSON:API identity document. */
-export function membershipsFromIdentity(document: unknown): MembershipIdentity {
+function membershipsFromIdentity(document: unknown): MembershipIdentity {
   const parsed = parseWith(IdentityDocument, document);
   if (!parsed.ok) throw new MembershipError('unavailable', `identity response: ${parsed.error}`);
   const { data, included } = parsed.value;

@@ -4,7 +4,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { ApiError } from '../errors.js';
 
 /** The Gatekeeper's bodies are small JSON objects (a user id, an auth code): 4 KiB is plenty. */
-export const MAX_BODY_BYTES = 4 * 1024;
+const MAX_BODY_BYTES = 4 * 1024;
 
 /** 413 `payload_too_large` with the error body of decisions §1. */
 export function limitBody(maxSize = MAX_BODY_BYTES) {

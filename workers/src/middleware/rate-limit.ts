@@ -4,7 +4,7 @@ import type { AppEnv } from '../env.js';
 import { ApiError } from '../errors.js';
 
 /** Must match `simple.period` of the `RATE_LIMITER` binding in wrangler.toml. */
-export const RATE_LIMIT_PERIOD_SECONDS = 60;
+const RATE_LIMIT_PERIOD_SECONDS = 60;
 
 /**
  * Counts requests per `CF-Connecting-IP` (set by Cloudflare's edge on every request; the Worker is

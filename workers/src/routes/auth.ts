@@ -19,7 +19,7 @@ import { sealToken } from '../token-cipher.js';
 
 const STATE_TTL_MS = 10 * 60 * 1000;
 const CODE_TTL_MS = 120 * 1000;
-export const DEFAULT_APP_DEEP_LINK = 'overlay-daemon://auth';
+const DEFAULT_APP_DEEP_LINK = 'overlay-daemon://auth';
 
 /** Where the login ends: the app's deep link, or a loopback port of the app (RFC 8252 §7.3). */
 const LoginTarget = v.variant('kind', [

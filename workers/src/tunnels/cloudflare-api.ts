@@ -10,12 +10,12 @@ import { parseWith } from '../../../shared/protocol/index.js';
 import type { GatekeeperEnv } from '../env.js';
 
 /** Per attempt. The API answers tunnel and DNS calls in well under a second; 5 s is a stuck call. */
-export const CLOUDFLARE_TIMEOUT_MS = 5_000;
+const CLOUDFLARE_TIMEOUT_MS = 5_000;
 /** Attempts after the first, for idempotent calls only (reads, PUT, DELETE). */
-export const IDEMPOTENT_RETRIES = 2;
-export const DEFAULT_API_BASE = 'https://api.cloudflare.com/client/v4';
+const IDEMPOTENT_RETRIES = 2;
+const DEFAULT_API_BASE = 'https://api.cloudflare.com/client/v4';
 /** The longest `Retry-After` of a 429 that is waited out; a longer one fails the call at once (502). */
-export const MAX_RETRY_AFTER_SECONDS = 2;
+const MAX_RETRY_AFTER_SECONDS = 2;
 
 /** API error codes the tunnel logic branches on (both are the real API's). */
 export const CF_DUPLICATE_TUNNEL_NAME = 1013;

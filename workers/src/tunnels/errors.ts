@@ -26,7 +26,7 @@ const STEP_WORDS: Record<string, string> = {
  * What the failed request leaves behind, for the user: `provision` rolled back everything it
  * created (or could not: see service.ts), `status` changed nothing, `remove` resumes on a retry.
  */
-export type Aftermath = 'rolled-back' | 'left-behind' | 'unchanged' | 'resumable';
+type Aftermath = 'rolled-back' | 'left-behind' | 'unchanged' | 'resumable';
 
 const AFTERMATH_WORDS: Record<Aftermath, string> = {
   'rolled-back': 'nothing was left behind. Try again.',

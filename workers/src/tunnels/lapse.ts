@@ -27,7 +27,7 @@ export async function removeTunnelOfLapsedMember(env: GatekeeperEnv, userId: str
 export const keepsNoTunnel = (tier: Tier | null): boolean => tier !== 'premium';
 
 /** Re-checked at the platform if older than this before the daily sweep judges a member. */
-export const SWEEP_RECHECK_AGE_MS = 24 * 60 * 60 * 1000;
+const SWEEP_RECHECK_AGE_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The daily sweep (cron): every member with a tunnel record is judged by `currentTier` as /validate

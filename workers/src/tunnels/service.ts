@@ -25,7 +25,7 @@ export const DEFAULT_ORIGIN_SERVICE = 'http://localhost:7890';
 /** Every tunnel answers hosts other than its own with 404 (cloudflared's catch-all rule). */
 const CATCH_ALL: IngressRule = { service: 'http_status:404' };
 
-export interface TunnelSettings {
+interface TunnelSettings {
   /** TUNNEL_DOMAIN: the zone's domain (or a subdomain of it) under which tunnel hosts live. */
   domain: string;
   /** TUNNEL_ORIGIN_SERVICE: where cloudflared sends the traffic, on the streamer's machine. */

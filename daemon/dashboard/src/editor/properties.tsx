@@ -16,7 +16,7 @@ import {
   withField,
 } from './property-fields.js';
 
-export interface PanelProps {
+interface PanelProps {
   widget: Widget;
   media: MediaItem[];
   /** Schema message for a field of this widget, by field name. */

@@ -10,7 +10,7 @@ import {
 import type { MediaItem } from '../api.js';
 import { Field, type FieldA11y, numberFromText, numberText, optionalNumberFromText } from '../fields.js';
 
-export type GoalSource = (typeof GOAL_SOURCES)[number];
+type GoalSource = (typeof GOAL_SOURCES)[number];
 
 const FONTS = ['system-ui, sans-serif', 'Georgia, serif', 'Impact, sans-serif', '"Courier New", monospace'];
 

@@ -20,7 +20,7 @@ export const overlayInput = (o: Overlay) => ({
   widgets: o.widgets,
 });
 
-export interface OverlaySaving {
+interface OverlaySaving {
   saveState: SaveState;
   /** Why the daemon refused the last save, until the next one succeeds. */
   saveError: string | undefined;

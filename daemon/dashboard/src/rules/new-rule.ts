@@ -2,7 +2,7 @@
 import type { Overlay } from '../../../../shared/protocol/index.js';
 import type { Rule, RuleAction } from '../../../../shared/rules.js';
 
-export const DEFAULT_ALERT_TEXT = '{user.nickname} sent {data.repeatCount} × {data.giftName}';
+const DEFAULT_ALERT_TEXT = '{user.nickname} sent {data.repeatCount} × {data.giftName}';
 
 /** The payload a command starts with when it is chosen (a custom command starts empty). */
 export function startingPayload(command: string): Record<string, unknown> {
