@@ -9,6 +9,7 @@ import type { CreationLimits } from './http/control-api.js';
 import type { DevDashboard, DevPage } from './http/dev-page.js';
 import { createControlGuard, createFrontDoor, createUpgradeListener } from './http/front-door.js';
 import { compiledPageRenderer } from './http/page.js';
+import { StatusParts } from './http/status-parts.js';
 import { type DataDir, initDataDir, readAdminKey } from './store/data-dir.js';
 import type { OverlayRegistry } from './store/overlay-registry.js';
 import { OverlayStore } from './store/overlay-store.js';
@@ -57,8 +58,8 @@ export interface RunningDaemon {
   tokens: PageTokens;
   /** The seam for stream events (ingest.ts). */
   ingest: Ingest;
-  /** Fields added to GET /status, e.g. `statusFields.set('tiktok', () => state)`. */
-  statusFields: Map<string, () => unknown>;
+  /** Parts added to GET /status, e.g. `statusFields.set('tiktok', () => source.status())`. */
+  statusFields: StatusParts;
   /** The tunnel hostname in force; set it when a tunnel comes up. */
   tunnelHost: string | undefined;
   adminKey: string;
@@ -120,7 +121,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const ingest = createIngest({ hub, overlays, rules, log }, options.eventHandlers ?? pipeline?.handlers);
 
   let boundPort = 0;
-  const statusFields = new Map<string, () => unknown>();
+  const statusFields = new StatusParts();
   const state = { tunnelHost: options.tunnelHost };
   const server = createServer();
   // Idle keep-alive sockets are not counted against the per-IP limit; do not let them linger.
@@ -165,12 +166,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
             devDashboard ? devDashboard.middleware(req, res, next) : next(),
         }
       : {}),
-    status: () => {
-      const fields: Record<string, unknown> = { port: boundPort };
-      for (const [name, read] of statusFields)
-        if (name !== 'running' && name !== 'port') fields[name] = read();
-      return fields;
-    },
+    status: () => ({ port: boundPort, ...statusFields.read() }),
   });
   server.on('request', requestListener(app, frontDoor));
   server.on('upgrade', createUpgradeListener(frontDoorOptions));

@@ -1,6 +1,7 @@
 // The control API's answers (decisions §3, decisions-2 §5): the daemon produces exactly these shapes and
 // the dashboard parses them, so neither guesses at the other's.
 import * as v from 'valibot';
+import { Tier } from './gatekeeper.js';
 import { MediaPath } from './primitives.js';
 
 /** `POST /api/events` → 202: the rules the event fired, in rule order. */
@@ -38,3 +39,61 @@ export const ClientCounts = v.object({
   clients: v.record(v.string(), v.pipe(v.number(), v.safeInteger(), v.minValue(0))),
 });
 export type ClientCounts = v.InferOutput<typeof ClientCounts>;
+
+/** The licence as the daemon last verified it (decisions-2 §4). */
+export const LICENCE_STATES = ['signed_out', 'valid', 'grace', 'expired', 'inactive', 'invalid'] as const;
+export const LicenceStatus = v.object({
+  tier: Tier,
+  /** Until when the current tier holds without another successful validation (null on the free tier). */
+  valid_until: v.nullable(v.string()),
+  last_validated_at: v.nullable(v.string()),
+  state: v.picklist(LICENCE_STATES),
+});
+export type LicenceStatus = v.InferOutput<typeof LicenceStatus>;
+
+/** The tunnel as the daemon runs it: the cloudflared connector it supervises (decisions §3). */
+export const CONNECTOR_STATES = ['stopped', 'running', 'restarting'] as const;
+export const ConnectorStatus = v.object({
+  public_url: v.nullable(v.string()),
+  connector: v.picklist(CONNECTOR_STATES),
+  /** Why there is no connector running, when there is a reason worth saying. */
+  reason: v.optional(v.string()),
+});
+export type ConnectorStatus = v.InferOutput<typeof ConnectorStatus>;
+
+/** A live-event source (TikTok LIVE) and its connection. */
+export const SOURCE_STATES = ['disconnected', 'connecting', 'connected', 'reconnecting', 'offline'] as const;
+export const SourceStatus = v.object({
+  source: v.literal('tiktok'),
+  username: v.string(),
+  state: v.picklist(SOURCE_STATES),
+  /** Failed attempts since the last stable connection. */
+  attempts: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+  lastError: v.optional(v.string()),
+  /** ISO 8601 time of lastError. */
+  lastErrorAt: v.optional(v.string()),
+  /** ISO 8601 time of the current connection, while connected. */
+  connectedSince: v.optional(v.string()),
+  /** Milliseconds until the next attempt, while reconnecting or offline. */
+  retryInMs: v.optional(v.pipe(v.number(), v.minValue(0))),
+});
+export type SourceStatus = v.InferOutput<typeof SourceStatus>;
+
+/** The parts of `GET /status` beyond `{running, port}`; each present while its part of the daemon runs. */
+export const StatusParts = v.object({
+  licence: v.optional(LicenceStatus),
+  tunnel: v.optional(ConnectorStatus),
+  tiktok: v.optional(SourceStatus),
+});
+export type StatusParts = v.InferOutput<typeof StatusParts>;
+
+/**
+ * `GET /status` (interface §2.5): `{running, port}` for everyone; a local control client also gets the
+ * parts (decisions §3: through the tunnel they stay private).
+ */
+export const DaemonStatus = v.object({
+  running: v.literal(true),
+  port: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+  ...StatusParts.entries,
+});
+export type DaemonStatus = v.InferOutput<typeof DaemonStatus>;

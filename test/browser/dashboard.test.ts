@@ -385,6 +385,7 @@ describe('status', () => {
     daemon.statusFields.set('licence', () => ({
       tier: 'premium',
       valid_until: '2026-12-01T00:00:00.000Z',
+      last_validated_at: '2026-11-24T00:00:00.000Z',
       state: 'valid',
     }));
     daemon.statusFields.set('tunnel', () => ({

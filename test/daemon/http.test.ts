@@ -2,6 +2,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DaemonStatus, parseWith } from '../../shared/protocol/index.js';
 import { rawRequest, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 let daemon: TestDaemon;
@@ -32,16 +33,21 @@ describe('GET /status', () => {
   });
 
   it('carries fields other parts of the daemon add', async () => {
-    daemon.statusFields.set('tiktok', () => ({ state: 'disconnected' }));
-    expect((await get('/status')).json()).toEqual({
-      running: true,
-      port: daemon.port,
-      tiktok: { state: 'disconnected' },
-    });
+    const tiktok = { source: 'tiktok', username: 'someone', state: 'disconnected', attempts: 0 } as const;
+    daemon.statusFields.set('tiktok', () => tiktok);
+    const body = (await get('/status')).json();
+    expect(body).toEqual({ running: true, port: daemon.port, tiktok });
+    // The answer is exactly the shared contract the dashboard parses.
+    expect(parseWith(DaemonStatus, body).ok).toBe(true);
   });
 
   it("shows only {running, port} through the tunnel, never the streamer's details", async () => {
-    daemon.statusFields.set('licence', () => ({ tier: 'premium' }));
+    daemon.statusFields.set('licence', () => ({
+      tier: 'premium',
+      valid_until: '2026-12-01T00:00:00.000Z',
+      last_validated_at: null,
+      state: 'valid',
+    }));
     daemon.tunnelHost = 'o-abc.tunnel.example';
     try {
       const res = await get('/status', { Host: 'o-abc.tunnel.example', 'CF-Connecting-IP': '203.0.113.9' });

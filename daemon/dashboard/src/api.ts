@@ -3,6 +3,8 @@ import * as v from 'valibot';
 import {
   type ClientCounts,
   ClientCounts as ClientCountsSchema,
+  type DaemonStatus,
+  DaemonStatus as DaemonStatusSchema,
   ErrorBody,
   type EventReceipt,
   EventReceipt as EventReceiptSchema,
@@ -37,10 +39,6 @@ function fieldOf(message: string): string | undefined {
 
 /** One media file as `GET /api/media` lists it. */
 export type MediaItem = MediaEntry;
-
-/** Free-form JSON object (GET /status, GET /api/clients, the 202 body of POST /api/events). */
-export const JsonRecord = v.record(v.string(), v.unknown());
-export type JsonRecord = v.InferOutput<typeof JsonRecord>;
 
 interface RequestOptions {
   method?: string;
@@ -129,8 +127,8 @@ export class ControlApi {
     return { value: parsed.value, etag };
   }
 
-  status(): Promise<JsonRecord> {
-    return this.typed(JsonRecord, '/status');
+  status(): Promise<DaemonStatus> {
+    return this.typed(DaemonStatusSchema, '/status');
   }
   clients(): Promise<ClientCounts> {
     return this.typed(ClientCountsSchema, '/api/clients');

@@ -1,9 +1,13 @@
 // Overlay list: create, rename, resize, delete, and the URLs to paste into OBS.
 import { useEffect, useState } from 'preact/hooks';
-import { type Overlay, OverlayInput, parseWith } from '../../../shared/protocol/index.js';
-import type { JsonRecord } from './api.js';
+import {
+  type ConnectorStatus,
+  type DaemonStatus,
+  type Overlay,
+  OverlayInput,
+  parseWith,
+} from '../../../shared/protocol/index.js';
 import type { Shared } from './shared-data.js';
-import { tunnelConnector, tunnelPublicUrl } from './status-fields.js';
 import { ConfirmButton, CopyButton, describeError, FieldError, Notice } from './ui.js';
 
 const SIZES = [
@@ -124,7 +128,7 @@ function OverlayCard(props: {
   shared: Shared;
   overlay: Overlay;
   tunnel: string | undefined;
-  connector: string | undefined;
+  connector: ConnectorStatus['connector'] | undefined;
   onEdit: () => void;
 }) {
   const { shared, overlay } = props;
@@ -198,11 +202,11 @@ function OverlayCard(props: {
 export function OverlaysView(props: { shared: Shared; onEdit: (id: string) => void }) {
   const { shared } = props;
   const [creating, setCreating] = useState(false);
-  const [status, setStatus] = useState<JsonRecord | undefined>();
+  const [status, setStatus] = useState<DaemonStatus | undefined>();
   useEffect(() => {
     shared.api.status().then(setStatus, () => setStatus(undefined));
   }, [shared.api]);
-  const tunnel = tunnelPublicUrl(status);
+  const tunnel = status?.tunnel?.public_url ?? undefined;
   return (
     <section aria-labelledby="overlays-title">
       <div class="section-head">
@@ -238,7 +242,7 @@ export function OverlaysView(props: { shared: Shared; onEdit: (id: string) => vo
             shared={shared}
             overlay={o}
             tunnel={tunnel}
-            connector={tunnelConnector(status)}
+            connector={status?.tunnel?.connector}
             onEdit={() => props.onEdit(o.id)}
           />
         ))}

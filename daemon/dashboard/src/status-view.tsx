@@ -1,27 +1,24 @@
 // Status: what GET /status reports (TikTok, licence, tunnel…) and the overlay clients connected now.
 import { useEffect, useState } from 'preact/hooks';
-import type { JsonRecord } from './api.js';
+import type { DaemonStatus } from '../../../shared/protocol/index.js';
 import type { Shared } from './shared-data.js';
-import { isRecord, tunnelPublicUrl } from './status-fields.js';
 import { describeError, Notice } from './ui.js';
 
 const POLL_MS = 5000;
 
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Labels of the fields of GET /status (shared/protocol/control-api.ts); others are spelled out from their names. */
 const LABELS: Record<string, string> = {
   running: 'Overlay server running',
   port: 'Port',
-  version: 'Version',
   tiktok: 'TikTok LIVE',
   licence: 'Licence',
-  license: 'Licence',
   tier: 'Tier',
   tunnel: 'Tunnel',
   public_url: 'Public URL',
-  expires_at: 'Valid until',
-  valid: 'Valid',
   state: 'State',
-  active: 'Active',
-  connected: 'Connected',
   connector: 'Connector',
   valid_until: 'Valid until',
   last_validated_at: 'Last checked',
@@ -78,38 +75,10 @@ function Fields(props: { record: Record<string, unknown> }) {
   );
 }
 
-/** Connected clients per overlay, whether the daemon answers `{<id>: n}`, `[{overlayId, clients}]` or similar. */
-export function clientCounts(body: unknown): Map<string, number> {
-  const counts = new Map<string, number>();
-  const source = isRecord(body) && !('overlayId' in body) ? (body.clients ?? body.overlays ?? body) : body;
-  const count = (v: unknown): number | undefined =>
-    typeof v === 'number'
-      ? v
-      : Array.isArray(v)
-        ? v.length
-        : isRecord(v)
-          ? count(v.clients ?? v.count ?? v.connected)
-          : undefined;
-  if (Array.isArray(source)) {
-    for (const entry of source) {
-      if (!isRecord(entry)) continue;
-      const id = entry.overlayId ?? entry.id;
-      const n = count(entry.clients ?? entry.count ?? entry.connected);
-      if (typeof id === 'string' && n !== undefined) counts.set(id, n);
-    }
-  } else if (isRecord(source)) {
-    for (const [id, value] of Object.entries(source)) {
-      const n = count(value);
-      if (n !== undefined) counts.set(id, n);
-    }
-  }
-  return counts;
-}
-
 export function StatusView(props: { shared: Shared }) {
   const { api, overlays } = props.shared;
-  const [status, setStatus] = useState<JsonRecord | undefined>();
-  const [clients, setClients] = useState<Map<string, number> | undefined>();
+  const [status, setStatus] = useState<DaemonStatus | undefined>();
+  const [clients, setClients] = useState<Record<string, number> | undefined>();
   const [error, setError] = useState<string | undefined>();
 
   useEffect(() => {
@@ -118,7 +87,7 @@ export function StatusView(props: { shared: Shared }) {
       const [s, c] = await Promise.allSettled([api.status(), api.clients()]);
       if (stopped) return;
       if (s.status === 'fulfilled') setStatus(s.value);
-      if (c.status === 'fulfilled') setClients(clientCounts(c.value));
+      if (c.status === 'fulfilled') setClients(c.value.clients);
       const failed = [s, c].find((r): r is PromiseRejectedResult => r.status === 'rejected');
       setError(failed ? describeError(failed.reason) : undefined);
     };
@@ -130,7 +99,7 @@ export function StatusView(props: { shared: Shared }) {
     };
   }, [api]);
 
-  const tunnel = tunnelPublicUrl(status);
+  const tunnel = status?.tunnel?.public_url;
   return (
     <section aria-labelledby="status-title">
       <div class="section-head">
@@ -158,7 +127,7 @@ export function StatusView(props: { shared: Shared }) {
             {overlays.map((o) => (
               <tr key={o.id} data-overlay-id={o.id}>
                 <td>{o.name}</td>
-                <td>{clients ? (clients.get(o.id) ?? 0) : '…'}</td>
+                <td>{clients ? (clients[o.id] ?? 0) : '…'}</td>
               </tr>
             ))}
           </tbody>

@@ -1,5 +1,5 @@
 // The TikTok LIVE event source: keeps one connection up, reconnects with backoff, emits normalised events.
-import type { StreamEvent, StreamUser } from '../../../shared/protocol/index.js';
+import type { SourceStatus, StreamEvent, StreamUser } from '../../../shared/protocol/index.js';
 import { backoffDelay } from '../../../shared/timers.js';
 import { errorMessage } from '../errors.js';
 import { systemTimers, type TimerHandle, type Timers } from '../timers.js';
@@ -29,22 +29,8 @@ export interface LiveConnection {
 }
 export type ConnectionFactory = (username: string) => LiveConnection;
 
-export type SourceState = 'disconnected' | 'connecting' | 'connected' | 'reconnecting' | 'offline';
-
-export interface SourceStatus {
-  source: 'tiktok';
-  username: string;
-  state: SourceState;
-  /** Failed attempts since the last stable connection. */
-  attempts: number;
-  lastError?: string;
-  /** ISO 8601 time of lastError. */
-  lastErrorAt?: string;
-  /** ISO 8601 time of the current connection, while connected. */
-  connectedSince?: string;
-  /** Milliseconds until the next attempt, while reconnecting or offline. */
-  retryInMs?: number;
-}
+export type SourceState = SourceStatus['state'];
+export type { SourceStatus };
 
 /** Why a connect failed, as far as retrying is concerned. */
 type FailureKind = 'rate-limited' | 'offline' | 'other';

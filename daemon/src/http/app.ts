@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import polka, { type Polka, type Request } from 'polka';
 import sirv from 'sirv';
-import { parseWith, Uuid } from '../../../shared/protocol/index.js';
+import { type DaemonStatus, parseWith, Uuid } from '../../../shared/protocol/index.js';
 import { MediaFiles } from '../media/media.js';
 import { PAGE_DIST_DIR } from '../package-root.js';
 import type { OverlayStore } from '../store/overlay-store.js';
@@ -27,8 +27,8 @@ interface HttpContext extends ControlApiContext {
   devMiddleware?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   /** In --dev, the dashboard from Vite's dev server instead of dist/dashboard. */
   dashboardDevMiddleware?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
-  /** Fields of GET /status; more can be added while running (e.g. tunnel state). */
-  status: () => Record<string, unknown>;
+  /** The port and the parts of GET /status in force now (more are added while running, e.g. the tunnel). */
+  status: () => Omit<DaemonStatus, 'running'>;
   /** The tunnel hostname in force, if any: its requests get the public view of /status. */
   tunnelHost?: () => string | undefined;
   log: (line: string) => void;
@@ -90,7 +90,8 @@ export function createHttpApp(ctx: HttpContext): Polka {
     // a local control client (e.g. through the tunnel) sees only the interface's {running, port}.
     const { port, ...details } = ctx.status();
     const local = isLocalControlClient(req, classifyHost(req.headers.host, ctx.tunnelHost?.()));
-    sendJson(res, 200, local ? { running: true, port, ...details } : { running: true, port });
+    const status: DaemonStatus = local ? { running: true, port, ...details } : { running: true, port };
+    sendJson(res, 200, status);
   });
 
   const sendPage = (res: ServerResponse, html: string) => {

@@ -1,7 +1,7 @@
 // The daemon's licence: validated on start and every few hours, with a grace period offline, and the tier limits it grants.
 import { EventEmitter } from 'node:events';
 import { DEFAULT_CONFIG, type RemoteConfig, type TierLimits } from '../../../shared/config.js';
-import type { Tier } from '../../../shared/protocol/index.js';
+import type { LicenceStatus, Tier } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
 import { dataDirPaths } from '../store/data-dir.js';
 import type { GatekeeperClient } from './gatekeeper-client.js';
@@ -19,16 +19,10 @@ import { LicenceVerifier, type VerifiedClaims } from './verify.js';
  * - `inactive`: the Gatekeeper said the membership lapsed (403 `membership_inactive`): free tier.
  * - `invalid`: the Gatekeeper rejected the token (401): free tier until `overlay-daemon login`.
  */
-export type LicenceState = 'signed_out' | 'valid' | 'grace' | 'expired' | 'inactive' | 'invalid';
+export type LicenceState = LicenceStatus['state'];
+export type { LicenceStatus };
 
 /** The `licence` object of the daemon's GET /status. */
-export interface LicenceStatus {
-  tier: Tier;
-  /** Until when the current tier holds without another successful validation (null on the free tier). */
-  valid_until: string | null;
-  last_validated_at: string | null;
-  state: LicenceState;
-}
 
 export interface Timers {
   setTimeout(fn: () => void, ms: number): unknown;

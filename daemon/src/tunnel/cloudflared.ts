@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { createInterface } from 'node:readline';
+import type { ConnectorStatus } from '../../../shared/protocol/index.js';
 import { backoffDelay } from '../../../shared/timers.js';
 
 export const CLOUDFLARED_DOWNLOAD_URL =
@@ -37,7 +38,7 @@ export interface SupervisorOptions {
   log?: (line: string) => void;
 }
 
-export type SupervisorState = 'stopped' | 'running' | 'restarting';
+export type SupervisorState = ConnectorStatus['connector'];
 
 export class CloudflaredSupervisor extends EventEmitter<{
   spawn: [pid: number];

@@ -1,18 +1,13 @@
 // Inside the running daemon: keeps the connector running while tunnel.json exists and the licence allows a tunnel.
 
+import type { ConnectorStatus } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
 import type { LimitDecision } from '../licence/limits.js';
 import { dataDirPaths } from '../store/data-dir.js';
-import { CloudflaredSupervisor, type SupervisorOptions, type SupervisorState } from './cloudflared.js';
+import { CloudflaredSupervisor, type SupervisorOptions } from './cloudflared.js';
 import { readTunnelFile, type TunnelRecord, tunnelHostOf } from './tunnel-file.js';
 
 /** The `tunnel` object of the daemon's GET /status. */
-interface TunnelServiceStatus {
-  public_url: string | null;
-  connector: SupervisorState;
-  /** Why there is no connector running, when there is a reason worth saying. */
-  reason?: string;
-}
 
 interface TunnelServiceOptions {
   dataDir: string;
@@ -50,7 +45,7 @@ export class TunnelService {
     return this.#queue;
   }
 
-  status(): TunnelServiceStatus {
+  status(): ConnectorStatus {
     return {
       public_url: this.#supervisor ? (this.#record?.public_url ?? null) : null,
       connector: this.#supervisor?.state ?? 'stopped',
