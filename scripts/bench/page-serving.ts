@@ -136,8 +136,8 @@ export async function runPageServing(ctx: BenchContext): Promise<Section> {
           value: fmt(dm.requestsPerSec),
           baseline: fmt(bm.requestsPerSec),
           ratio: ratio(dm.requestsPerSec, bm.requestsPerSec),
-          target: '≥ 0.7× baseline',
-          met: dm.requestsPerSec / bm.requestsPerSec >= 0.7 && dm.non2xx + dm.errors === 0,
+          target: '≥ 0.8× baseline',
+          met: dm.requestsPerSec / bm.requestsPerSec >= 0.8 && dm.non2xx + dm.errors === 0,
         });
       }
       return {
