@@ -151,7 +151,10 @@ export async function runGatekeeper(ctx: BenchContext): Promise<Section> {
             TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
           },
           kvNamespaces: ['GATEKEEPER_KV'],
-          durableObjects: { ONE_TIME_STORE: { className: 'OneTimeStore', useSQLite: true } },
+          durableObjects: {
+            ONE_TIME_STORE: { className: 'OneTimeStore', useSQLite: true },
+            MEMBERSHIP_RECHECK: { className: 'MembershipRecheck', useSQLite: true },
+          },
           // The production limit (30/min per IP) would refuse nearly every request: raised, still consulted.
           ratelimits: { RATE_LIMITER: { simple: { limit: 100_000_000, period: 60 } } },
         },
@@ -194,6 +197,14 @@ export async function runGatekeeper(ctx: BenchContext): Promise<Section> {
     if (provisioned.status !== 201)
       throw new Error(`provision answered ${provisioned.status}: ${await provisioned.text()}`);
     await provisioned.arrayBuffer();
+    // A route that refuses is not measured: say why at once rather than time error answers.
+    const validated = await mf.dispatchFetch(`${PUBLIC_BASE_URL}/validate`, {
+      method: 'POST',
+      headers: { ...auth, 'CF-Connecting-IP': '203.0.113.7' },
+    });
+    if (validated.status !== 200)
+      throw new Error(`validate answered ${validated.status}: ${await validated.text()}`);
+    await validated.arrayBuffer();
 
     const routes = [
       { name: 'GET /health', method: 'GET', path: '/health', headers: {} },
