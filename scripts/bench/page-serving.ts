@@ -96,8 +96,13 @@ export async function runPageServing(ctx: BenchContext): Promise<Section> {
     ]);
     try {
       const routes = [
-        { name: `GET /overlay/:id (${fmt(pageBytes.length / 1024)} KiB)`, path: `/overlay/${overlayId}` },
-        { name: `GET /assets/<file> (${ASSET_BYTES / 1024} KiB)`, path: `/assets/${assetName}` },
+        // The page every OBS load asks for is held to 0.8× the baseline; media files to 0.7×.
+        {
+          name: `GET /overlay/:id (${fmt(pageBytes.length / 1024)} KiB)`,
+          path: `/overlay/${overlayId}`,
+          target: 0.8,
+        },
+        { name: `GET /assets/<file> (${ASSET_BYTES / 1024} KiB)`, path: `/assets/${assetName}`, target: 0.7 },
       ];
       const probes: string[] = [];
       const rows: string[][] = [];
@@ -136,8 +141,8 @@ export async function runPageServing(ctx: BenchContext): Promise<Section> {
           value: fmt(dm.requestsPerSec),
           baseline: fmt(bm.requestsPerSec),
           ratio: ratio(dm.requestsPerSec, bm.requestsPerSec),
-          target: '≥ 0.8× baseline',
-          met: dm.requestsPerSec / bm.requestsPerSec >= 0.8 && dm.non2xx + dm.errors === 0,
+          target: `≥ ${route.target}× baseline`,
+          met: dm.requestsPerSec / bm.requestsPerSec >= route.target && dm.non2xx + dm.errors === 0,
         });
       }
       return {
