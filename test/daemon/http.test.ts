@@ -25,6 +25,46 @@ afterAll(() => daemon?.stop());
 const get = (path: string, headers: Record<string, string> = {}) =>
   rawRequest(daemon.port, { path, headers: { Host: `127.0.0.1:${daemon.port}`, ...headers } });
 
+describe('GET / (the home page on this computer)', () => {
+  it("links to the dashboard and lists each overlay's URL for OBS, with a strict policy", async () => {
+    const res = await get('/');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.body).toContain('href="/dashboard"');
+    expect(res.body).toContain(`http://127.0.0.1:${daemon.port}/overlay/${overlayId}`);
+    expect(res.body).toContain(daemon.overlays.list()[0]!.name);
+  });
+
+  it('shows overlay names as text, never as markup', async () => {
+    const created = await daemon.overlays.create({
+      name: '<script>alert(1)</script> & "quotes"',
+      width: 1280,
+      height: 720,
+      widgets: [],
+    });
+    try {
+      const res = await get('/');
+      expect(res.body).not.toContain('<script>alert(1)');
+      expect(res.body).toContain('&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot;');
+    } finally {
+      await daemon.overlays.remove(created.id);
+    }
+  });
+
+  it('does not exist for viewers through the tunnel', async () => {
+    daemon.tunnelHost = 'o-abc.tunnel.example';
+    try {
+      const res = await get('/', { Host: 'o-abc.tunnel.example', 'CF-Connecting-IP': '203.0.113.9' });
+      expect(res.status).toBe(404);
+      expect(res.body).not.toContain(overlayId);
+    } finally {
+      daemon.tunnelHost = undefined;
+    }
+  });
+});
+
 describe('GET /status', () => {
   it('answers {running, port}', async () => {
     const res = await get('/status');

@@ -10,6 +10,7 @@ import type { OverlayStore } from '../store/overlay-store.js';
 import type { PageTokens } from '../ws/page-tokens.js';
 import { type ControlApiContext, mountControlApi } from './control-api.js';
 import { mountDashboard } from './dashboard.js';
+import { homePageHandler } from './home-page.js';
 import { classifyHost, isLocalControlClient } from './policy.js';
 import { sendError, sendJson } from './responses.js';
 
@@ -84,6 +85,14 @@ export function createHttpApp(ctx: HttpContext): Polka {
       req.path.startsWith('/overlay-dev/') ? dev(req, res, () => void next()) : next(),
     );
   }
+
+  app.get(
+    '/',
+    homePageHandler({
+      overlays: () => ctx.overlays.list(),
+      ...(ctx.tunnelHost ? { tunnelHost: ctx.tunnelHost } : {}),
+    }),
+  );
 
   app.get('/status', (req, res) => {
     // The details (licence, tunnel, TikTok state) are the streamer's business: a request that is not
