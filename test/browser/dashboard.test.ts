@@ -107,11 +107,28 @@ describe('dashboard access', () => {
     }
   });
 
-  it('shows clearly when the daemon refuses the key it was given', async () => {
+  it("says in a streamer's words when the key it was given is wrong, and how to get a good one", async () => {
     const page = await browser.newPage();
     await page.goto(`${daemon.url}/dashboard#key=not-the-key`);
-    await page.getByText("The daemon refused this dashboard's key").waitFor();
-    expect(await page.getByRole('alert').first().textContent()).toContain('401 unauthenticated');
+    await page.getByText('This sign-in link is no longer valid').waitFor();
+    const text = await page.getByRole('alert').first().textContent();
+    expect(text).toContain('overlay-daemon dashboard');
+    expect(text).not.toContain('Authorization');
+    expect(text).not.toContain('401');
+    await page.close();
+  });
+
+  it('signs in when the sign-in link is pasted into a tab already on the dashboard', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${daemon.url}/dashboard#key=not-the-key`);
+    await page.getByText('This sign-in link is no longer valid').waitFor();
+    // Pasting the printed link changes only the fragment: no new page load.
+    await page.evaluate((key) => {
+      location.hash = `key=${encodeURIComponent(key)}`;
+    }, adminKey);
+    await page.getByRole('heading', { name: daemon.overlays.list()[0]!.name }).waitFor();
+    expect(await page.getByText('This sign-in link is no longer valid').count()).toBe(0);
+    expect(page.url()).toBe(`${daemon.url}/dashboard`);
     await page.close();
   });
 

@@ -109,9 +109,9 @@ export function App(props: { adminKey: string | undefined }) {
       <main>
         {refused && (
           <Notice kind="error">
-            The daemon refused this dashboard's key ({refused.status} {refused.code}: {refused.message}). Open
-            the sign-in URL that <code>overlay-daemon</code> printed when it started; the key changes if its
-            data directory was recreated.
+            This sign-in link is no longer valid. Open the sign-in link that <code>overlay-daemon</code>{' '}
+            printed when it last started, or run <code>overlay-daemon dashboard</code> in a terminal to open
+            the dashboard signed in.
           </Notice>
         )}
         {loadError && !refused && <Notice kind="error">Could not load everything: {loadError}</Notice>}
