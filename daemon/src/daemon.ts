@@ -1,6 +1,7 @@
 // Composes the daemon: data directory, overlay and rule stores, WebSocket hub, HTTP routes, on one port.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer } from 'node:net';
 import { createIngest, type EventHandler, type Ingest } from './events/ingest.js';
 import { createEventPipeline } from './events/pipeline.js';
 import { createHttpApp, type PageRenderer, requestListener } from './http/app.js';
@@ -81,8 +82,23 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
+/**
+ * Fails as listening would (EADDRINUSE, EACCES, EADDRNOTAVAIL) before anything is written, so a start on a
+ * busy port leaves no new data directory behind. The real server listens a moment later.
+ */
+async function checkCanListen(port: number, host: string): Promise<void> {
+  if (port === 0) return;
+  const probe = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ port, host, exclusive: true }, () => resolve());
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const log = options.log ?? ((line: string) => console.error(line));
+  await checkCanListen(options.port, options.host);
   const dataDir = await initDataDir(options.dataDir);
   const adminKey = await readAdminKey(dataDir);
   const overlays = new OverlayStore(dataDir, {

@@ -1,5 +1,5 @@
 // The command line as a user runs it: a child process on its TypeScript sources (decisions §3).
-import { readFile, rm } from 'node:fs/promises';
+import { chmod, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -127,6 +127,58 @@ describe('overlay-daemon', () => {
     } finally {
       blocker.close();
     }
+  }, 20_000);
+
+  it('leaves no new data directory behind when the port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const address = blocker.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const parent = await makeDataDir();
+    dirs.push(parent);
+    const dir = join(parent, 'not-yet');
+    try {
+      const r = spawnCli(['--port', String(port), '--data-dir', dir]);
+      expect(await r.exited).toBe(1);
+      expect(r.stderr()).toContain('already in use');
+      await expect(stat(dir)).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      blocker.close();
+    }
+  }, 20_000);
+
+  it('names the path when the data directory cannot be written, not the port', async () => {
+    const parent = await makeDataDir();
+    dirs.push(parent);
+    // A folder this user may not write into. root ignores file modes, so as root the CLI runs as
+    // `nobody`, for whom the private (0700) parent is closed.
+    const asRoot = process.getuid?.() === 0;
+    if (!asRoot) await chmod(parent, 0o500);
+    try {
+      const r = spawnCli(
+        ['--port', '0', '--data-dir', join(parent, 'data')],
+        {},
+        asRoot ? { uid: 65534, gid: 65534 } : undefined,
+      );
+      expect(await r.exited).toBe(1);
+      expect(r.stderr().trim()).toBe(
+        `overlay-daemon: cannot write ${join(parent, 'data')}: permission denied (choose another folder with --data-dir)`,
+      );
+    } finally {
+      await chmod(parent, 0o700);
+    }
+  }, 20_000);
+
+  it('says in words when --data-dir is a file', async () => {
+    const parent = await makeDataDir();
+    dirs.push(parent);
+    const file = join(parent, 'notes.txt');
+    await writeFile(file, 'not a folder');
+    const r = spawnCli(['--port', '0', '--data-dir', file]);
+    expect(await r.exited).toBe(1);
+    expect(r.stderr().trim()).toBe(
+      `overlay-daemon: the data directory ${file} is a file, not a folder (choose a folder with --data-dir)`,
+    );
   }, 20_000);
 
   it('closes WebSocket clients with 1001 and exits 0 on SIGTERM', async () => {

@@ -19,11 +19,16 @@ interface CliResult {
   stderr: string;
 }
 
-/** Starts the CLI with `args`; `env` is laid over this process's environment. */
-export function spawnCli(args: string[], env: Record<string, string> = {}): CliRun {
+/** Starts the CLI with `args`; `env` is laid over this process's environment; `as` runs it as another user. */
+export function spawnCli(
+  args: string[],
+  env: Record<string, string> = {},
+  as?: { uid: number; gid: number },
+): CliRun {
   const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
+    ...(as ?? {}),
   });
   running.add(child);
   let stdout = '';

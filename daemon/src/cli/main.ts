@@ -6,7 +6,7 @@ import { isTikTokUsername, startTikTokService } from '../events/tiktok-service.j
 import { dashboardSignInUrl } from '../http/dashboard.js';
 import { isLoopbackIp } from '../http/policy.js';
 import { PACKAGE_VERSION } from '../package-root.js';
-import { defaultDataDir } from '../store/data-dir.js';
+import { DataDirError, defaultDataDir } from '../store/data-dir.js';
 import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../tunnel/remote-access.js';
 import { DASHBOARD_HELP, runDashboardCommand } from './dashboard.js';
 import { EVENT_HELP, runEventCommand } from './event.js';
@@ -234,14 +234,18 @@ async function start(values: Values, io: CliIo): Promise<number> {
     });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE') {
+    if (err instanceof DataDirError) {
+      io.err(`overlay-daemon: ${err.message}\n`);
+    } else if (e.code === 'EADDRINUSE') {
       io.err(
         `overlay-daemon: port ${port} on ${host} is already in use (is another overlay-daemon running? try --port)\n`,
       );
     } else if (e.code === 'EADDRNOTAVAIL') {
       io.err(`overlay-daemon: cannot bind ${host}: no such address on this machine\n`);
     } else if (e.code === 'EACCES') {
-      io.err(`overlay-daemon: not allowed to listen on ${host}:${port}\n`);
+      io.err(
+        `overlay-daemon: not allowed to listen on ${host}:${port} (ports below 1024 need special rights: try --port)\n`,
+      );
     } else {
       io.err(`overlay-daemon: ${e.message}\n`);
     }

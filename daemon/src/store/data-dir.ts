@@ -45,8 +45,58 @@ export function dataDirPaths(root: string): DataDir {
   };
 }
 
-/** Creates the layout on first start: folders, a demo overlay and its rule, the admin key. */
+/** The data directory cannot be used: `message` says which path and why, in a person's words. */
+export class DataDirError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An error of the file system about `path` (or the data dir it belongs to), worded for a person. */
+function dataDirProblem(err: unknown, root: string): Error {
+  const e = err as NodeJS.ErrnoException;
+  const path = e.path ?? root;
+  switch (e.code) {
+    case 'EACCES':
+    case 'EPERM':
+      return new DataDirError(
+        path,
+        `cannot write ${path}: permission denied (choose another folder with --data-dir)`,
+      );
+    case 'EROFS':
+      return new DataDirError(
+        path,
+        `cannot write ${path}: the disk is read-only (choose another folder with --data-dir)`,
+      );
+    case 'ENOSPC':
+      return new DataDirError(path, `cannot write ${path}: the disk is full`);
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return new DataDirError(
+        path,
+        `the data directory ${root} is a file, not a folder (choose a folder with --data-dir)`,
+      );
+    default:
+      return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+/**
+ * Creates the layout on first start: folders, a demo overlay and its rule, the admin key. A path that
+ * cannot be used is a DataDirError that names it.
+ */
 export async function initDataDir(root: string): Promise<DataDir> {
+  try {
+    return await createLayout(root);
+  } catch (err) {
+    throw dataDirProblem(err, root);
+  }
+}
+
+async function createLayout(root: string): Promise<DataDir> {
   const dirs = dataDirPaths(root);
   // Private to the user (decisions-2 §5): the folders hold the admin key, the licence and tokens.
   await mkdir(root, { recursive: true, mode: 0o700 });
