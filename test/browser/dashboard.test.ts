@@ -398,6 +398,30 @@ describe('status', () => {
     await obs.close();
   });
 
+  it("shows the TikTok connection in a streamer's words: why not, and when the next try is", async () => {
+    daemon.statusFields.set('tiktok', () => ({
+      source: 'tiktok',
+      username: 'some.streamer',
+      state: 'reconnecting',
+      attempts: 3,
+      lastError: 'cannot reach TikTok (is this computer online?)',
+      lastErrorAt: new Date().toISOString(),
+      retryInMs: 12_000,
+    }));
+    try {
+      await openTab('Status');
+      const card = dashboard.locator('[data-part="tiktok"]');
+      await card.getByText('Not connected: trying again').waitFor();
+      expect(await card.locator('[data-field="lastError"] dd').textContent()).toContain(
+        'cannot reach TikTok (is this computer online?)',
+      );
+      expect(await card.locator('[data-field="retryInMs"] dd').textContent()).toBe('in 12 s');
+      expect(await dashboard.getByText(/Retry In Ms|retryInMs/).count()).toBe(0);
+    } finally {
+      daemon.statusFields.delete('tiktok');
+    }
+  });
+
   it('shows the licence and the tunnel, and offers the tunnel URL of each overlay when there is one', async () => {
     daemon.statusFields.set('licence', () => ({
       tier: 'premium',

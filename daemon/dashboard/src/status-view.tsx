@@ -1,6 +1,6 @@
 // Status: what GET /status reports (TikTok, licence, tunnel…) and the overlay clients connected now.
 import { useEffect, useState } from 'preact/hooks';
-import type { DaemonStatus } from '../../../shared/protocol/index.js';
+import type { DaemonStatus, SourceStatus } from '../../../shared/protocol/index.js';
 import type { Shared } from './shared-data.js';
 import { describeError, Notice } from './ui.js';
 
@@ -75,6 +75,72 @@ function Fields(props: { record: Record<string, unknown> }) {
   );
 }
 
+function withoutTikTok(status: DaemonStatus): Omit<DaemonStatus, 'tiktok'> {
+  const { tiktok: _tiktok, ...rest } = status;
+  return rest;
+}
+
+const STATE_TEXT: Record<SourceStatus['state'], string> = {
+  connected: 'Connected: events arrive',
+  connecting: 'Connecting…',
+  reconnecting: 'Not connected: trying again',
+  offline: 'Not live right now: looking again',
+  disconnected: 'Stopped',
+};
+
+const clock = (iso: string) => new Date(iso).toLocaleTimeString();
+
+/** "in 12 s", "in 1 min 30 s". */
+function inTime(ms: number): string {
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  if (seconds < 60) return `in ${seconds} s`;
+  const rest = seconds % 60;
+  return `in ${Math.floor(seconds / 60)} min${rest ? ` ${rest} s` : ''}`;
+}
+
+/** The TikTok LIVE connection in a streamer's words: state, why not, and when the next try is. */
+function TikTokCard(props: { tiktok: SourceStatus }) {
+  const t = props.tiktok;
+  return (
+    <div class="card" data-part="tiktok">
+      <h3>TikTok LIVE · @{t.username}</h3>
+      <dl class="fields">
+        <div data-field="state">
+          <dt>Connection</dt>
+          <dd class={t.state === 'connected' ? 'yes' : 'no'}>{STATE_TEXT[t.state]}</dd>
+        </div>
+        {t.connectedSince && (
+          <div data-field="connectedSince">
+            <dt>Connected since</dt>
+            <dd>{clock(t.connectedSince)}</dd>
+          </div>
+        )}
+        {t.state !== 'connected' && t.lastError && (
+          <div data-field="lastError">
+            <dt>Why</dt>
+            <dd>
+              {t.lastError}
+              {t.lastErrorAt && <span class="muted"> (at {clock(t.lastErrorAt)})</span>}
+            </dd>
+          </div>
+        )}
+        {t.retryInMs !== undefined && (
+          <div data-field="retryInMs">
+            <dt>Next attempt</dt>
+            <dd>{inTime(t.retryInMs)}</dd>
+          </div>
+        )}
+        {t.attempts > 0 && (
+          <div data-field="attempts">
+            <dt>Failed attempts</dt>
+            <dd>{t.attempts}</dd>
+          </div>
+        )}
+      </dl>
+    </div>
+  );
+}
+
 export function StatusView(props: { shared: Shared }) {
   const { api, overlays } = props.shared;
   const [status, setStatus] = useState<DaemonStatus | undefined>();
@@ -109,11 +175,12 @@ export function StatusView(props: { shared: Shared }) {
       {error && <Notice kind="error">{error}</Notice>}
       <div class="card">
         <h3>Daemon</h3>
-        {status ? <Fields record={status} /> : <p class="muted">Loading…</p>}
+        {status ? <Fields record={withoutTikTok(status)} /> : <p class="muted">Loading…</p>}
         {status && !tunnel && (
           <p class="muted">No tunnel reported: overlays are reachable on this computer only.</p>
         )}
       </div>
+      {status?.tiktok && <TikTokCard tiktok={status.tiktok} />}
       <div class="card">
         <h3>Connected overlay clients</h3>
         <table class="clients">

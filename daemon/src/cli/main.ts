@@ -40,6 +40,8 @@ Options:
   --gatekeeper URL       the licence server (default: $OVERLAY_GATEKEEPER_URL, else the public one)
   --cloudflared PATH     the tunnel connector (default: cloudflared on PATH)
   --tiktok USERNAME      receive the events of this TikTok LIVE stream (state in GET /status)
+  --tiktok-sign-key KEY  API key of the sign server TikTok connections go through (lifts the free
+                         tier's daily limit; or $OVERLAY_TIKTOK_SIGN_KEY, which stays out of the process list)
   -h, --help             show this help
 `;
 
@@ -86,6 +88,7 @@ function parseCommandLine(argv: string[]) {
       gatekeeper: { type: 'string' },
       cloudflared: { type: 'string' },
       tiktok: { type: 'string' },
+      'tiktok-sign-key': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -262,8 +265,13 @@ async function start(values: Values, io: CliIo): Promise<number> {
   io.out(`dashboard (sign-in link, keep it private): ${dashboardSignInUrl(daemon.url, daemon.adminKey)}\n`);
   // Licence, tier limits and the tunnel (when `tunnel up` has stored one).
   const remote: RemoteAccess = await startRemoteAccess(daemon, { ...remoteOptions, licence });
+  const signApiKey = values['tiktok-sign-key'] || process.env.OVERLAY_TIKTOK_SIGN_KEY || undefined;
   const tiktok = values.tiktok
-    ? startTikTokService(daemon, { username: values.tiktok, log: (line) => io.err(`${line}\n`) })
+    ? startTikTokService(daemon, {
+        username: values.tiktok,
+        log: (line) => io.err(`${line}\n`),
+        ...(signApiKey ? { signApiKey } : {}),
+      })
     : undefined;
   io.out('press Ctrl+C to stop\n');
   const signal = await stopped;

@@ -17,11 +17,26 @@ const FORWARDED = [
   'error',
 ] as const;
 
+export interface TikTokConnectionOptions {
+  /**
+   * An API key of the sign server the library connects through (tiktok-live-connector's `signApiKey`):
+   * the free tier's daily limits are a known cause of refused connections.
+   */
+  signApiKey?: string;
+}
+
+/** Connections made with these options. */
+export function tiktokConnections(
+  options: TikTokConnectionOptions = {},
+): (username: string) => LiveConnection {
+  return (username) => tiktokConnection(username, options);
+}
+
 /**
  * Creates a connection for `username`. The library is loaded on first use, so a daemon that is
  * not configured for TikTok never loads it.
  */
-export function tiktokConnection(username: string): LiveConnection {
+export function tiktokConnection(username: string, options: TikTokConnectionOptions = {}): LiveConnection {
   const events = new EventEmitter();
   let connection: import('tiktok-live-connector').TikTokLiveConnection | undefined;
   // The library's emitter typing does not resolve under NodeNext (typed-emitter is CommonJS); at
@@ -38,6 +53,7 @@ export function tiktokConnection(username: string): LiveConnection {
       requests.signal.throwIfAborted();
       connection = new lib.TikTokLiveConnection(username, {
         processInitialData: false,
+        ...(options.signApiKey ? { signApiKey: options.signApiKey } : {}),
         // Its typing asks for a cookie jar too, but the HTTP client always sets its own over what is passed here.
         webClientOptions: { signal: requests.signal } as WebcastGotHttpConfig,
       });

@@ -1,6 +1,6 @@
 // Runs the TikTok LIVE source inside the daemon: events go through ingest, its state shows in GET /status and the log.
 import type { RunningDaemon } from '../daemon.js';
-import { tiktokConnection } from './tiktok-connection.js';
+import { tiktokConnections } from './tiktok-connection.js';
 import {
   type ConnectionFactory,
   type SourceStatus,
@@ -13,6 +13,8 @@ interface TikTokServiceOptions {
   username: string;
   /** The library adapter by default; a fake in tests. */
   createConnection?: ConnectionFactory;
+  /** The sign server's API key (`--tiktok-sign-key`, `$OVERLAY_TIKTOK_SIGN_KEY`). */
+  signApiKey?: string;
   log?: (line: string) => void;
   /** Passed through to TikTokSource (backoff, timers, jitter). */
   source?: Pick<TikTokSourceOptions, 'backoff' | 'timers' | 'random' | 'giftStreakTimeoutMs'>;
@@ -29,11 +31,9 @@ export function isTikTokUsername(name: string): boolean {
   return /^@?[A-Za-z0-9._]{1,64}$/.test(name.trim());
 }
 
+/** One line per change of state; the reason of a failure is the source's own line, just before. */
 function describeStatus(status: SourceStatus): string {
-  const parts = [`[tiktok] @${status.username} is now ${status.state}`];
-  if (status.retryInMs !== undefined) parts.push(`next attempt in ${Math.round(status.retryInMs / 1000)} s`);
-  if (status.state !== 'connected' && status.lastError) parts.push(`last error: ${status.lastError}`);
-  return parts.join('; ');
+  return `[tiktok] @${status.username} is now ${status.state}`;
 }
 
 /** Starts the source at once; `GET /status` carries `tiktok: {source, username, state, attempts, lastError?, …}`. */
@@ -46,7 +46,9 @@ export function startTikTokService(
   const source = new TikTokSource({
     ...options.source,
     username: options.username,
-    createConnection: options.createConnection ?? tiktokConnection,
+    createConnection:
+      options.createConnection ??
+      tiktokConnections(options.signApiKey ? { signApiKey: options.signApiKey } : {}),
     // The source validates what it emits, so its events go straight into the seam.
     onEvent: (event) => {
       daemon.ingest(event);

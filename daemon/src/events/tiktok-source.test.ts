@@ -316,6 +316,46 @@ describe('TikTokSource connection life cycle', () => {
     expect(t.lines.at(-1)).toBe('tiktok @streamer: Websocket message decoding failed: bad frame');
   });
 
+  it('says once per attempt, in words, that TikTok cannot be reached, and when it tries again', async () => {
+    const t = setup();
+    t.source.start();
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const c = t.latest();
+      // What the library does without a network: an error event per room-id route, then the rejection.
+      const offline = Object.assign(new Error('getaddrinfo ENOTFOUND www.tiktok.com'), { code: 'ENOTFOUND' });
+      for (let i = 0; i < 3; i++)
+        c.emit('error', { info: 'Failed to retrieve Room ID from all sources', exception: offline });
+      c.refuse(
+        Object.assign(new Error('Failed to retrieve Room ID from all sources'), {
+          config: { routeId: 'fetchRoomId', requestErrs: [offline, offline, offline] },
+        }),
+      );
+      await flush();
+      t.timers.advance(t.source.status().retryInMs ?? 0);
+    }
+    expect(t.lines).toHaveLength(3);
+    expect(t.lines[0]).toBe(
+      'tiktok @streamer: cannot reach TikTok (is this computer online?); trying again in 1 s',
+    );
+    expect(t.lines[2]).toMatch(
+      /^tiktok @streamer: cannot reach TikTok \(is this computer online\?\); trying again in \d+ s$/,
+    );
+    expect(t.source.status().lastError).toBe('cannot reach TikTok (is this computer online?)');
+  });
+
+  it('tells apart a user that does not exist, one not live, and a refusing sign server', async () => {
+    expect(classifyFailure(new Error('User not found')).kind).toBe('not-found');
+    expect(classifyFailure(new UserOfflineError("The requested user isn't online :(")).kind).toBe('offline');
+    expect(classifyFailure(new SignatureRateLimitError(0)).kind).toBe('rate-limited');
+    expect(classifyFailure(new Error('something else entirely')).kind).toBe('other');
+    const t = setup();
+    t.source.start();
+    t.latest().refuse(new SignatureRateLimitError(0));
+    await flush();
+    expect(t.lines.at(-1)).toContain('--tiktok-sign-key');
+    expect(t.lines.at(-1)).toMatch(/trying again in 1 min$/);
+  });
+
   it('refuses a username that is not one', () => {
     expect(() => new TikTokSource({ ...baseOptions(), username: 'a b/../c' })).toThrow(RangeError);
     expect(new TikTokSource({ ...baseOptions(), username: ' @some.one_1 ' }).username).toBe('some.one_1');

@@ -32,8 +32,66 @@ export type ConnectionFactory = (username: string) => LiveConnection;
 export type SourceState = SourceStatus['state'];
 export type { SourceStatus };
 
-/** Why a connect failed, as far as retrying is concerned. */
-type FailureKind = 'rate-limited' | 'offline' | 'other';
+/** Why a connect failed, as far as retrying and telling the streamer are concerned. */
+type FailureKind = 'rate-limited' | 'offline' | 'not-found' | 'network' | 'other';
+
+/** Error codes of a machine that cannot reach the internet (or TikTok). */
+const NETWORK_CODES = new Set([
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'ENETDOWN',
+  'ECONNABORTED',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** The error and every error it wraps (`cause`, the library's composite `config.requestErrs`), at most 20. */
+function errorChain(error: unknown): unknown[] {
+  const out: unknown[] = [];
+  const queue = [error];
+  while (queue.length > 0 && out.length < 20) {
+    const next = queue.shift();
+    if (next === undefined || next === null || out.includes(next)) continue;
+    out.push(next);
+    queue.push(own(next, 'cause'));
+    const wrapped = own(own(next, 'config'), 'requestErrs') ?? own(next, 'errors');
+    if (Array.isArray(wrapped)) queue.push(...wrapped);
+  }
+  return out;
+}
+
+function isNetworkFailure(error: unknown): boolean {
+  const chain = errorChain(error);
+  return chain.some((e) => {
+    const code = own(e, 'code');
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+    return /getaddrinfo|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH|network is unreachable|fetch failed|socket hang up/i.test(
+      errorMessage(e),
+    );
+  });
+}
+
+/** One sentence a streamer understands, for the log and the dashboard. */
+export function describeFailure(kind: FailureKind, error: unknown, username: string): string {
+  switch (kind) {
+    case 'network':
+      return 'cannot reach TikTok (is this computer online?)';
+    case 'not-found':
+      return `TikTok has no user @${username} (check the spelling of --tiktok)`;
+    case 'offline':
+      return `@${username} is not live right now`;
+    case 'rate-limited':
+      return 'the sign server that TikTok connections go through refused for now (its free daily limit; a sign key lifts it: --tiktok-sign-key)';
+    case 'other': {
+      const first = errorMessage(error).split('\n')[0]?.trim() ?? '';
+      return `could not connect to TikTok${first ? `: ${first.slice(0, 160)}` : ''}`;
+    }
+  }
+}
 
 /** Thrown by a connection adapter that knows precisely why it failed. */
 export class LiveSourceError extends Error {
@@ -63,6 +121,9 @@ export function classifyFailure(error: unknown): { kind: FailureKind; retryAfter
     return { kind: 'rate-limited', ...(retryAfterMs ? { retryAfterMs } : {}) };
   if (name === 'UserOfflineError' || /isn't online|is offline|not (currently )?live/i.test(message))
     return { kind: 'offline' };
+  if (/user (not found|does ?n.t exist)|no such user|couldn.t find (the )?user/i.test(message))
+    return { kind: 'not-found' };
+  if (isNetworkFailure(error)) return { kind: 'network' };
   return { kind: 'other' };
 }
 
@@ -108,6 +169,15 @@ export interface TikTokSourceOptions {
   dedupeCapacity?: number;
 }
 
+/** "4 s", "1 min 30 s", "15 min": a wait as a person reads it. */
+export function formatWait(ms: number): string {
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  const rest = seconds % 60;
+  return rest === 0 ? `${minutes} min` : `${minutes} min ${rest} s`;
+}
+
 /** Delay before retry number `attempt` (1-based): exponential, capped, with ±25 % jitter. */
 export function retryDelay(
   kind: FailureKind,
@@ -124,7 +194,7 @@ export function retryDelay(
           { initialMs: backoff.rateLimitMs, maxMs: backoff.rateLimitMaxMs, jitter: 0.25 },
           random,
         )
-      : kind === 'offline'
+      : kind === 'offline' || kind === 'not-found'
         ? backoffDelay(1, { initialMs: backoff.offlineMs, maxMs: backoff.offlineMs, jitter: 0.25 }, random)
         : backoffDelay(attempt, { initialMs: backoff.initialMs, maxMs: backoff.maxMs, jitter: 0.25 }, random);
   return Math.max(delay, retryAfterMs);
@@ -230,7 +300,7 @@ export class TikTokSource {
         this.likes.reset();
         this.lastViewerCount = undefined;
         this.setState('connected');
-        this.log(`connected to @${this.username}`);
+        this.log(`connected: events from @${this.username}'s LIVE arrive now`);
       },
       (error: unknown) => {
         if (generation !== this.generation || !this.running) return;
@@ -280,11 +350,13 @@ export class TikTokSource {
       const detail = [code, typeof reason === 'string' && reason ? reason : undefined]
         .filter(Boolean)
         .join(' ');
-      this.lostConnection('other', `disconnected${detail ? ` (${detail})` : ''}`);
+      this.lostConnection('other', `lost the connection to TikTok${detail ? ` (${detail})` : ''}`);
     });
     connection.on('error', (info: unknown) => {
       if (!current()) return;
-      // Connect failures arrive here too, then as the rejected promise; the rejection decides.
+      // Connect failures arrive here too (several per attempt), then as the rejected promise, which
+      // says it once; only an error on a live connection is news of its own.
+      if (this.state !== 'connected') return;
       const exception = own(info, 'exception');
       const what = own(info, 'info');
       this.recordError(exception ?? info, typeof what === 'string' ? what : 'connection error');
@@ -299,10 +371,11 @@ export class TikTokSource {
     this.scheduleRetry(kind, 0, message);
   }
 
-  private fail(error: unknown, context: string): void {
-    this.recordError(error, context);
+  private fail(error: unknown, _context: string): void {
     const { kind, retryAfterMs } = classifyFailure(error);
-    this.scheduleRetry(kind, retryAfterMs ?? 0, this.lastError?.message ?? context);
+    const reason = describeFailure(kind, error, this.username);
+    this.lastError = { message: reason, at: this.timers.now() };
+    this.scheduleRetry(kind, retryAfterMs ?? 0, reason);
   }
 
   private scheduleRetry(kind: FailureKind, retryAfterMs: number, why: string): void {
@@ -326,9 +399,8 @@ export class TikTokSource {
       if (this.running) this.connect();
     }, delay);
     this.setState(kind === 'offline' ? 'offline' : 'reconnecting');
-    this.log(
-      `${why}; ${kind === 'offline' ? 'looking again' : 'reconnecting'} in ${(delay / 1000).toFixed(1)} s`,
-    );
+    // One line per attempt: what it means, and when the next try is.
+    this.log(`${why}; trying again in ${formatWait(delay)}`);
   }
 
   /** Stops listening to the current connection and forgets it. */
