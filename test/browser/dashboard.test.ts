@@ -303,16 +303,19 @@ describe('rules and the test panel', () => {
     await saved(dashboard);
     const alert = (await overlayWidgets(overlayId)).find((w) => w.type === 'alert');
     expect(alert).toBeDefined();
-    // By default an alert shows only show-alert commands; a tick makes it announce follows by itself.
-    expect(alert).not.toHaveProperty('events');
-    await dashboard.getByRole('checkbox', { name: 'follow' }).check();
-    await saved(dashboard);
-    expect((await overlayWidgets(overlayId)).find((w) => w.id === alert!.id)).toMatchObject({
-      events: ['follow'],
-    });
+    // A new alert announces gifts, follows, subscriptions and shares by itself; ticks change that.
+    expect(alert).toMatchObject({ events: ['gift', 'follow', 'share', 'subscribe'] });
     await dashboard.getByRole('checkbox', { name: 'follow' }).uncheck();
     await saved(dashboard);
-    expect((await overlayWidgets(overlayId)).find((w) => w.id === alert!.id)).not.toHaveProperty('events');
+    expect((await overlayWidgets(overlayId)).find((w) => w.id === alert!.id)).toMatchObject({
+      events: ['gift', 'share', 'subscribe'],
+    });
+    // Gifts will come from the rule below, with its own text: the alert stops announcing them itself.
+    await dashboard.getByRole('checkbox', { name: 'gift' }).uncheck();
+    await saved(dashboard);
+    expect((await overlayWidgets(overlayId)).find((w) => w.id === alert!.id)).toMatchObject({
+      events: ['share', 'subscribe'],
+    });
     // A goal counts what its select says.
     await dashboard.getByRole('button', { name: '+ Goal' }).click();
     await dashboard.getByLabel('Counts').selectOption('follows');
@@ -445,5 +448,73 @@ describe('status', () => {
       `https://o-example.overlays.test/overlay/${demo.id}`,
     );
     await shot(dashboard, 'dashboard-overlays.png');
+  });
+});
+
+describe('a new overlay with an alert', () => {
+  it('places new widgets apart inside the canvas, shows the OBS URL, and a test gift says what shows it', async () => {
+    const page = await context.newPage();
+    try {
+      await page.goto(`${daemon.url}/dashboard#key=${encodeURIComponent(adminKey)}`);
+      await page.getByRole('button', { name: 'New overlay' }).click();
+      await page.getByLabel('Name').fill('Alerts scene');
+      await page.getByRole('button', { name: 'Create overlay' }).click();
+      await page.getByRole('heading', { name: 'Alerts scene' }).waitFor();
+      const id = (await page.locator('section.editor').getAttribute('data-overlay-id')) ?? '';
+      expect(await page.getByLabel('OBS URL').inputValue()).toBe(`${daemon.url}/overlay/${id}`);
+
+      // An empty overlay: the test gift reaches it, and the editor says why nothing shows.
+      await page.getByRole('button', { name: 'Send a test gift' }).click();
+      await page.getByText('Nothing on “Alerts scene” shows gift events').waitFor();
+
+      await page.getByRole('button', { name: '+ Alert' }).click();
+      await page.getByRole('button', { name: '+ Alert' }).click();
+      await page.getByRole('button', { name: '+ Goal' }).click();
+      await saved(page);
+      const widgets = (await (await api(`/api/overlays/${id}`)).json()) as {
+        width: number;
+        height: number;
+        widgets: {
+          type: string;
+          id: string;
+          x: number;
+          y: number;
+          width: number;
+          height: number;
+          events?: string[];
+        }[];
+      };
+      expect(widgets.widgets.map((w) => w.type)).toEqual(['alert', 'alert', 'goal']);
+      // A new alert announces what a streamer expects out of the box.
+      expect(widgets.widgets[0]!.events).toEqual(['gift', 'follow', 'share', 'subscribe']);
+      for (const [i, a] of widgets.widgets.entries()) {
+        expect(a.x).toBeGreaterThanOrEqual(0);
+        expect(a.y).toBeGreaterThanOrEqual(0);
+        expect(a.x + a.width).toBeLessThanOrEqual(widgets.width);
+        expect(a.y + a.height).toBeLessThanOrEqual(widgets.height);
+        for (const b of widgets.widgets.slice(i + 1)) {
+          const apart =
+            a.x + a.width <= b.x || b.x + b.width <= a.x || a.y + a.height <= b.y || b.y + b.height <= a.y;
+          expect(apart, `${a.id} and ${b.id} overlap`).toBe(true);
+        }
+      }
+
+      // Now the gift shows: the editor names the alert, and the open overlay page shows it.
+      const obs = await context.newPage();
+      await obs.goto(`${daemon.url}/overlay/${id}`);
+      await obs
+        .locator('body[data-connection="open"]')
+        .waitFor({ timeout: 10_000 })
+        .catch(() => {});
+      await page.getByRole('button', { name: 'Send a test gift' }).click();
+      await page.getByText(`shown by alert · ${widgets.widgets[0]!.id}`).waitFor();
+      await obs
+        .getByText(/Test Viewer/)
+        .first()
+        .waitFor({ timeout: 10_000 });
+      await obs.close();
+    } finally {
+      await page.close();
+    }
   });
 });

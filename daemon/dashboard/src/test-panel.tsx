@@ -9,6 +9,7 @@ import {
   type StreamEventType,
 } from '../../../shared/protocol/index.js';
 import type { Rule } from '../../../shared/rules.js';
+import { type Reach, reachOf, whyNothingShows } from './event-reach.js';
 import { fieldIssues } from './field-issues.js';
 import type { Shared } from './shared-data.js';
 import { describeError, FieldError, Notice } from './ui.js';
@@ -38,6 +39,8 @@ interface Sent {
   summary: string;
   /** The rules the daemon reports it fired for this event. */
   fired: Rule[];
+  /** What showed it on each overlay (nothing: the log says why). */
+  reach: { reach: Reach; why: string | undefined }[];
 }
 
 export function TestPanel(props: { shared: Shared }) {
@@ -78,6 +81,11 @@ export function TestPanel(props: { shared: Shared }) {
         at: new Date().toLocaleTimeString(),
         summary: describeEvent(parsed.value),
         fired,
+        reach: shared.overlays.map((overlay) => {
+          const reach = reachOf(parsed.value, overlay, shared.rules, firedRules);
+          const shown = reach.widgets.length > 0 || reach.rules.length > 0;
+          return { reach, why: shown ? undefined : whyNothingShows(parsed.value, overlay) };
+        }),
       };
       setLog((l) => [entry, ...l].slice(0, 20));
     } catch (err) {
@@ -170,6 +178,18 @@ export function TestPanel(props: { shared: Shared }) {
                 <span>Fired: {s.fired.map((r) => r.name || r.id).join(', ')}</span>
               )}
             </div>
+            <ul class="reach">
+              {s.reach.map(({ reach, why }) => (
+                <li key={reach.overlay.id} data-overlay-id={reach.overlay.id} data-shown={why ? 'no' : 'yes'}>
+                  {why ?? (
+                    <>
+                      On “{reach.overlay.name}”:{' '}
+                      {[...reach.widgets, ...reach.rules.map((r) => `rule “${r}”`)].join(', ')}
+                    </>
+                  )}
+                </li>
+              ))}
+            </ul>
           </li>
         ))}
       </ol>

@@ -1,4 +1,5 @@
-// A new widget of each kind with defaults that pass the Widget schema of shared/protocol.ts.
+// A new widget of each kind with defaults that pass the Widget schema (shared/protocol/widgets.ts), and
+// where it goes on the canvas.
 import type { Widget, WidgetType } from '../../../shared/protocol/index.js';
 
 export const WIDGET_KINDS: readonly { type: WidgetType; label: string }[] = [
@@ -42,7 +43,20 @@ export function defaultWidget(
     case 'image':
       return imageSrc ? { id, type, x, y, width: 320, height: 320, src: imageSrc } : undefined;
     case 'alert':
-      return { id, type, x, y, width: 800, height: 240, duration: 5000, color: '#ffffff', fontSize: 48 };
+      // Announces the events a streamer expects an alert for, out of the box; chat, likes and viewer
+      // counts are too frequent to alert on.
+      return {
+        id,
+        type,
+        x,
+        y,
+        width: 800,
+        height: 240,
+        duration: 5000,
+        color: '#ffffff',
+        fontSize: 48,
+        events: ['gift', 'follow', 'share', 'subscribe'],
+      };
     case 'goal':
       return {
         id,
@@ -66,4 +80,39 @@ export function defaultWidget(
     case 'top-gifters':
       return { id, type, x, y, width: 420, height: 320, maxEntries: 5, entries: [], color: '#ffffff' };
   }
+}
+
+/** The size a widget takes on the canvas: its own, or an estimate for one that sizes to its content. */
+function boxOf(w: Widget): { x: number; y: number; width: number; height: number } {
+  const fallback =
+    w.type === 'text' || w.type === 'counter' ? { width: 400, height: 80 } : { width: 320, height: 240 };
+  return { x: w.x, y: w.y, width: w.width ?? fallback.width, height: w.height ?? fallback.height };
+}
+
+const overlaps = (a: ReturnType<typeof boxOf>, b: ReturnType<typeof boxOf>) =>
+  a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+/**
+ * Where a new widget goes: the first place, left to right and top to bottom, where it fits inside the
+ * canvas without covering another widget; when there is none, the canvas's top left corner area, inside it.
+ */
+export function placeWidget(
+  widget: Widget,
+  canvas: { width: number; height: number; widgets: readonly Widget[] },
+): { x: number; y: number } {
+  const { width, height } = boxOf(widget);
+  const others = canvas.widgets.map(boxOf);
+  const margin = Math.round(Math.min(canvas.width, canvas.height) * 0.04);
+  const step = 20;
+  for (let y = margin; y + height <= canvas.height - margin; y += step) {
+    for (let x = margin; x + width <= canvas.width - margin; x += step) {
+      const box = { x, y, width, height };
+      if (!others.some((o) => overlaps(box, o))) return { x, y };
+    }
+  }
+  const offset = (canvas.widgets.length % 10) * 24;
+  return {
+    x: Math.max(0, Math.min(margin + offset, canvas.width - width)),
+    y: Math.max(0, Math.min(margin + offset, canvas.height - height)),
+  };
 }

@@ -13,6 +13,7 @@ import {
   type WidgetOf,
 } from '../../../shared/protocol/index.js';
 import { hostTimers } from '../../../shared/timers.js';
+import { alertAnnounces, eventListShows } from '../../../shared/widget-reactions.js';
 import { AlertQueue, type QueuedAlert } from './alert-queue.js';
 import { pushBounded } from './feed.js';
 
@@ -117,13 +118,10 @@ export class OverlayView {
           widget.maxMessages,
         );
         this.redraw(widget);
-      } else if (
-        widget.type === 'event-list' &&
-        (!widget.eventTypes || widget.eventTypes.includes(event.type))
-      ) {
+      } else if (widget.type === 'event-list' && eventListShows(widget, event.type)) {
         pushBounded(rt.events, describeEvent(event), widget.maxEvents);
         this.redraw(widget);
-      } else if (widget.type === 'alert' && widget.events?.includes(event.type)) {
+      } else if (widget.type === 'alert' && alertAnnounces(widget, event.type)) {
         // Only the event types the widget lists: a rule's `show-alert` for the same event would otherwise alert twice.
         this.alertQueue(widget).enqueue({
           text: describeEvent(event),

@@ -13,16 +13,11 @@
 // - `reset` (API or rule) zeroes the kept state too: the pipeline listens to every command the hub sends.
 import type { OverlayCommandInput, StreamEvent, Widget } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
+import { widgetReactsTo } from '../../../shared/widget-reactions.js';
 import { errorMessage } from '../errors.js';
 import { RuleEngine } from '../rules/engine.js';
 import type { Timers } from '../timers.js';
-import {
-  amountFor,
-  applyCommand,
-  applyEvent,
-  diamondsOf,
-  mergeWidgets,
-} from '../widget-state/apply-event.js';
+import { applyCommand, applyEvent, mergeWidgets } from '../widget-state/apply-event.js';
 import { UpdateCoalescer } from '../widget-state/coalescer.js';
 import type { EventHandler, IngestContext } from './ingest.js';
 
@@ -42,21 +37,11 @@ interface EventPipeline {
 /** A change queued for an overlay's kept state, replayed in order at flush time. */
 type StateOp = { kind: 'event'; event: StreamEvent } | { kind: 'command'; widgetId: string; command: string };
 
-/** Whether an event can change a widget's kept state (whatever that state is by flush time). */
-function affects(widget: Widget, event: StreamEvent): boolean {
-  switch (widget.type) {
-    case 'goal':
-      return amountFor(widget.source, event) > 0;
-    case 'counter':
-      return widget.source !== undefined && amountFor(widget.source, event) > 0;
-    case 'top-gifters':
-      return diamondsOf(event) > 0;
-    default:
-      return false;
-  }
-}
-
 const KEEPS_STATE = new Set<Widget['type']>(['goal', 'counter', 'top-gifters']);
+
+/** Whether an event can change a widget's kept state (whatever that state is by flush time). */
+const affects = (widget: Widget, event: StreamEvent): boolean =>
+  KEEPS_STATE.has(widget.type) && widgetReactsTo(widget, event);
 
 export function createEventPipeline(ctx: IngestContext, options: EventPipelineOptions = {}): EventPipeline {
   const { hub, overlays, rules, log } = ctx;

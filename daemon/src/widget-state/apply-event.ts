@@ -1,33 +1,8 @@
 // Widget state the daemon keeps (goal progress, counters, top gifters): how events and commands change it.
 import type { StreamEvent, Widget, WidgetOf } from '../../../shared/protocol/index.js';
+import { amountFor, diamondsOf } from '../../../shared/widget-reactions.js';
 
-type Source = NonNullable<WidgetOf<'counter'>['source']>;
 type Gifter = WidgetOf<'top-gifters'>['entries'][number];
-
-/** How much one event adds to a goal or counter fed by `source` (0: nothing). */
-export function amountFor(source: Source, event: StreamEvent): number {
-  switch (source) {
-    case 'likes':
-      return event.type === 'like' ? event.data.likeCount : 0;
-    case 'gifts':
-      return event.type === 'gift' ? event.data.repeatCount : 0;
-    case 'diamonds':
-      return diamondsOf(event);
-    case 'follows':
-      return event.type === 'follow' ? 1 : 0;
-    case 'shares':
-      return event.type === 'share' ? 1 : 0;
-    case 'subscribes':
-      return event.type === 'subscribe' ? 1 : 0;
-  }
-}
-
-/** Diamonds of a gift event: the gift's value × how many were sent. */
-export function diamondsOf(event: StreamEvent): number {
-  return event.type === 'gift'
-    ? Math.min(Number.MAX_SAFE_INTEGER, (event.data.diamondCount ?? 0) * event.data.repeatCount)
-    : 0;
-}
 
 /** Stays a safe integer however long the stream runs. */
 const add = (a: number, b: number) => Math.min(Number.MAX_SAFE_INTEGER, a + b);

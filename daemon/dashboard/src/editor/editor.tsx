@@ -11,11 +11,12 @@ import { commit, type History, redo, startHistory, undo } from '../history.js';
 import { isImage } from '../media-kinds.js';
 import type { Shared } from '../shared-data.js';
 import { Notice } from '../ui.js';
-import { defaultWidget, newWidgetId } from '../widget-defaults.js';
+import { defaultWidget, newWidgetId, placeWidget } from '../widget-defaults.js';
 import { Canvas } from './canvas.js';
 import { ConflictNotice } from './conflict.js';
 import { Layers } from './layers.js';
 import { LivePreview } from './live-preview.js';
+import { ObsUrl, TestGiftButton } from './overlay-checks.js';
 import { SelectedWidget } from './selected-widget.js';
 import { EditorToolbar } from './toolbar.js';
 import { useEditorKeys } from './use-editor-keys.js';
@@ -67,10 +68,10 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
   const addWidget = (type: WidgetType) => {
     const image = shared.media.find((m) => isImage(m.name))?.name;
     const id = newWidgetId(type, new Set(overlay.widgets.map((w) => w.id)));
-    const offset = (overlay.widgets.length % 10) * 24;
-    const at = { x: Math.round(overlay.width * 0.1) + offset, y: Math.round(overlay.height * 0.1) + offset };
-    const widget = defaultWidget(type, id, at, image);
-    if (!widget) return;
+    const drafted = defaultWidget(type, id, { x: 0, y: 0 }, image);
+    if (!drafted) return;
+    // Where it covers nothing already there, inside the canvas.
+    const widget = { ...drafted, ...placeWidget(drafted, overlay) };
     widgets.add(widget);
     setSelected(id);
   };
@@ -117,6 +118,9 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
           {stateText[saving.saveState]}
         </span>
       </div>
+
+      <ObsUrl overlay={overlay} />
+      <TestGiftButton shared={shared} overlay={overlay} />
 
       <EditorToolbar
         hasImages={shared.media.some((m) => isImage(m.name))}

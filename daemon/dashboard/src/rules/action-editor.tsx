@@ -1,7 +1,9 @@
 // One action of a rule: which overlay and widget, which command, and the command's payload.
-import { KNOWN_COMMANDS } from '../../../../shared/protocol/index.js';
+import { KNOWN_COMMANDS, type StreamEventType } from '../../../../shared/protocol/index.js';
 import type { RuleAction } from '../../../../shared/rules.js';
+import { alertAnnounces } from '../../../../shared/widget-reactions.js';
 import type { Shared } from '../shared-data.js';
+import { Notice } from '../ui.js';
 import {
   AlertPayload,
   CustomPayload,
@@ -14,6 +16,8 @@ import { RuleField, type RuleFields } from './rule-field.js';
 
 export function ActionEditor(props: {
   fields: RuleFields;
+  /** The rule's trigger: an alert that announces it by itself would show it twice. */
+  trigger: StreamEventType;
   index: number;
   action: RuleAction;
   shared: Shared;
@@ -24,6 +28,9 @@ export function ActionEditor(props: {
   const base = `actions.${props.index}`;
   const overlay = shared.overlays.find((o) => o.id === action.overlayId);
   const known = KNOWN_COMMANDS.some((c) => c === action.command);
+  const target = overlay?.widgets.find((w) => w.id === action.widgetId);
+  const twice =
+    action.command === 'show-alert' && target?.type === 'alert' && alertAnnounces(target, props.trigger);
   const payloadProps: PayloadProps = {
     fields,
     base,
@@ -101,6 +108,12 @@ export function ActionEditor(props: {
           </select>
         )}
       </RuleField>
+      {twice && (
+        <Notice kind="info">
+          This alert already announces {props.trigger} events by itself, so each one would show twice: untick
+          “{props.trigger}” under “Announce these events” in its properties, or send it to another alert.
+        </Notice>
+      )}
       {action.command === 'show-alert' && <AlertPayload {...payloadProps} />}
       {action.command === 'play-sound' && <SoundPayload {...payloadProps} />}
       {action.command === 'set-text' && <SetTextPayload {...payloadProps} />}

@@ -202,6 +202,7 @@ export function RuleEditor(props: {
         <ActionEditor
           key={i}
           fields={fields}
+          trigger={rule.trigger}
           index={i}
           action={action}
           shared={shared}
