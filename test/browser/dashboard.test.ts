@@ -3,8 +3,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
+import { DEFAULT_CONFIG } from '../../shared/config.js';
 import { launchChromium } from '../support/chromium.js';
-import { rawRequest, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { makeDataDir, rawRequest, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS; // a folder: docs/images when refreshing the docs
 const POLL = { timeout: 10_000, interval: 50 };
@@ -515,6 +517,41 @@ describe('a new overlay with an alert', () => {
       await obs.close();
     } finally {
       await page.close();
+    }
+  });
+});
+
+describe('free tier limits', () => {
+  it('shows a limit as a notice of its own, with the limit in words and a link to Premium', async () => {
+    const dataDir = await makeDataDir();
+    // Offline and signed out: the bundled config's free tier (3 overlays, the demo one included).
+    const licence = new LicenceManager({ dataDir, issuer: 'http://gatekeeper.invalid', log: () => {} });
+    const free = await startTestDaemon({ dataDir, limits: licence });
+    await licence.load();
+    const page = await context.newPage();
+    try {
+      for (const name of ['Second', 'Third'])
+        await free.overlays.create({ name, width: 1280, height: 720, widgets: [] });
+      const key = (await readFile(join(dataDir, 'admin.key'), 'utf8')).trim();
+      await page.goto(`${free.url}/dashboard#key=${encodeURIComponent(key)}`);
+      await page.getByRole('button', { name: 'New overlay' }).click();
+      await page.getByRole('button', { name: 'Create overlay' }).click();
+      const notice = page.locator('[data-limit]');
+      await notice.getByText('Free tier limit reached').waitFor();
+      const text = (await notice.textContent()) ?? '';
+      expect(text).toContain(`allows ${DEFAULT_CONFIG.tiers.free.maxOverlays} overlays`);
+      expect(text).toContain(`Premium allows up to ${DEFAULT_CONFIG.tiers.premium.maxOverlays} overlays`);
+      // Not the developer's view: no status code, no bare URL, and nothing about remote access.
+      expect(text).not.toMatch(/403|premium_required|https?:\/\/|remote access|from anywhere/i);
+      expect(await notice.getByRole('link', { name: 'See Premium' }).getAttribute('href')).toBe(
+        DEFAULT_CONFIG.upgrade.url,
+      );
+      // Laid out below the form, not inside its row of fields.
+      expect(await page.locator('form.meta-form [data-limit]').count()).toBe(0);
+      await shot(page, 'dashboard-limit.png');
+    } finally {
+      await page.close();
+      await free.stop();
     }
   });
 });

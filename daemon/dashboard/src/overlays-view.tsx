@@ -8,7 +8,7 @@ import {
   parseWith,
 } from '../../../shared/protocol/index.js';
 import type { Shared } from './shared-data.js';
-import { ConfirmButton, CopyButton, describeError, FieldError, Notice } from './ui.js';
+import { ConfirmButton, CopyButton, describeError, ErrorNotice, FieldError, Notice } from './ui.js';
 
 const SIZES = [
   { label: '1920 × 1080 (landscape)', width: 1920, height: 1080 },
@@ -32,6 +32,8 @@ function MetaForm(props: {
 }) {
   const [draft, setDraft] = useState(props.initial);
   const [error, setError] = useState<{ field?: string; message: string } | undefined>();
+  /** What the daemon answered to the submit, shown below the form. */
+  const [refusal, setRefusal] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -40,11 +42,13 @@ function MetaForm(props: {
     if (!parsed.ok)
       return setError({ message: parsed.error, ...(parsed.field ? { field: parsed.field } : {}) });
     setBusy(true);
+    setRefusal(undefined);
     try {
       await props.onSubmit(candidate);
       setError(undefined);
     } catch (err) {
-      setError({ message: describeError(err) });
+      setError(undefined);
+      setRefusal(err);
     } finally {
       setBusy(false);
     }
@@ -52,75 +56,78 @@ function MetaForm(props: {
   const p = props.idPrefix;
   const errorFor = (field: string) => (error?.field === field ? error.message : undefined);
   return (
-    <form class="meta-form" onSubmit={submit}>
-      <label>
-        Name
-        <input
-          id={`${p}-name`}
-          value={draft.name}
-          maxLength={100}
-          required
-          aria-invalid={errorFor('name') ? 'true' : undefined}
-          aria-describedby={`${p}-name-error`}
-          onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })}
-        />
-        <FieldError id={`${p}-name-error`} message={errorFor('name')} />
-      </label>
-      <label>
-        Width
-        <input
-          type="number"
-          min={1}
-          max={7680}
-          value={draft.width}
-          aria-invalid={errorFor('width') ? 'true' : undefined}
-          aria-describedby={`${p}-width-error`}
-          onInput={(e) => setDraft({ ...draft, width: e.currentTarget.value })}
-        />
-        <FieldError id={`${p}-width-error`} message={errorFor('width')} />
-      </label>
-      <label>
-        Height
-        <input
-          type="number"
-          min={1}
-          max={4320}
-          value={draft.height}
-          aria-invalid={errorFor('height') ? 'true' : undefined}
-          aria-describedby={`${p}-height-error`}
-          onInput={(e) => setDraft({ ...draft, height: e.currentTarget.value })}
-        />
-        <FieldError id={`${p}-height-error`} message={errorFor('height')} />
-      </label>
-      <label>
-        Preset
-        <select
-          value=""
-          onChange={(e) => {
-            const size = SIZES[Number(e.currentTarget.value)];
-            if (size) setDraft({ ...draft, width: String(size.width), height: String(size.height) });
-          }}
-        >
-          <option value="">Choose a size…</option>
-          {SIZES.map((s, i) => (
-            <option key={s.label} value={String(i)}>
-              {s.label}
-            </option>
-          ))}
-        </select>
-      </label>
-      <div class="row">
-        <button type="submit" class="primary" disabled={busy}>
-          {props.submitLabel}
-        </button>
-        {props.onCancel && (
-          <button type="button" onClick={props.onCancel}>
-            Cancel
+    <>
+      <form class="meta-form" onSubmit={submit}>
+        <label>
+          Name
+          <input
+            id={`${p}-name`}
+            value={draft.name}
+            maxLength={100}
+            required
+            aria-invalid={errorFor('name') ? 'true' : undefined}
+            aria-describedby={`${p}-name-error`}
+            onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })}
+          />
+          <FieldError id={`${p}-name-error`} message={errorFor('name')} />
+        </label>
+        <label>
+          Width
+          <input
+            type="number"
+            min={1}
+            max={7680}
+            value={draft.width}
+            aria-invalid={errorFor('width') ? 'true' : undefined}
+            aria-describedby={`${p}-width-error`}
+            onInput={(e) => setDraft({ ...draft, width: e.currentTarget.value })}
+          />
+          <FieldError id={`${p}-width-error`} message={errorFor('width')} />
+        </label>
+        <label>
+          Height
+          <input
+            type="number"
+            min={1}
+            max={4320}
+            value={draft.height}
+            aria-invalid={errorFor('height') ? 'true' : undefined}
+            aria-describedby={`${p}-height-error`}
+            onInput={(e) => setDraft({ ...draft, height: e.currentTarget.value })}
+          />
+          <FieldError id={`${p}-height-error`} message={errorFor('height')} />
+        </label>
+        <label>
+          Preset
+          <select
+            value=""
+            onChange={(e) => {
+              const size = SIZES[Number(e.currentTarget.value)];
+              if (size) setDraft({ ...draft, width: String(size.width), height: String(size.height) });
+            }}
+          >
+            <option value="">Choose a size…</option>
+            {SIZES.map((s, i) => (
+              <option key={s.label} value={String(i)}>
+                {s.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <div class="row">
+          <button type="submit" class="primary" disabled={busy}>
+            {props.submitLabel}
           </button>
-        )}
-      </div>
-      {error && !error.field && <Notice kind="error">{error.message}</Notice>}
-    </form>
+          {props.onCancel && (
+            <button type="button" onClick={props.onCancel}>
+              Cancel
+            </button>
+          )}
+        </div>
+        {error && !error.field && <Notice kind="error">{error.message}</Notice>}
+      </form>
+      {refusal !== undefined && <ErrorNotice error={refusal} />}
+    </>
   );
 }
 

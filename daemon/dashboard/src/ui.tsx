@@ -79,3 +79,38 @@ export function ConfirmButton(props: { label: string; question: string; onConfir
     </fieldset>
   );
 }
+
+/** The upgrade link a tier-limit refusal ends with (daemon/src/licence/limits.ts), and the text before it. */
+function splitUpgrade(message: string): { text: string; url: string | undefined } {
+  const match = /\s(https?:\/\/\S+)\s*$/.exec(message);
+  if (!match?.[1]) return { text: message, url: undefined };
+  return { text: message.slice(0, match.index).replace(/:$/, '.'), url: match[1] };
+}
+
+/**
+ * A refusal as the person should see it: a tier limit as a notice of its own with its upgrade link
+ * (not "403 premium_required" and a bare URL), anything else as an error line.
+ */
+export function ErrorNotice(props: { error: unknown; prefix?: string }) {
+  const { error } = props;
+  if (error instanceof ApiError && error.code === 'premium_required') {
+    const { text, url } = splitUpgrade(error.message);
+    return (
+      <div class="notice notice-limit" role="alert" data-limit>
+        <strong>Free tier limit reached</strong>
+        <p>{text}</p>
+        {url && (
+          <a class="button" href={url} target="_blank" rel="noreferrer noopener">
+            See Premium
+          </a>
+        )}
+      </div>
+    );
+  }
+  return (
+    <Notice kind="error">
+      {props.prefix}
+      {describeError(error)}
+    </Notice>
+  );
+}

@@ -5,7 +5,7 @@ import { type Rule, RuleList } from '../../../../shared/rules.js';
 import { ApiError } from '../api.js';
 import { fieldIssues } from '../field-issues.js';
 import type { Shared } from '../shared-data.js';
-import { describeError, Notice } from '../ui.js';
+import { ErrorNotice, Notice } from '../ui.js';
 import { newRule } from './new-rule.js';
 import { RuleEditor } from './rule-editor.js';
 
@@ -14,6 +14,7 @@ export function RulesView(props: { shared: Shared }) {
   const [draft, setDraft] = useState<Rule[]>(shared.rules);
   const [serverError, setServerError] = useState<ApiError | undefined>();
   const [note, setNote] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
+  const [refusal, setRefusal] = useState<unknown>();
 
   useEffect(() => setDraft(shared.rules), [shared.rules]);
 
@@ -27,6 +28,7 @@ export function RulesView(props: { shared: Shared }) {
 
   const save = async () => {
     setServerError(undefined);
+    setRefusal(undefined);
     // Same schema as the daemon: a list it would refuse is not sent.
     const parsed = parseWith(RuleList, draft);
     if (!parsed.ok) {
@@ -42,7 +44,8 @@ export function RulesView(props: { shared: Shared }) {
       });
     } catch (err) {
       if (err instanceof ApiError) setServerError(err);
-      setNote({ kind: 'error', text: `The daemon refused the rules: ${describeError(err)}` });
+      setNote(undefined);
+      setRefusal(err);
     }
   };
 
@@ -82,6 +85,7 @@ export function RulesView(props: { shared: Shared }) {
         overlay.
       </p>
       {note && <Notice kind={note.kind}>{note.text}</Notice>}
+      {refusal !== undefined && <ErrorNotice error={refusal} prefix="The daemon refused the rules: " />}
       {issues.get('') && <Notice kind="error">{issues.get('')}</Notice>}
       {draft.length === 0 && <Notice kind="info">No rules yet.</Notice>}
       <ul class="cards">
