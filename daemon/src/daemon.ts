@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer } from 'node:net';
+import { errorMessage } from './errors.js';
 import { createIngest, type EventHandler, type Ingest } from './events/ingest.js';
 import { createEventPipeline } from './events/pipeline.js';
 import { createHttpApp, type PageRenderer, requestListener } from './http/app.js';
@@ -15,6 +16,7 @@ import { type DataDir, initDataDir, readAdminKey } from './store/data-dir.js';
 import type { OverlayRegistry } from './store/overlay-registry.js';
 import { OverlayStore } from './store/overlay-store.js';
 import { RulesStore } from './store/rules-store.js';
+import { removeRunningDaemon, writeRunningDaemon } from './store/running-daemon.js';
 import { Hub } from './ws/hub.js';
 import { PageTokens } from './ws/page-tokens.js';
 
@@ -223,6 +225,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   }
 
   const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const url = `http://${hostForUrl === '0.0.0.0' || hostForUrl === '[::]' ? '127.0.0.1' : hostForUrl}:${boundPort}`;
+  // So `overlay-daemon status`, `event` and `dashboard` find this daemon without --port.
+  await writeRunningDaemon(dataDir.daemonFile, url).catch((err: unknown) =>
+    log(`[daemon] could not write ${dataDir.daemonFile}: ${errorMessage(err)}`),
+  );
   let closing: Promise<void> | undefined;
   return {
     port: boundPort,
@@ -242,7 +249,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       state.tunnelHost = value;
     },
     adminKey,
-    url: `http://${hostForUrl === '0.0.0.0' || hostForUrl === '[::]' ? '127.0.0.1' : hostForUrl}:${boundPort}`,
+    url,
     close() {
       // Shutdown: stop accepting, say goodbye (1001) to WebSocket clients, stop watchers, flush writes.
       closing ??= (async () => {
@@ -251,7 +258,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         await hub.close();
         await devPage?.close();
         await devDashboard?.close();
-        await Promise.all([overlays.close(), rules.close()]);
+        await Promise.all([overlays.close(), rules.close(), removeRunningDaemon(dataDir.daemonFile)]);
         server.closeAllConnections();
         await stopped;
       })();

@@ -89,12 +89,39 @@ describe('overlay-daemon event', () => {
       expect(r.stdout).toBe('');
       expect(r.stderr.split('\n')[0]).toMatch(/^overlay-daemon event: /);
     }
-    expect(results[0]!.stderr).toContain('--count (data.repeatCount: ');
+    expect(results[0]!.stderr).toContain('--count (how many gifts were sent) must be at least 1, got 0');
     expect(results[1]!.stderr).toContain('--count must be a whole number, got "five"');
     expect(results[2]!.stderr).toContain('--gift applies to gift events, not like');
     expect(results[3]!.stderr).toContain('unknown event type "raid"');
     expect(results[4]!.stderr).toContain('--colour');
     expect(client.received.length).toBe(before);
+  });
+
+  it('says in words what a negative number means, even written as a separate argument', async () => {
+    const results = await Promise.all([
+      runCli(['event', 'gift', '--count', '-5', ...target()], NO_DEFAULT_DATA_DIR),
+      runCli(['event', 'like', '--likes=-3', ...target()], NO_DEFAULT_DATA_DIR),
+      runCli(['event', 'gift', '--diamonds', '-1', ...target()], NO_DEFAULT_DATA_DIR),
+    ]);
+    expect(results.map((r) => r.code)).toEqual([2, 2, 2]);
+    expect(results[0]!.stderr).toContain('--count (how many gifts were sent) must be at least 1, got -5');
+    expect(results[1]!.stderr).toContain('--likes (how many new likes) must be at least 1, got -3');
+    expect(results[2]!.stderr).toContain(
+      '--diamonds (diamonds one gift is worth) must be at least 0, got -1',
+    );
+  });
+
+  it('finds the daemon of the data directory without --port, and a gift is worth a diamond by default', async () => {
+    const result = await runCli(
+      ['event', 'gift', '--user', 'carol', '--data-dir', dataDir],
+      NO_DEFAULT_DATA_DIR,
+    );
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(
+      await client.next((m) => m.type === 'stream-event' && JSON.stringify(m).includes('carol')),
+    ).toMatchObject({
+      event: { type: 'gift', data: { repeatCount: 1, diamondCount: 1 } },
+    });
   });
 
   it('exits 1 when no server answers, when the key is missing or when the key is refused', async () => {

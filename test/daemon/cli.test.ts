@@ -1,4 +1,6 @@
 // The command line as a user runs it: a child process on its TypeScript sources (decisions §3).
+
+import { spawn } from 'node:child_process';
 import { chmod, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -6,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runDashboardCommand } from '../../daemon/src/cli/dashboard.js';
 import { type CliRun, killCliProcesses, spawnCli } from '../support/cli.js';
 import { makeDataDir, pageToken, startTestDaemon } from '../support/daemon.js';
+import { waitFor } from '../support/wait.js';
 import { connectWs } from '../support/ws.js';
 
 const dirs: string[] = [];
@@ -192,6 +195,42 @@ describe('overlay-daemon', () => {
     expect(await r.exited).toBe(0);
   }, 20_000);
 
+  it('stops when `npx overlay-daemon` gets SIGTERM, leaving no server running', async () => {
+    const dir = await makeDataDir();
+    dirs.push(dir);
+    // npx runs the server under `npm exec` and `sh -c`, neither of which passes SIGTERM on.
+    const npx = spawn('npx', ['--yes', 'overlay-daemon', '--port', '0', '--data-dir', dir], {
+      cwd: join(import.meta.dirname, '../..'),
+      stdio: 'ignore',
+    });
+    try {
+      const record = join(dir, 'daemon.json');
+      let pid = 0;
+      await waitFor(
+        async () => {
+          pid = JSON.parse(await readFile(record, 'utf8').catch(() => '{}')).pid ?? 0;
+          return pid > 0;
+        },
+        30_000,
+        'the server started through npx',
+      );
+      npx.kill('SIGTERM');
+      const alive = () => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      await waitFor(() => !alive(), 5000, 'the server to stop');
+      // It stopped cleanly: its record of where it listened is gone with it.
+      await expect(stat(record)).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      npx.kill('SIGKILL');
+    }
+  }, 45_000);
+
   it('prints a warning for a non-loopback --host', async () => {
     const dir = await makeDataDir();
     dirs.push(dir);
@@ -223,9 +262,25 @@ describe('overlay-daemon', () => {
     expect(r.stderr()).toContain('--bogus');
   }, 20_000);
 
+  it('status finds the daemon through its data directory and says in words what it reports', async () => {
+    const dir = await makeDataDir();
+    dirs.push(dir);
+    const r = spawnCli(['--port', '0', '--data-dir', dir]);
+    const [, port] = await waitForOutput(r, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+    const status = spawnCli(['status', '--data-dir', dir]);
+    expect(await status.exited).toBe(0);
+    expect(status.stdout()).toContain(`overlay-daemon is running at http://127.0.0.1:${port}`);
+    expect(status.stdout()).toContain('licence:       free tier, not signed in');
+    expect(status.stdout()).toContain('remote access: off');
+    // Stopped, it leaves no record behind: status then says nothing answers.
+    r.child.kill('SIGTERM');
+    expect(await r.exited).toBe(0);
+    await expect(stat(join(dir, 'daemon.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+  }, 20_000);
+
   it('status prints the running daemon status (exit 0), or says none answers (exit 1)', async () => {
     const { port } = await startCli();
-    const ok = spawnCli(['status', '--port', String(port)]);
+    const ok = spawnCli(['status', '--port', String(port), '--json']);
     expect(await ok.exited).toBe(0);
     expect(JSON.parse(ok.stdout())).toMatchObject({ running: true, port });
 

@@ -9,7 +9,7 @@ Opens the dashboard of the overlay server running on this machine, signed in wit
 of its data directory, and prints the same sign-in URL (keep it private: it grants control).
 
 Options:
-  --port N          the server's port (default 7890)
+  --port N          the server's port (default: where the daemon of --data-dir listens, else $OVERLAY_PORT or 7890)
   --host ADDR       the server's address (default 127.0.0.1)
   --data-dir DIR    the server's data directory (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
   -h, --help        show this help

@@ -11,7 +11,8 @@ import {
 } from '../../../shared/protocol/index.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../daemon.js';
 import { errorMessage } from '../errors.js';
-import { dataDirPaths, defaultDataDir } from '../store/data-dir.js';
+import { dataDirPaths } from '../store/data-dir.js';
+import { locateDaemon } from './locate.js';
 import { UsageError } from './usage-error.js';
 
 export const EVENT_HELP = `Usage: overlay-daemon event <type> [options]
@@ -25,11 +26,11 @@ Options:
   --nickname NAME    the sender's display name (default: the --user value, or "Tester")
   --gift NAME        gift: the gift's name (default "Rose")
   --count N          gift: how many were sent (default 1)
-  --diamonds N       gift: diamonds one gift is worth
+  --diamonds N       gift: diamonds one gift is worth (default 1, as in the dashboard's test panel)
   --likes N          like: new likes (default 1)
   --comment TEXT     chat: the message (default "Hello!")
   --viewers N        viewer: viewers watching (default 100)
-  --port N           the server's port (default ${DEFAULT_PORT})
+  --port N           the server's port (default: where the daemon of --data-dir listens, else $OVERLAY_PORT or ${DEFAULT_PORT})
   --host ADDR        the server's address (default ${DEFAULT_HOST}; the control API answers loopback only)
   --data-dir DIR     the server's data directory, for its admin.key (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
   -h, --help         show this help
@@ -65,9 +66,25 @@ const TYPE_OPTIONS: Record<string, StreamEventType> = {
   viewers: 'viewer',
 };
 
+/** Options that take a number: `--count -5` is read as the value -5 (and refused in words), not as an option. */
+const NUMBER_OPTIONS = new Set(['--count', '--diamonds', '--likes', '--viewers', '--port']);
+
+function joinNegativeNumbers(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const next = argv[i + 1];
+    if (NUMBER_OPTIONS.has(arg) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 function parse(argv: string[]) {
   return parseArgs({
-    args: argv,
+    args: joinNegativeNumbers(argv),
     allowPositionals: true,
     strict: true,
     options: {
@@ -89,10 +106,22 @@ function parse(argv: string[]) {
 
 type Values = ReturnType<typeof parse>['values'];
 
+/** What each number option means and its smallest value, for messages a person understands. */
+const NUMBER_LIMITS: Record<string, { min: number; what: string }> = {
+  count: { min: 1, what: 'how many gifts were sent' },
+  diamonds: { min: 0, what: 'diamonds one gift is worth' },
+  likes: { min: 1, what: 'how many new likes' },
+  viewers: { min: 0, what: 'viewers watching' },
+};
+
 function wholeNumber(option: string, value: string | undefined, fallback?: number): number | undefined {
   if (value === undefined) return fallback;
   if (!/^-?\d+$/.test(value)) throw new UsageError(`--${option} must be a whole number, got "${value}"`);
-  return Number(value);
+  const n = Number(value);
+  const limit = NUMBER_LIMITS[option];
+  if (limit && n < limit.min)
+    throw new UsageError(`--${option} (${limit.what}) must be at least ${limit.min}, got ${value}`);
+  return n;
 }
 
 function isEventType(value: string): value is StreamEventType {
@@ -109,7 +138,8 @@ function buildEvent(type: StreamEventType, values: Values): unknown {
   const user = { uniqueId, nickname: values.nickname ?? values.user ?? 'Tester' };
   switch (type) {
     case 'gift': {
-      const diamondCount = wholeNumber('diamonds', values.diamonds);
+      // Like the dashboard's test panel: a gift is worth something, so diamond goals and top gifters count it.
+      const diamondCount = wholeNumber('diamonds', values.diamonds, 1);
       return {
         type,
         user,
@@ -135,10 +165,8 @@ const AcceptedBody = v.object({ firedRules: v.optional(v.array(v.string()), []) 
 const ErrorBody = v.object({ error: v.object({ code: v.string(), message: v.string() }) });
 
 async function send(event: StreamEvent, values: Values, io: EventCliIo): Promise<number> {
-  const port = wholeNumber('port', values.port, DEFAULT_PORT) ?? DEFAULT_PORT;
-  if (port < 1 || port > 65535) throw new UsageError(`--port must be from 1 to 65535, got "${values.port}"`);
-  const host = values.host ?? DEFAULT_HOST;
-  const dataDir = values['data-dir'] ?? defaultDataDir();
+  // The daemon of this data directory (daemon.json), unless --port or --host say where.
+  const { baseUrl, dataDir } = await locateDaemon(values);
   const keyFile = dataDirPaths(dataDir).adminKeyFile;
   let key: string;
   try {
@@ -149,7 +177,7 @@ async function send(event: StreamEvent, values: Values, io: EventCliIo): Promise
     );
     return 1;
   }
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/api/events`;
+  const url = `${baseUrl}/api/events`;
   let res: Response;
   try {
     res = await fetch(url, {

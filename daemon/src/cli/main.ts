@@ -1,5 +1,6 @@
 // The `overlay-daemon` command line (decisions §3): start (the default) and status.
 import { parseArgs } from 'node:util';
+import { DaemonStatus, parseWith } from '../../../shared/protocol/index.js';
 import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from '../daemon.js';
 import { errorMessage } from '../errors.js';
 import { isTikTokUsername, startTikTokService } from '../events/tiktok-service.js';
@@ -10,7 +11,9 @@ import { DataDirError, defaultDataDir } from '../store/data-dir.js';
 import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../tunnel/remote-access.js';
 import { DASHBOARD_HELP, runDashboardCommand } from './dashboard.js';
 import { EVENT_HELP, runEventCommand } from './event.js';
+import { locateDaemon, portFrom } from './locate.js';
 import { LOGIN_HELP, LOGOUT_HELP, type RemoteCommand, runRemoteCommand, TUNNEL_HELP } from './remote.js';
+import { describeDaemonStatus } from './status-text.js';
 import { UsageError } from './usage-error.js';
 
 const MAIN_HELP = `overlay-daemon ${PACKAGE_VERSION}: browser-source overlays for live-streamers
@@ -45,14 +48,17 @@ Options:
   -h, --help             show this help
 `;
 
-const STATUS_HELP = `Usage: overlay-daemon status [--port N] [--host ADDR]
+const STATUS_HELP = `Usage: overlay-daemon status [--data-dir DIR] [--port N] [--host ADDR] [--json]
 
-Asks the overlay server on this machine for GET /status and prints the answer.
-Exits 0 when it is running, 1 when it is not reachable.
+Asks the overlay server on this machine for GET /status and says what it answered: the
+licence, remote access and TikTok LIVE. Exits 0 when it is running, 1 when it is not reachable.
+The server is found through its data directory (it records where it listens in daemon.json).
 
 Options:
-  --port N       the server's port (default ${DEFAULT_PORT})
+  --data-dir DIR the server's data directory (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
+  --port N       the server's port, instead of looking it up (or $OVERLAY_PORT; default ${DEFAULT_PORT})
   --host ADDR    the server's address (default ${DEFAULT_HOST})
+  --json         print GET /status as JSON
   -h, --help     show this help
 `;
 
@@ -83,6 +89,7 @@ function parseCommandLine(argv: string[]) {
       port: { type: 'string' },
       host: { type: 'string' },
       'data-dir': { type: 'string' },
+      json: { type: 'boolean' },
       dev: { type: 'boolean' },
       'init-timeout-ms': { type: 'string' },
       gatekeeper: { type: 'string' },
@@ -101,6 +108,9 @@ export interface CliIo {
   stopSignal: () => Promise<string>;
 }
 
+/** How often the server checks that the process that started it is still there. */
+const PARENT_CHECK_MS = 500;
+
 const processIo: CliIo = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
@@ -108,6 +118,18 @@ const processIo: CliIo = {
     new Promise((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));
       process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGHUP', () => resolve('SIGHUP'));
+      // `npx overlay-daemon` runs this under `npm exec` and `sh -c`: a SIGTERM to npx ends both without
+      // passing it on, and the server would be left running with no one to stop it. When the process
+      // that started it goes away, it stops as for a signal. (Started by init or a service manager, the
+      // parent does not change.)
+      const parent = process.ppid;
+      const watch = setInterval(() => {
+        if (process.ppid === parent) return;
+        clearInterval(watch);
+        resolve('the process that started it exited');
+      }, PARENT_CHECK_MS);
+      watch.unref();
     }),
 };
 
@@ -157,12 +179,9 @@ const COMMANDS: readonly Command[] = [
     help: () => DASHBOARD_HELP,
     run: (values, positionals, io) => {
       noMoreArguments(positionals);
-      return runDashboardCommand({
-        baseUrl: localBaseUrl(values),
-        dataDir: values['data-dir'] ?? defaultDataDir(),
-        out: io.out,
-        err: io.err,
-      });
+      return locateDaemon(values).then(({ baseUrl, dataDir }) =>
+        runDashboardCommand({ baseUrl, dataDir, out: io.out, err: io.err }),
+      );
     },
   },
 ];
@@ -203,7 +222,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
 type Values = ReturnType<typeof parseCommandLine>['values'];
 
 async function start(values: Values, io: CliIo): Promise<number> {
-  const port = parseIntOption('port', values.port, DEFAULT_PORT, 0, 65535);
+  const port =
+    portFrom('--port', values.port, 0) ??
+    portFrom('$OVERLAY_PORT', process.env.OVERLAY_PORT, 0) ??
+    DEFAULT_PORT;
   const initTimeoutMs = parseIntOption('init-timeout-ms', values['init-timeout-ms'], 5000, 1, 600_000);
   const host = values.host ?? DEFAULT_HOST;
   if (values.tiktok !== undefined && !isTikTokUsername(values.tiktok))
@@ -282,15 +304,10 @@ async function start(values: Values, io: CliIo): Promise<number> {
   return 0;
 }
 
-/** The base URL of a daemon running on this machine, from --port and --host. */
-function localBaseUrl(values: Values): string {
-  const port = parseIntOption('port', values.port, DEFAULT_PORT, 1, 65535);
-  const host = values.host ?? DEFAULT_HOST;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
-
 async function status(values: Values, io: CliIo): Promise<number> {
-  const url = `${localBaseUrl(values)}/status`;
+  const { baseUrl } = await locateDaemon(values);
+  const url = `${baseUrl}/status`;
+  let body: unknown;
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
     const text = await res.text();
@@ -298,10 +315,16 @@ async function status(values: Values, io: CliIo): Promise<number> {
       io.err(`overlay-daemon: ${url} answered ${res.status}: ${text}\n`);
       return 1;
     }
-    io.out(`${text}\n`);
-    return 0;
+    body = JSON.parse(text);
   } catch {
     io.err(`overlay-daemon: no overlay server is answering at ${url}\n`);
     return 1;
   }
+  const parsed = parseWith(DaemonStatus, body);
+  if (values.json || !parsed.ok) {
+    io.out(`${JSON.stringify(body, null, 2)}\n`);
+    return 0;
+  }
+  io.out(describeDaemonStatus(parsed.value, baseUrl));
+  return 0;
 }

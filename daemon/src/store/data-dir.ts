@@ -29,6 +29,8 @@ export interface DataDir {
   remoteConfigFile: string;
   /** The provisioned tunnel and its connector token (mode 0600). */
   tunnelFile: string;
+  /** Where the daemon using this directory listens (store/running-daemon.ts); absent while none runs. */
+  daemonFile: string;
 }
 
 export function dataDirPaths(root: string): DataDir {
@@ -42,6 +44,7 @@ export function dataDirPaths(root: string): DataDir {
     jwksFile: join(root, 'jwks.json'),
     remoteConfigFile: join(root, 'remote-config.json'),
     tunnelFile: join(root, 'tunnel.json'),
+    daemonFile: join(root, 'daemon.json'),
   };
 }
 

@@ -1,0 +1,45 @@
+// `overlay-daemon status` in words: is it running, the licence, remote access and TikTok LIVE.
+import type { DaemonStatus, LicenceStatus } from '../../../shared/protocol/index.js';
+import { formatWait } from '../events/tiktok-source.js';
+
+const LICENCE_STATE: Record<LicenceStatus['state'], string> = {
+  signed_out: 'not signed in',
+  valid: 'valid',
+  grace: 'in its grace period (the Gatekeeper could not be reached)',
+  expired: 'expired: run overlay-daemon login',
+  inactive: 'membership no longer active',
+  invalid: 'not valid: run overlay-daemon login',
+};
+
+const day = (iso: string) => new Date(iso).toLocaleString();
+
+export function describeDaemonStatus(status: DaemonStatus, baseUrl: string): string {
+  const lines = [`overlay-daemon is running at ${baseUrl}`];
+  const { licence, tunnel, tiktok } = status;
+  if (licence) {
+    const until = licence.valid_until ? `, until ${day(licence.valid_until)}` : '';
+    lines.push(`  licence:       ${licence.tier} tier, ${LICENCE_STATE[licence.state]}${until}`);
+  }
+  if (tunnel) {
+    lines.push(
+      tunnel.public_url
+        ? `  remote access: ${tunnel.public_url} (connector ${tunnel.connector})`
+        : `  remote access: off${tunnel.reason ? ` (${tunnel.reason})` : ''}`,
+    );
+  }
+  if (tiktok) {
+    const who = `@${tiktok.username}`;
+    let line: string;
+    if (tiktok.state === 'connected')
+      line = `${who} connected${tiktok.connectedSince ? ` since ${day(tiktok.connectedSince)}` : ''}`;
+    else if (tiktok.state === 'disconnected') line = `${who} stopped`;
+    else {
+      const why = tiktok.lastError ? `: ${tiktok.lastError}` : '';
+      const next = tiktok.retryInMs !== undefined ? `; next attempt in ${formatWait(tiktok.retryInMs)}` : '';
+      line = `${who} not connected${why}${next}`;
+    }
+    lines.push(`  TikTok LIVE:   ${line}`);
+  }
+  lines.push('  (--json for the full answer of GET /status)');
+  return `${lines.join('\n')}\n`;
+}
