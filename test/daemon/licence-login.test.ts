@@ -11,6 +11,7 @@ import { LoginError, login, logout } from '../../daemon/src/licence/login.js';
 import { listenForAuthCode } from '../../daemon/src/licence/loopback-listener.js';
 import { makeDataDir } from '../support/daemon.js';
 import { type FakeGatekeeper, startFakeGatekeeper } from '../support/fakes/gatekeeper.js';
+import { freePort } from '../support/local-stack.js';
 
 let gatekeeper: FakeGatekeeper;
 const dataDirs: string[] = [];
@@ -220,8 +221,30 @@ describe('overlay-daemon login / logout', () => {
     }
     const url = /https?:\/\/\S+/.exec(lines.join('\n'))?.[0] ?? '';
     expect(lines.join('\n')).toContain('Could not start a browser');
+    // It says what it waits for, and for how long.
+    expect(lines.join('\n')).toContain('Waiting for the sign-in to finish in the browser (up to 5 minutes');
     await browser(url);
     await expect(pending).resolves.toMatchObject({ tier: 'premium' });
+  });
+
+  it('checks first that the Gatekeeper answers, and says so plainly when it does not, opening nothing', async () => {
+    const dataDir = await tempDataDir();
+    let opened = false;
+    // A port nothing listens on: the Gatekeeper is not there.
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const pending = login({
+      client: new GatekeeperClient(nowhere),
+      licenceFile: join(dataDir, 'license.json'),
+      openUrl: async () => {
+        opened = true;
+        return true;
+      },
+      log: () => {},
+    });
+    await expect(pending).rejects.toThrow(LoginError);
+    await expect(pending).rejects.toThrow(`The Gatekeeper at ${nowhere} does not answer`);
+    await expect(pending).rejects.toThrow(/--gatekeeper \/ \$OVERLAY_GATEKEEPER_URL/);
+    expect(opened).toBe(false);
   });
 
   it('reports a refused code without writing a licence', async () => {

@@ -153,6 +153,26 @@ describe('tunnel commands against the Gatekeeper', () => {
     });
   });
 
+  it('`tunnel up` on the free tier says Premium is needed before asking for cloudflared', async () => {
+    await signIn('free');
+    const err: string[] = [];
+    const code = await runRemoteCommand(
+      'tunnel',
+      'up',
+      {
+        'data-dir': dataDir,
+        gatekeeper: gatekeeper.url,
+        cloudflared: join(dataDir, 'missing', 'cloudflared'),
+      },
+      { out: () => {}, err: (t) => err.push(t) },
+      async () => 0,
+    );
+    expect(code).toBe(1);
+    expect(err.join('')).toMatch(/Remote access needs Premium/);
+    expect(err.join('')).not.toContain('cloudflared');
+    expect(gatekeeper.tunnels.size).toBe(0);
+  });
+
   it('`tunnel up` without cloudflared: one line saying how to install it, exit 1, nothing provisioned', async () => {
     await signIn();
     const out: string[] = [];

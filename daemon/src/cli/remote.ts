@@ -3,6 +3,7 @@ import { DEFAULT_GATEKEEPER_URL, GatekeeperClient, gatekeeperUrl } from '../lice
 import { LoginError, login, logout } from '../licence/login.js';
 import { dataDirPaths, defaultDataDir } from '../store/data-dir.js';
 import {
+  checkTunnelAllowed,
   publicOverlayUrls,
   requireCloudflared,
   TunnelCommandError,
@@ -110,6 +111,8 @@ export async function runRemoteCommand(
     }
     const ctx = { client, dataDir };
     if (subcommand === 'up') {
+      // The licence first: a free streamer need not install cloudflared to learn that.
+      await checkTunnelAllowed(ctx);
       await requireCloudflared(values.cloudflared ?? 'cloudflared');
       const record = await tunnelUp(ctx);
       io.out(`Tunnel ready: ${record.public_url}\n`);

@@ -4,6 +4,7 @@ import { type RemoteConfig, RemoteConfig as RemoteConfigSchema } from '../../../
 import {
   ErrorBody,
   ExchangeResponse,
+  Health,
   ProvisionResponse,
   parseJsonWith,
   TunnelStatus,
@@ -58,6 +59,11 @@ export class GatekeeperClient {
       code_challenge_method: 'S256',
     });
     return `${this.baseUrl}/auth/membership?${query}`;
+  }
+
+  /** `GET /health` (interface §2.1): is the Gatekeeper there at all. */
+  health() {
+    return this.#request('GET', '/health', Health, {});
   }
 
   exchange(code: string, codeVerifier: string) {

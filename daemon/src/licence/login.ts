@@ -4,7 +4,7 @@ import { errorMessage } from '../errors.js';
 import type { GatekeeperClient } from './gatekeeper-client.js';
 import { decodeJwtPayload } from './jwt-payload.js';
 import { type LicenceRecord, readLicence, removeLicence, writeLicence } from './licence-file.js';
-import { listenForAuthCode } from './loopback-listener.js';
+import { DEFAULT_LOGIN_TIMEOUT_MS, listenForAuthCode } from './loopback-listener.js';
 
 interface LoginOptions {
   client: GatekeeperClient;
@@ -20,16 +20,29 @@ export class LoginError extends Error {}
 
 export async function login(options: LoginOptions): Promise<LicenceRecord> {
   const log = options.log ?? console.log;
-  const listener = await listenForAuthCode(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {});
+  // First, is the Gatekeeper there? Without it the browser would open on an error page.
+  const health = await options.client.health();
+  if (!health.ok) {
+    throw new LoginError(
+      health.kind === 'network'
+        ? `The Gatekeeper at ${options.client.baseUrl} does not answer (${health.message}). Check your connection, or the address given with --gatekeeper / $OVERLAY_GATEKEEPER_URL.`
+        : `The Gatekeeper at ${options.client.baseUrl} answered /health with ${health.status}: it is not working right now, try again later.`,
+    );
+  }
+  const timeoutMs = options.timeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS;
+  const listener = await listenForAuthCode({ timeoutMs });
   try {
     // PKCE (RFC 7636): only this process knows the verifier, so a code that another program or page
     // sends to the loopback listener (its own login's) cannot be exchanged here (decisions-2 §4).
     const verifier = randomBytes(32).toString('base64url');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
     const url = options.client.loginUrl(listener.port, challenge);
-    log(`Opening your browser to sign in. If it does not open, visit:\n  ${url}`);
+    log(`Opening your browser to sign in with Patreon. If it does not open, visit:\n  ${url}`);
     const opened = await options.openUrl(url);
     if (!opened) log('(Could not start a browser; open the address above yourself.)');
+    log(
+      `Waiting for the sign-in to finish in the browser (up to ${Math.round(timeoutMs / 60_000)} minutes; Ctrl+C cancels)…`,
+    );
     let code: string;
     try {
       code = await listener.code;

@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-const DEFAULT_LOGIN_TIMEOUT_MS = 5 * 60_000;
+export const DEFAULT_LOGIN_TIMEOUT_MS = 5 * 60_000;
 
 const DONE_PAGE = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Signed in</title>
 <body style="font-family:system-ui,sans-serif;margin:4rem auto;max-width:32rem">

@@ -44,6 +44,21 @@ async function explain(ctx: TunnelCommandContext, failure: GatekeeperFailure): P
   return new TunnelCommandError(`The Gatekeeper refused (${failure.code}): ${failure.message}`);
 }
 
+/**
+ * Before anything else of `tunnel up`: signed in, and not on the free tier as far as this machine
+ * knows (the Gatekeeper has the last word when provisioning). Says so before asking for cloudflared.
+ */
+export async function checkTunnelAllowed(ctx: TunnelCommandContext): Promise<void> {
+  await signedIn(ctx.dataDir);
+  const read = await readLicence(dataDirPaths(ctx.dataDir).licenseFile);
+  if (read.ok && read.record?.tier === 'free') {
+    const config = await readCachedConfig(dataDirPaths(ctx.dataDir).remoteConfigFile);
+    throw new TunnelCommandError(
+      `Remote access needs Premium. ${config.upgrade.message} ${config.upgrade.url}`.trim(),
+    );
+  }
+}
+
 /** Exits early with the install hint: provisioning a tunnel nobody can connect helps no one. */
 export async function requireCloudflared(executable: string): Promise<string> {
   const found = await findExecutable(executable);

@@ -89,6 +89,7 @@ export async function startFakeGatekeeper(
       authorization: req.headers.authorization,
     });
     const route = `${req.method} ${url.pathname}`;
+    if (route === 'GET /health') return sendJson(res, 200, { status: 'ok', version: '1.0.0' });
     if (route === 'GET /config') return sendJson(res, 200, fake.config);
     if (route === 'GET /.well-known/jwks.json') return sendJson(res, 200, signer.jwks);
     if (route === 'POST /auth/logout') {
