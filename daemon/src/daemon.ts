@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer } from 'node:net';
+import { watch as watchFile } from 'chokidar';
 import { errorMessage } from './errors.js';
 import { createIngest, type EventHandler, type Ingest } from './events/ingest.js';
 import { createEventPipeline } from './events/pipeline.js';
@@ -65,7 +66,10 @@ export interface RunningDaemon {
   statusFields: StatusParts;
   /** The tunnel hostname in force; set it when a tunnel comes up. */
   tunnelHost: string | undefined;
-  adminKey: string;
+  /** The admin key in force: `overlay-daemon new-key` replaces admin.key, and the daemon follows. */
+  readonly adminKey: string;
+  /** This start made the admin key, so its sign-in link is new (printed once, at that start). */
+  newAdminKey: boolean;
   /** Base URL for local clients, e.g. http://127.0.0.1:7890 */
   url: string;
   close(): Promise<void>;
@@ -102,7 +106,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const log = options.log ?? ((line: string) => console.error(line));
   await checkCanListen(options.port, options.host);
   const dataDir = await initDataDir(options.dataDir);
-  const adminKey = await readAdminKey(dataDir);
+  const keys = { current: await readAdminKey(dataDir) };
   const overlays = new OverlayStore(dataDir, {
     log,
     ...(options.watchSettleMs ? { settleMs: options.watchSettleMs } : {}),
@@ -158,7 +162,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const frontDoorOptions = {
     limiter,
     tunnelHost: () => state.tunnelHost,
-    adminKey,
+    get adminKey() {
+      return keys.current;
+    },
     hub,
     dev: options.dev === true,
   };
@@ -224,6 +230,21 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     throw err;
   }
 
+  // `overlay-daemon new-key` writes a new admin.key: take it at once, so old sign-in links stop working.
+  const keyWatcher = watchFile(dataDir.adminKeyFile, {
+    ignoreInitial: true,
+    awaitWriteFinish: { stabilityThreshold: 50 },
+  });
+  keyWatcher.on('all', () => {
+    readAdminKey(dataDir).then(
+      (key) => {
+        if (key === keys.current) return;
+        keys.current = key;
+        log('[daemon] the admin key changed: sign-in links with the old one no longer work');
+      },
+      (err: unknown) => log(`[daemon] keeping the admin key in force: ${errorMessage(err)}`),
+    );
+  });
   const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
   const url = `http://${hostForUrl === '0.0.0.0' || hostForUrl === '[::]' ? '127.0.0.1' : hostForUrl}:${boundPort}`;
   // So `overlay-daemon status`, `event` and `dashboard` find this daemon without --port.
@@ -248,7 +269,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     set tunnelHost(value: string | undefined) {
       state.tunnelHost = value;
     },
-    adminKey,
+    get adminKey() {
+      return keys.current;
+    },
+    newAdminKey: dataDir.newAdminKey === true,
     url,
     close() {
       // Shutdown: stop accepting, say goodbye (1001) to WebSocket clients, stop watchers, flush writes.
@@ -258,7 +282,12 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         await hub.close();
         await devPage?.close();
         await devDashboard?.close();
-        await Promise.all([overlays.close(), rules.close(), removeRunningDaemon(dataDir.daemonFile)]);
+        await Promise.all([
+          overlays.close(),
+          rules.close(),
+          keyWatcher.close(),
+          removeRunningDaemon(dataDir.daemonFile),
+        ]);
         server.closeAllConnections();
         await stopped;
       })();

@@ -81,6 +81,34 @@ describe('overlay-daemon', () => {
     expect(res.status).toBe(200);
   }, 20_000);
 
+  it('prints the sign-in link only when the key is new; new-key makes old links worthless at once', async () => {
+    const { r, port } = await startCli();
+    await waitForOutput(r, /dashboard \(sign-in link, keep it private\)/);
+    const dir = dirs.at(-1)!;
+    const oldKey = (await readFile(join(dir, 'admin.key'), 'utf8')).trim();
+    r.child.kill('SIGTERM');
+    expect(await r.exited).toBe(0);
+
+    // A second start on the same data directory: no key on screen, only how to open the dashboard.
+    const again = spawnCli(['--port', String(port), '--data-dir', dir]);
+    await waitForOutput(again, /press Ctrl\+C to stop/);
+    expect(again.stdout()).not.toContain(oldKey);
+    expect(again.stdout()).not.toContain(encodeURIComponent(oldKey));
+    expect(again.stdout()).toContain('dashboard: run "overlay-daemon dashboard" to open it signed in');
+
+    const rotated = spawnCli(['new-key', '--data-dir', dir]);
+    expect(await rotated.exited).toBe(0);
+    expect(rotated.stdout()).toContain('Sign-in links with the old key no longer work');
+    const newKey = (await readFile(join(dir, 'admin.key'), 'utf8')).trim();
+    expect(newKey).not.toBe(oldKey);
+    expect((await stat(join(dir, 'admin.key'))).mode & 0o777).toBe(0o600);
+    const call = (key: string) =>
+      fetch(`http://127.0.0.1:${port}/api/overlays`, { headers: { Authorization: `Bearer ${key}` } });
+    // The running server follows the file within a moment.
+    await waitFor(async () => (await call(oldKey)).status === 401, 5000, 'the old key refused');
+    expect((await call(newKey)).status).toBe(200);
+  }, 30_000);
+
   it("dashboard opens the running server's sign-in URL, or says none is running", async () => {
     const daemon = await startTestDaemon();
     try {

@@ -7,7 +7,14 @@ import { isTikTokUsername, startTikTokService } from '../events/tiktok-service.j
 import { dashboardSignInUrl } from '../http/dashboard.js';
 import { isLoopbackIp } from '../http/policy.js';
 import { PACKAGE_VERSION } from '../package-root.js';
-import { DataDirError, defaultDataDir } from '../store/data-dir.js';
+import {
+  type DataDir,
+  DataDirError,
+  dataDirPaths,
+  defaultDataDir,
+  readAdminKey,
+  rotateAdminKey,
+} from '../store/data-dir.js';
 import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../tunnel/remote-access.js';
 import { DASHBOARD_HELP, runDashboardCommand } from './dashboard.js';
 import { EVENT_HELP, runEventCommand } from './event.js';
@@ -25,6 +32,7 @@ Usage:
   overlay-daemon tunnel up | down | status   remote access at https://<your subdomain> (Premium)
   overlay-daemon event <type> [options]      send a test stream event (gift, like, chat…) to the server
   overlay-daemon dashboard [--port N]        open the dashboard of the running server, signed in
+  overlay-daemon new-key [--data-dir DIR]    replace the admin key (old sign-in links stop working)
   overlay-daemon <command> --help    help on one command
 
 Run "overlay-daemon start --help" for the server's options.
@@ -46,6 +54,17 @@ Options:
   --tiktok-sign-key KEY  API key of the sign server TikTok connections go through (lifts the free
                          tier's daily limit; or $OVERLAY_TIKTOK_SIGN_KEY, which stays out of the process list)
   -h, --help             show this help
+`;
+
+const NEW_KEY_HELP = `Usage: overlay-daemon new-key [--data-dir DIR]
+
+Replaces the admin key of the data directory. The dashboard's sign-in link carries it: after a
+link was shown on stream, this makes it worthless. A running server takes the new key at once;
+open dashboards ask to sign in again ("overlay-daemon dashboard" opens it signed in).
+
+Options:
+  --data-dir DIR the data directory (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
+  -h, --help     show this help
 `;
 
 const STATUS_HELP = `Usage: overlay-daemon status [--data-dir DIR] [--port N] [--host ADDR] [--json]
@@ -175,6 +194,28 @@ const COMMANDS: readonly Command[] = [
   remote('tunnel', TUNNEL_HELP),
   { name: 'event', help: () => EVENT_HELP, ownArguments: runEventCommand },
   {
+    name: 'new-key',
+    help: () => NEW_KEY_HELP,
+    run: async (values, positionals, io) => {
+      noMoreArguments(positionals);
+      const dataDir = values['data-dir'] ?? defaultDataDir();
+      let dirs: DataDir;
+      try {
+        dirs = dataDirPaths(dataDir);
+        await readAdminKey(dirs);
+      } catch {
+        io.err(`overlay-daemon: no admin key in ${dataDir}; start the server once with this --data-dir\n`);
+        return 1;
+      }
+      await rotateAdminKey(dirs);
+      io.out(
+        'New admin key written. Sign-in links with the old key no longer work, and open dashboards ask to sign in again.\n' +
+          'Open the dashboard with: overlay-daemon dashboard\n',
+      );
+      return 0;
+    },
+  },
+  {
     name: 'dashboard',
     help: () => DASHBOARD_HELP,
     run: (values, positionals, io) => {
@@ -283,8 +324,12 @@ async function start(values: Values, io: CliIo): Promise<number> {
   for (const overlay of daemon.overlays.list()) {
     io.out(`overlay "${overlay.name}": ${daemon.url}/overlay/${overlay.id}\n`);
   }
-  // The key rides in the URL's fragment, which browsers never send: it reaches no server log.
-  io.out(`dashboard (sign-in link, keep it private): ${dashboardSignInUrl(daemon.url, daemon.adminKey)}\n`);
+  // The link carries the admin key, and streamers show their terminal on stream: it is printed once,
+  // when the key is made; afterwards `overlay-daemon dashboard` opens it. (The key rides in the URL's
+  // fragment, which browsers never send: it reaches no server log.)
+  if (daemon.newAdminKey)
+    io.out(`dashboard (sign-in link, keep it private): ${dashboardSignInUrl(daemon.url, daemon.adminKey)}\n`);
+  else io.out('dashboard: run "overlay-daemon dashboard" to open it signed in\n');
   // Licence, tier limits and the tunnel (when `tunnel up` has stored one).
   const remote: RemoteAccess = await startRemoteAccess(daemon, { ...remoteOptions, licence });
   const signApiKey = values['tiktok-sign-key'] || process.env.OVERLAY_TIKTOK_SIGN_KEY || undefined;

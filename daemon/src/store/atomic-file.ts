@@ -54,12 +54,13 @@ export async function writeFileAtomic(path: string, data: string, mode = 0o644):
 }
 
 /** Creates a file with `data` unless it exists; an existing file is never touched. */
-export async function createIfMissing(path: string, data: string, mode: number): Promise<void> {
+/** Creates the file with `data` unless it exists; true when it created it. */
+export async function createIfMissing(path: string, data: string, mode: number): Promise<boolean> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(path, 'wx', mode);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return;
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
   }
   try {
@@ -68,4 +69,5 @@ export async function createIfMissing(path: string, data: string, mode: number):
   } finally {
     await handle.close();
   }
+  return true;
 }

@@ -31,6 +31,8 @@ export interface DataDir {
   tunnelFile: string;
   /** Where the daemon using this directory listens (store/running-daemon.ts); absent while none runs. */
   daemonFile: string;
+  /** This start made the admin key (a new data directory, or admin.key deleted): the sign-in link is new. */
+  newAdminKey?: boolean;
 }
 
 export function dataDirPaths(root: string): DataDir {
@@ -115,8 +117,22 @@ async function createLayout(root: string): Promise<DataDir> {
   }
   const rules = demo ? `${JSON.stringify(demoRules(demo.id), null, 2)}\n` : '[]\n';
   await createIfMissing(dirs.rulesFile, rules, 0o644);
-  await createIfMissing(dirs.adminKeyFile, `${randomBytes(32).toString('base64url')}\n`, 0o600);
-  return dirs;
+  const newAdminKey = await createIfMissing(dirs.adminKeyFile, newAdminKeyText(), 0o600);
+  return { ...dirs, newAdminKey };
+}
+
+/** 256 random bits, base64url: a fresh admin key as admin.key holds it. */
+function newAdminKeyText(): string {
+  return `${randomBytes(32).toString('base64url')}\n`;
+}
+
+/**
+ * Replaces the admin key (`overlay-daemon new-key`): links with the old one stop working, and a running
+ * daemon takes the new one within a moment (it watches the file).
+ */
+export async function rotateAdminKey(dirs: DataDir): Promise<string> {
+  await writeFileAtomic(dirs.adminKeyFile, newAdminKeyText(), 0o600);
+  return readAdminKey(dirs);
 }
 
 /** The local control key (decisions §3: admin.key, mode 0600). */
