@@ -69,6 +69,24 @@ afterAll(async () => {
   await daemon?.stop();
 });
 
+describe('the home page', () => {
+  it('at / tells a streamer where the dashboard is and which URL goes into OBS', async () => {
+    const page = await context.newPage();
+    try {
+      await page.setViewportSize({ width: 900, height: 800 });
+      await page.goto(`${daemon.url}/`);
+      await page.getByRole('heading', { name: 'overlay-daemon is running' }).waitFor();
+      const demo = daemon.overlays.list()[0]!;
+      await page.getByText(`${daemon.url}/overlay/${demo.id}`).waitFor();
+      await shot(page, 'home-page.png');
+      await page.getByRole('link', { name: 'dashboard' }).click();
+      await page.waitForURL(`${daemon.url}/dashboard`);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
 describe('dashboard access', () => {
   it('without a key, says to open the sign-in URL, and the daemon refuses keyless API calls', async () => {
     const page = await browser.newPage();
