@@ -14,6 +14,8 @@ export const WidgetId = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
 
 const widgetBase = {
   id: WidgetId,
+  /** What the streamer calls it ("Gift alert"); the dashboard shows it instead of the id. */
+  name: v.optional(v.pipe(v.string(), v.maxLength(60))),
   x: finite,
   y: finite,
   width: v.optional(v.pipe(finite, v.minValue(0))),

@@ -352,6 +352,10 @@ describe('rules and the test panel', () => {
     await rule.getByLabel('Gift name is').fill('Rose');
     await rule.getByLabel('Overlay').selectOption({ label: 'Stream scene' });
     await rule.getByLabel('Widget', { exact: true }).selectOption(alert!.id);
+    // The rules editor names widgets as the streamer does, not by their generated ids.
+    expect(await rule.getByLabel('Widget', { exact: true }).locator('option:checked').textContent()).toBe(
+      'Alert (alert)',
+    );
     await dashboard.getByRole('button', { name: 'Save rules' }).click();
     await dashboard.getByText('Saved 1 rule.').waitFor();
     const rules: unknown = await (await api('/api/rules')).json();
@@ -505,6 +509,9 @@ describe('a new overlay with an alert', () => {
         }[];
       };
       expect(widgets.widgets.map((w) => w.type)).toEqual(['alert', 'alert', 'goal']);
+      // Each has a name a person can tell apart, shown instead of the generated id.
+      expect(widgets.widgets.map((w) => (w as { name?: string }).name)).toEqual(['Alert', 'Alert 2', 'Goal']);
+      await page.locator('.layers').getByRole('button', { name: 'Alert 2 (alert)' }).waitFor();
       // A new alert announces what a streamer expects out of the box.
       expect(widgets.widgets[0]!.events).toEqual(['gift', 'follow', 'share', 'subscribe']);
       for (const [i, a] of widgets.widgets.entries()) {
@@ -527,7 +534,7 @@ describe('a new overlay with an alert', () => {
         .waitFor({ timeout: 10_000 })
         .catch(() => {});
       await page.getByRole('button', { name: 'Send a test gift' }).click();
-      await page.getByText(`shown by alert · ${widgets.widgets[0]!.id}`).waitFor();
+      await page.getByText('shown by Alert (alert)').waitFor();
       await obs
         .getByText(/Test Viewer/)
         .first()

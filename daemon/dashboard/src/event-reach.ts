@@ -3,6 +3,7 @@
 import type { Overlay, StreamEvent } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
 import { widgetReactsTo } from '../../../shared/widget-reactions.js';
+import { widgetLabel } from './widget-defaults.js';
 
 export interface Reach {
   overlay: Overlay;
@@ -11,8 +12,6 @@ export interface Reach {
   /** Fired rules with an action for this overlay. */
   rules: string[];
 }
-
-export const widgetLabel = (w: { type: string; id: string }) => `${w.type} · ${w.id}`;
 
 export function reachOf(
   event: StreamEvent,

@@ -13,6 +13,18 @@ export const WIDGET_KINDS: readonly { type: WidgetType; label: string }[] = [
   { type: 'top-gifters', label: 'Top gifters' },
 ];
 
+/** "Alert", then "Alert 2", "Alert 3"…: a name for a new widget that no widget of the overlay has. */
+export function newWidgetName(type: WidgetType, widgets: readonly Widget[]): string {
+  const label = WIDGET_KINDS.find((k) => k.type === type)?.label ?? type;
+  const taken = new Set(widgets.map((w) => w.name));
+  if (!taken.has(label)) return label;
+  for (let n = 2; ; n++) if (!taken.has(`${label} ${n}`)) return `${label} ${n}`;
+}
+
+/** How a widget is named on screen: the name a person gave it, else its kind and id. */
+export const widgetLabel = (w: Pick<Widget, 'type' | 'id' | 'name'>): string =>
+  w.name?.trim() ? `${w.name.trim()} (${w.type})` : `${w.type} · ${w.id}`;
+
 export function newWidgetId(type: WidgetType, taken: ReadonlySet<string>): string {
   for (;;) {
     const id = `${type}-${Math.random().toString(36).slice(2, 8)}`;

@@ -11,7 +11,7 @@ import { commit, type History, redo, startHistory, undo } from '../history.js';
 import { isImage } from '../media-kinds.js';
 import type { Shared } from '../shared-data.js';
 import { Notice } from '../ui.js';
-import { defaultWidget, newWidgetId, placeWidget } from '../widget-defaults.js';
+import { defaultWidget, newWidgetId, newWidgetName, placeWidget } from '../widget-defaults.js';
 import { Canvas } from './canvas.js';
 import { ConflictNotice } from './conflict.js';
 import { Layers } from './layers.js';
@@ -68,8 +68,9 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
   const addWidget = (type: WidgetType) => {
     const image = shared.media.find((m) => isImage(m.name))?.name;
     const id = newWidgetId(type, new Set(overlay.widgets.map((w) => w.id)));
-    const drafted = defaultWidget(type, id, { x: 0, y: 0 }, image);
-    if (!drafted) return;
+    const created = defaultWidget(type, id, { x: 0, y: 0 }, image);
+    if (!created) return;
+    const drafted = { ...created, name: newWidgetName(type, overlay.widgets) };
     // Where it covers nothing already there, inside the canvas.
     const widget = { ...drafted, ...placeWidget(drafted, overlay) };
     widgets.add(widget);

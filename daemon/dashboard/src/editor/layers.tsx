@@ -1,5 +1,6 @@
 // The overlay's widgets in stacking order (back to front); choosing one selects it on the canvas.
 import type { Widget } from '../../../../shared/protocol/index.js';
+import { widgetLabel } from '../widget-defaults.js';
 
 export function Layers(props: {
   widgets: readonly Widget[];
@@ -14,7 +15,7 @@ export function Layers(props: {
         {props.widgets.map((w) => (
           <li key={w.id}>
             <button type="button" aria-pressed={w.id === props.selected} onClick={() => props.onSelect(w.id)}>
-              {w.type} · {w.id}
+              {widgetLabel(w)}
             </button>
           </li>
         ))}

@@ -258,6 +258,13 @@ export function Properties(props: PanelProps) {
       <p class="muted">
         {props.widget.type} · <code>{props.widget.id}</code>
       </p>
+      <TextProp
+        f={f}
+        name="name"
+        label="Name (shown in the rules and the widget list)"
+        value={props.widget.name}
+        set={(v) => withField(props.widget, 'name', v === '' ? undefined : v)}
+      />
       <KindFields f={f} media={props.media} />
       <BoxFields f={f} />
     </div>

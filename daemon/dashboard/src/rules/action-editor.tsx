@@ -4,6 +4,7 @@ import type { RuleAction } from '../../../../shared/rules.js';
 import { alertAnnounces } from '../../../../shared/widget-reactions.js';
 import type { Shared } from '../shared-data.js';
 import { Notice } from '../ui.js';
+import { widgetLabel } from '../widget-defaults.js';
 import {
   AlertPayload,
   CustomPayload,
@@ -79,7 +80,7 @@ export function ActionEditor(props: {
             )}
             {overlay?.widgets.map((w) => (
               <option key={w.id} value={w.id}>
-                {w.type} · {w.id}
+                {widgetLabel(w)}
               </option>
             ))}
           </select>
