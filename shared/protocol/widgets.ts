@@ -37,9 +37,15 @@ const ImageWidget = v.object({
   src: MediaPath,
 });
 
+/** How an alert looks and moves: a card that pops in, a banner that slides, or plain text that fades. */
+export const ALERT_STYLES = ['pop', 'slide', 'plain'] as const;
+export type AlertStyle = (typeof ALERT_STYLES)[number];
+
 const AlertWidget = v.object({
   ...widgetBase,
   type: v.literal('alert'),
+  /** Absent: `pop`. */
+  style: v.optional(v.picklist(ALERT_STYLES)),
   /** Milliseconds each alert stays on screen unless its command says otherwise. */
   duration: v.optional(v.pipe(finite, v.minValue(100), v.maxValue(60_000)), 5000),
   image: v.optional(MediaPath),

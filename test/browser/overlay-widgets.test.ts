@@ -12,6 +12,16 @@ const widgets = [
   { id: 'title', type: 'text', x: 10, y: 10, content: 'Welcome', fontSize: 40, color: '#ffffff' },
   { id: 'alerts', type: 'alert', x: 600, y: 100, width: 700, duration: 1500, events: ['follow'] },
   {
+    id: 'gifts',
+    type: 'alert',
+    x: 600,
+    y: 500,
+    width: 700,
+    duration: 1500,
+    events: ['gift'],
+    style: 'slide',
+  },
+  {
     id: 'goal',
     type: 'goal',
     x: 10,
@@ -80,7 +90,8 @@ describe('overlay widgets in Chromium', () => {
     expect(await widgetText(page, 'title')).toBe('Welcome');
     expect(await widgetText(page, 'goal')).toContain('250 / 1000');
     expect(await widgetText(page, 'count')).toBe('Follows 3');
-    expect(await widgetText(page, 'top')).toContain('Whale — 500');
+    // Top gifters say what the number is.
+    expect(await widgetText(page, 'top')).toContain('Whale — 500 diamonds');
     const box = await page.locator('#stage').boundingBox();
     expect(box).toMatchObject({ width: 960, height: 540 });
     await page.close();
@@ -107,6 +118,34 @@ describe('overlay widgets in Chromium', () => {
     expect(await page.locator('[data-widget-id="alerts"] b').count()).toBe(0);
     await expect.poll(() => alert.count(), { timeout: 5000 }).toBe(0);
     expect(await widgetText(page, 'feed')).toContain('Newbie followed');
+    await page.close();
+  });
+
+  it('shows alerts as stream alerts: an animated card in its style, with the sender and the gift pictured', async () => {
+    const page = await openOverlay();
+    const avatar = 'https://pictures.invalid/avatars/rosa.webp';
+    const gift = 'https://pictures.invalid/gifts/rose.png';
+    await sendEvent({ type: 'follow', user: { ...user('Rosa'), profilePictureUrl: avatar }, data: {} });
+    const card = page.locator('[data-widget-id="alerts"] .alert-card');
+    await card.waitFor();
+    // The default style pops in and out over the alert's whole duration.
+    expect(await card.getAttribute('class')).toContain('alert-pop');
+    expect(await card.evaluate((e) => getComputedStyle(e).animationName)).toBe('alert-pop');
+    expect(await card.evaluate((e) => getComputedStyle(e).animationDuration)).toBe('1.5s');
+    expect(await card.locator('img.alert-avatar').getAttribute('src')).toBe(avatar);
+
+    await sendEvent({
+      type: 'gift',
+      user: { ...user('Whale'), profilePictureUrl: 'http://plain.invalid/not-https.png' },
+      data: { giftName: 'Rose', repeatCount: 3, diamondCount: 1, giftPictureUrl: gift },
+    });
+    const slide = page.locator('[data-widget-id="gifts"] .alert-card');
+    await slide.waitFor();
+    expect(await slide.evaluate((e) => getComputedStyle(e).animationName)).toBe('alert-slide');
+    expect(await slide.locator('img.alert-gift').getAttribute('src')).toBe(gift);
+    // Only https pictures are shown.
+    expect(await slide.locator('img.alert-avatar').count()).toBe(0);
+    expect(await visible(slide.locator('[data-alert]'))).toBe('Whale sent 3 × Rose');
     await page.close();
   });
 

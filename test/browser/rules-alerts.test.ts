@@ -209,7 +209,7 @@ describe('the demo overlay', () => {
       await expect.poll(() => goalCurrent(page, 'like-goal'), POLL).toBe('420');
       await expect
         .poll(() => visible(page.locator('[data-widget-id="top-gifters"]')), POLL)
-        .toBe('Whale — 2999\nNora — 2000\nRosa — 99');
+        .toBe('Whale — 2,999 diamonds\nNora — 2,000 diamonds\nRosa — 99 diamonds');
       expect(await visible(page.locator('[data-widget-id="chat"]'))).toContain(
         'Sam first time here, love it',
       );

@@ -71,6 +71,16 @@ function playSound(name: string, volume = 1): void {
   }
 }
 
+/** Diamonds as a person reads them: 1,000 rather than 1000. */
+const DIAMONDS = new Intl.NumberFormat('en-US');
+
+/** A picture URL from the platform, only over https. */
+function httpsUrl(value: unknown): string | undefined {
+  return typeof value === 'string' && value.startsWith('https://') && value.length <= 2048
+    ? value
+    : undefined;
+}
+
 export class OverlayView {
   private overlay: OverlayMeta | undefined;
   private widgets: Widget[] = [];
@@ -123,11 +133,15 @@ export class OverlayView {
         this.redraw(widget);
       } else if (widget.type === 'alert' && alertAnnounces(widget, event.type)) {
         // Only the event types the widget lists: a rule's `show-alert` for the same event would otherwise alert twice.
+        const avatarUrl = httpsUrl(event.user.profilePictureUrl);
+        const pictureUrl = event.type === 'gift' ? httpsUrl(event.data.giftPictureUrl) : undefined;
         this.alertQueue(widget).enqueue({
           text: describeEvent(event),
           duration: widget.duration,
           ...(widget.image ? { image: widget.image } : {}),
           ...(widget.sound ? { sound: widget.sound } : {}),
+          ...(avatarUrl ? { avatarUrl } : {}),
+          ...(pictureUrl ? { pictureUrl } : {}),
         });
       }
     }
@@ -232,7 +246,7 @@ export class OverlayView {
         break;
       }
       case 'alert':
-        this.buildAlert(box, rt?.alerts?.current);
+        this.buildAlert(box, widget, rt?.alerts?.current);
         break;
       case 'goal': {
         const share = Math.min(1, widget.current / widget.target);
@@ -269,7 +283,13 @@ export class OverlayView {
       case 'top-gifters': {
         const list = el('ol', 'gifters');
         for (const entry of widget.entries.slice(0, widget.maxEntries)) {
-          list.append(el('li', 'gifter', `${entry.nickname || entry.uniqueId} — ${entry.diamonds}`));
+          list.append(
+            el(
+              'li',
+              'gifter',
+              `${entry.nickname || entry.uniqueId} — ${DIAMONDS.format(entry.diamonds)} diamonds`,
+            ),
+          );
         }
         box.append(list);
         break;
@@ -278,15 +298,27 @@ export class OverlayView {
     return box;
   }
 
-  private buildAlert(box: HTMLElement, alert: QueuedAlert | undefined): void {
+  /**
+   * The alert on screen: a card in the widget's style (`pop` by default) that enters, stays for its
+   * duration and leaves (one CSS animation over `--alert-ms`), with the sender's picture and the
+   * gift's when the event carries them, and the widget's image.
+   */
+  private buildAlert(box: HTMLElement, widget: WidgetOf<'alert'>, alert: QueuedAlert | undefined): void {
     if (!alert) return;
-    const card = el('div', 'alert-card');
-    if (alert.image) {
-      const img = el('img', 'alert-image');
-      img.src = assetUrl(alert.image);
+    const card = el('div', `alert-card alert-${widget.style ?? 'pop'}`);
+    card.style.setProperty('--alert-ms', `${alert.duration}ms`);
+    const pictures = el('div', 'alert-pictures');
+    const picture = (src: string, kind: string) => {
+      const img = el('img', `alert-${kind}`);
+      img.src = src;
       img.alt = '';
-      card.append(img);
-    }
+      img.referrerPolicy = 'no-referrer';
+      pictures.append(img);
+    };
+    if (alert.avatarUrl) picture(alert.avatarUrl, 'avatar');
+    if (alert.image) picture(assetUrl(alert.image), 'image');
+    if (alert.pictureUrl) picture(alert.pictureUrl, 'gift');
+    if (pictures.childElementCount > 0) card.append(pictures);
     const text = el('div', 'alert-text', alert.text);
     text.dataset.alert = '';
     card.append(text);

@@ -16,6 +16,32 @@ import {
 const host = { uniqueId: 'streamer', nickname: 'streamer' };
 
 describe('normalising the 2.5 runtime (v3 proto) shapes', () => {
+  it("keeps the gift's picture when it is an https URL, from either shape", () => {
+    const v3Shape = normaliseGift({
+      ...v3.giftLion,
+      gift: {
+        ...v3.giftLion.gift,
+        image: { url: ['https://p16.example/lion.webp', 'https://p19.example/lion.webp'] },
+      },
+    });
+    expect(v3Shape?.event.data).toMatchObject({ giftPictureUrl: 'https://p16.example/lion.webp' });
+    const documentedShape = normaliseGift({
+      ...documented.giftUniverse,
+      giftDetails: {
+        ...documented.giftUniverse.giftDetails,
+        giftImage: { giftPictureUrl: 'https://p16.example/universe.webp' },
+      },
+    });
+    expect(documentedShape?.event.data).toMatchObject({
+      giftPictureUrl: 'https://p16.example/universe.webp',
+    });
+    const plain = normaliseGift({
+      ...v3.giftLion,
+      gift: { ...v3.giftLion.gift, image: { url: ['http://p16.example/lion.webp'] } },
+    });
+    expect(plain?.event.data).not.toHaveProperty('giftPictureUrl');
+  });
+
   it('reads a gift with its name, count, diamonds and sender', () => {
     const gift = normaliseGift(v3.giftLion);
     expect(gift?.event).toEqual({

@@ -79,6 +79,13 @@ export function normaliseGift(payload: unknown): NormalisedGift | undefined {
     own(payload, 'diamondCount'),
   );
   const giftType = firstCount(own(details, 'giftType'), own(details, 'type'), own(payload, 'giftType'));
+  // The gift's picture, as the documented and the v3 shapes carry it; https only (overlays show it).
+  const picture = firstString(
+    own(payload, 'giftPictureUrl'),
+    at(details, 'giftImage', 'giftPictureUrl'),
+    firstOf(at(details, 'image', 'url')),
+    firstOf(at(details, 'image', 'urlList')),
+  );
   const repeatEnd = own(payload, 'repeatEnd');
   const parsed = parseWith(GiftEvent, {
     type: 'gift',
@@ -88,6 +95,7 @@ export function normaliseGift(payload: unknown): NormalisedGift | undefined {
       repeatCount: Math.max(1, firstCount(own(payload, 'repeatCount')) ?? 1),
       ...(diamondCount === undefined ? {} : { diamondCount }),
       ...(giftId === undefined ? {} : { giftId }),
+      ...(picture?.startsWith('https://') && picture.length <= 2048 ? { giftPictureUrl: picture } : {}),
     },
   });
   if (!parsed.ok) return undefined;

@@ -1,10 +1,11 @@
 // The property panel of the selected widget: the fields of its kind, then its box, each with the schema's
 // message beside it.
 import type { ComponentChildren } from 'preact';
-import type { Widget } from '../../../../shared/protocol/index.js';
+import type { AlertStyle, Widget } from '../../../../shared/protocol/index.js';
 import type { MediaItem } from '../api.js';
 import { isAudio, isImage } from '../media-kinds.js';
 import {
+  ChoiceProp,
   ColourProp,
   EventTypesProp,
   FontProp,
@@ -24,6 +25,12 @@ interface PanelProps {
   /** `key` makes a run of edits to one field a single undo step. */
   onChange: (next: Widget, key: string) => void;
 }
+
+const ALERT_STYLE_CHOICES = [
+  { value: 'pop', label: 'Pop: a card that springs in' },
+  { value: 'slide', label: 'Slide: a banner from the left' },
+  { value: 'plain', label: 'Plain: text that fades' },
+] as const satisfies readonly { value: AlertStyle; label: string }[];
 
 /** The fields only this kind of widget has. */
 function KindFields(props: { f: WidgetFields; media: MediaItem[] }): ComponentChildren {
@@ -81,6 +88,14 @@ function KindFields(props: { f: WidgetFields; media: MediaItem[] }): ComponentCh
     case 'alert':
       return (
         <>
+          <ChoiceProp
+            f={f}
+            name="style"
+            label="Style"
+            value={w.style ?? 'pop'}
+            choices={ALERT_STYLE_CHOICES}
+            set={(style) => ({ ...w, style })}
+          />
           <NumberProp
             f={f}
             name="duration"

@@ -256,3 +256,35 @@ export function MediaProp(props: {
     </PropField>
   );
 }
+
+/** One of a few named choices (an alert's style). */
+export function ChoiceProp<T extends string>(props: {
+  f: WidgetFields;
+  name: string;
+  label: string;
+  value: T;
+  choices: readonly { value: T; label: string }[];
+  set: (v: T) => Widget;
+}) {
+  const { f, name } = props;
+  return (
+    <PropField f={f} name={name} label={props.label}>
+      {(a11y) => (
+        <select
+          {...a11y}
+          value={props.value}
+          onChange={(e) => {
+            const chosen = props.choices.find((c) => c.value === e.currentTarget.value);
+            if (chosen) f.onChange(props.set(chosen.value), keyOf(f, name));
+          }}
+        >
+          {props.choices.map((c) => (
+            <option key={c.value} value={c.value}>
+              {c.label}
+            </option>
+          ))}
+        </select>
+      )}
+    </PropField>
+  );
+}
