@@ -376,6 +376,10 @@ describe('rules and the test panel', () => {
     await dashboard.getByLabel('How many').fill('99');
     await dashboard.getByRole('button', { name: 'Send gift event' }).click();
     await dashboard.getByText('Fired: Roses become an alert').waitFor();
+    // Per overlay, the log says what showed the event (or why nothing did).
+    const reach = dashboard.locator(`.event-log li[data-overlay-id="${overlayId}"]`).first();
+    expect(await reach.getAttribute('data-shown')).toBe('yes');
+    expect(await reach.textContent()).toContain('rule “Roses become an alert”');
     await shot(dashboard, 'dashboard-test-events.png');
     await obs.getByText('Alice sent 99 × Rose').waitFor({ timeout: 10_000 });
     await obs.close();
