@@ -160,6 +160,21 @@ describe('overlay-daemon', () => {
     }
   }, 20_000);
 
+  it('takes its port from $OVERLAY_PORT when --port is not given', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const address = probe.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const dir = await makeDataDir();
+    dirs.push(dir);
+    const r = spawnCli(['--data-dir', dir], { OVERLAY_PORT: String(port) });
+    await waitForOutput(r, new RegExp(`listening on http://127\\.0\\.0\\.1:${port}`));
+    const bad = spawnCli(['status'], { OVERLAY_PORT: 'seventy', OVERLAY_DATA_DIR: join(dir, 'none') });
+    expect(await bad.exited).toBe(2);
+    expect(bad.stderr()).toContain('$OVERLAY_PORT must be a whole number from 1 to 65535, got "seventy"');
+  }, 20_000);
+
   it('leaves no new data directory behind when the port is taken', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

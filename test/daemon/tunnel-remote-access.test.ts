@@ -153,28 +153,8 @@ describe('tunnel commands against the Gatekeeper', () => {
     });
   });
 
-  it('`tunnel up` on the free tier says Premium is needed before asking for cloudflared', async () => {
-    await signIn('free');
-    const err: string[] = [];
-    const code = await runRemoteCommand(
-      'tunnel',
-      'up',
-      {
-        'data-dir': dataDir,
-        gatekeeper: gatekeeper.url,
-        cloudflared: join(dataDir, 'missing', 'cloudflared'),
-      },
-      { out: () => {}, err: (t) => err.push(t) },
-      async () => 0,
-    );
-    expect(code).toBe(1);
-    expect(err.join('')).toMatch(/Remote access needs Premium/);
-    expect(err.join('')).not.toContain('cloudflared');
-    expect(gatekeeper.tunnels.size).toBe(0);
-  });
-
-  it('`tunnel up` without cloudflared: one line saying how to install it, exit 1, nothing provisioned', async () => {
-    await signIn();
+  /** `overlay-daemon tunnel up` with a cloudflared that is not installed: its exit code and what it printed. */
+  async function tunnelUpWithoutCloudflared(): Promise<{ code: number; out: string[]; err: string[] }> {
     const out: string[] = [];
     const err: string[] = [];
     const code = await runRemoteCommand(
@@ -188,6 +168,21 @@ describe('tunnel commands against the Gatekeeper', () => {
       { out: (t) => out.push(t), err: (t) => err.push(t) },
       async () => 0,
     );
+    return { code, out, err };
+  }
+
+  it('`tunnel up` on the free tier says Premium is needed before asking for cloudflared', async () => {
+    await signIn('free');
+    const { code, err } = await tunnelUpWithoutCloudflared();
+    expect(code).toBe(1);
+    expect(err.join('')).toMatch(/Remote access needs Premium/);
+    expect(err.join('')).not.toContain('cloudflared');
+    expect(gatekeeper.tunnels.size).toBe(0);
+  });
+
+  it('`tunnel up` without cloudflared: one line saying how to install it, exit 1, nothing provisioned', async () => {
+    await signIn();
+    const { code, err } = await tunnelUpWithoutCloudflared();
     expect(code).toBe(1);
     expect(err).toHaveLength(1);
     expect(err[0]?.trim().split('\n')).toHaveLength(1);
