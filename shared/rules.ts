@@ -20,14 +20,79 @@ export const RuleConditions = v.object({
 });
 export type RuleConditions = v.InferOutput<typeof RuleConditions>;
 
-export const RuleAction = v.object({
+/** Fields every action may have (decisions-2 §6): a wait before it, and the queue it runs in. */
+const actionCommon = {
+  /** Milliseconds waited before the action runs. */
+  delayMs: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.maxValue(60_000))),
+  /** Actions with the same queue run one at a time, in arrival order, across rules. */
+  queue: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1–64 letters, digits, _ or -')),
+  ),
+};
+
+/** String values of action fields are templates: `{user.nickname} sent {data.repeatCount} × {data.giftName}`. */
+const templated = v.record(v.string(), v.unknown());
+
+/** An overlay command, as actions always were; `kind` may be left out. */
+export const OverlayAction = v.object({
+  kind: v.optional(v.literal('overlay')),
+  ...actionCommon,
   overlayId: Uuid,
   widgetId: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
   command: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
-  /** String values are templates: `{user.nickname} sent {data.repeatCount} × {data.giftName}`. */
-  payload: v.optional(v.record(v.string(), v.unknown()), {}),
+  payload: v.optional(templated, {}),
 });
+
+/** An HTTP request to another tool: 5 s timeout, redirects not followed, a POST never retried. */
+export const WebhookAction = v.object({
+  kind: v.literal('webhook'),
+  ...actionCommon,
+  url: v.pipe(
+    v.string(),
+    v.maxLength(2048),
+    v.url(),
+    v.check((u) => /^https?:\/\//i.test(u), 'must be an http or https URL'),
+  ),
+  method: v.optional(v.picklist(['POST', 'GET', 'PUT'])),
+  headers: v.optional(
+    v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]{1,64}$/)), v.pipe(v.string(), v.maxLength(1000))),
+  ),
+  body: v.optional(v.unknown()),
+});
+
+/** A Streamer.bot action through its HTTP server (`POST {streamerbot.url}/DoAction`). */
+export const StreamerbotAction = v.object({
+  kind: v.literal('streamerbot'),
+  ...actionCommon,
+  action: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+  args: v.optional(templated),
+});
+
+export const ACTION_KINDS = ['overlay', 'webhook', 'streamerbot'] as const;
+export type ActionKind = (typeof ACTION_KINDS)[number];
+
+const UnknownKind = v.object({
+  kind: v.picklist(ACTION_KINDS, `kind must be one of ${ACTION_KINDS.join(', ')}`),
+});
+
+/**
+ * One action: the schema of its `kind` (absent: `overlay`). Chosen by the input's kind rather than
+ * tried in turn, so a mistake is named by its field (`actions.0.url`), as before.
+ */
+export const RuleAction = v.lazy((input: unknown) => {
+  const kind = typeof input === 'object' && input !== null ? (input as { kind?: unknown }).kind : undefined;
+  if (kind === undefined || kind === 'overlay') return OverlayAction;
+  if (kind === 'webhook') return WebhookAction;
+  if (kind === 'streamerbot') return StreamerbotAction;
+  return UnknownKind;
+}) as v.GenericSchema<
+  unknown,
+  | v.InferOutput<typeof OverlayAction>
+  | v.InferOutput<typeof WebhookAction>
+  | v.InferOutput<typeof StreamerbotAction>
+>;
 export type RuleAction = v.InferOutput<typeof RuleAction>;
+export type OverlayRuleAction = v.InferOutput<typeof OverlayAction>;
 
 export const Rule = v.object({
   id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
@@ -46,3 +111,8 @@ export const RuleList = v.pipe(
   v.check((rules) => new Set(rules.map((r) => r.id)).size === rules.length, 'rule ids must be unique'),
 );
 export type RuleList = v.InferOutput<typeof RuleList>;
+
+/** An action that sends an overlay command (no `kind`, or `overlay`). */
+export function isOverlayAction(action: RuleAction): action is OverlayRuleAction {
+  return action.kind === undefined || action.kind === 'overlay';
+}

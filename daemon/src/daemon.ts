@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer } from 'node:net';
 import { watch as watchFile } from 'chokidar';
+import { ActionRunner } from './actions/runner.js';
 import { errorMessage } from './errors.js';
 import { createIngest, type EventHandler, type Ingest } from './events/ingest.js';
 import { createEventPipeline } from './events/pipeline.js';
@@ -22,6 +23,8 @@ import { Hub } from './ws/hub.js';
 import { PageTokens } from './ws/page-tokens.js';
 
 export interface DaemonOptions {
+  /** Streamer.bot's HTTP server (default http://127.0.0.1:7474, decisions-2 §6). */
+  streamerbotUrl?: string;
   port: number;
   host: string;
   dataDir: string;
@@ -62,6 +65,8 @@ export interface RunningDaemon {
   tokens: PageTokens;
   /** The seam for stream events (ingest.ts). */
   ingest: Ingest;
+  /** Runs the actions of fired rules; its log and queues are in the control API. */
+  actions: ActionRunner;
   /** Parts added to GET /status, e.g. `statusFields.set('tiktok', () => source.status())`. */
   statusFields: StatusParts;
   /** The tunnel hostname in force; set it when a tunnel comes up. */
@@ -139,7 +144,15 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       hub.closeOverlay(change.overlayId);
     }
   });
-  const pipeline = options.eventHandlers ? undefined : createEventPipeline({ hub, overlays, rules, log });
+  // What fired rules do beyond overlay commands (webhooks, Streamer.bot), with its log and queues.
+  const actions = new ActionRunner({
+    sendCommand: (overlayId, command) => hub.sendCommand(overlayId, command),
+    ...(options.streamerbotUrl ? { streamerbotUrl: () => options.streamerbotUrl ?? '' } : {}),
+    log,
+  });
+  const pipeline = options.eventHandlers
+    ? undefined
+    : createEventPipeline({ hub, overlays, rules, log }, { actions });
   const ingest = createIngest({ hub, overlays, rules, log }, options.eventHandlers ?? pipeline?.handlers);
 
   let boundPort = 0;
@@ -170,6 +183,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   };
   const frontDoor = createFrontDoor(frontDoorOptions);
   const app = createHttpApp({
+    actions,
     server,
     frontDoor,
     controlGuard: createControlGuard(frontDoorOptions),
@@ -262,6 +276,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     hub,
     tokens,
     ingest,
+    actions,
     statusFields,
     get tunnelHost() {
       return state.tunnelHost;
@@ -279,6 +294,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         pipeline?.close();
+        actions.close();
         await hub.close();
         await devPage?.close();
         await devDashboard?.close();

@@ -1,7 +1,7 @@
 // Where an event shows up: on each overlay, the widgets that react to it by themselves and the fired rules
 // that send it a command. An overlay with neither shows nothing, and the dashboard says why.
 import type { Overlay, StreamEvent } from '../../../shared/protocol/index.js';
-import type { RuleList } from '../../../shared/rules.js';
+import { isOverlayAction, type RuleList } from '../../../shared/rules.js';
 import { widgetReactsTo } from '../../../shared/widget-reactions.js';
 import { widgetLabel } from './widget-defaults.js';
 
@@ -24,7 +24,9 @@ export function reachOf(
     overlay,
     widgets: overlay.widgets.filter((w) => widgetReactsTo(w, event)).map(widgetLabel),
     rules: rules
-      .filter((r) => fired.has(r.id) && r.actions.some((a) => a.overlayId === overlay.id))
+      .filter(
+        (r) => fired.has(r.id) && r.actions.some((a) => isOverlayAction(a) && a.overlayId === overlay.id),
+      )
       .map((r) => r.name || r.id),
   };
 }

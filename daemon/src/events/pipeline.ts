@@ -14,6 +14,7 @@
 import type { OverlayCommandInput, StreamEvent, Widget } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
 import { widgetReactsTo } from '../../../shared/widget-reactions.js';
+import { ActionRunner } from '../actions/runner.js';
 import { errorMessage } from '../errors.js';
 import { RuleEngine } from '../rules/engine.js';
 import type { Timers } from '../timers.js';
@@ -22,6 +23,8 @@ import { UpdateCoalescer } from '../widget-state/coalescer.js';
 import type { EventHandler, IngestContext } from './ingest.js';
 
 interface EventPipelineOptions {
+  /** Runs the actions of fired rules; by default one that only sends overlay commands through the hub. */
+  actions?: ActionRunner;
   /** Minimum time between two state writes/broadcasts of one overlay (default 100 ms). */
   intervalMs?: number;
   timers?: Timers;
@@ -47,6 +50,9 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
   const { hub, overlays, rules, log } = ctx;
 
   // --- rules -------------------------------------------------------------------------------
+  const runner =
+    options.actions ??
+    new ActionRunner({ sendCommand: (overlayId, command) => hub.sendCommand(overlayId, command), log });
   const engine = new RuleEngine();
   let compiledFrom: RuleList | undefined;
   const runRules: EventHandler = (event) => {
@@ -60,14 +66,10 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
     for (const error of errors)
       log(`[rules] rule "${error.ruleId}" failed on a ${event.type} event: ${error.message}`);
     const firedRules: string[] = [];
-    for (const action of actions) {
+    for (const action of actions)
       if (firedRules[firedRules.length - 1] !== action.ruleId) firedRules.push(action.ruleId);
-      hub.sendCommand(action.overlayId, {
-        command: action.command,
-        widgetId: action.widgetId,
-        payload: action.payload,
-      });
-    }
+    // Overlay commands nothing waits for go out now; the rest runs without holding up this event.
+    runner.run(actions);
     return { firedRules };
   };
 

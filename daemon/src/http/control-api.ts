@@ -17,6 +17,7 @@ import {
   Uuid,
 } from '../../../shared/protocol/index.js';
 import { RuleList } from '../../../shared/rules.js';
+import type { ActionRunner } from '../actions/runner.js';
 import type { LimitDecision } from '../licence/limits.js';
 import {
   checkMediaName,
@@ -45,6 +46,8 @@ export interface ControlApiContext {
   log: (line: string) => void;
   /** Tier limits of the licence (licence/licence-manager.ts); absent: no limits. */
   limits?: CreationLimits | undefined;
+  /** The actions of fired rules: their log and queues (decisions-2 §6). */
+  actions: ActionRunner;
   /** Lets only local control clients with the admin key through (front-door.ts createControlGuard). */
   controlGuard: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }
@@ -187,6 +190,18 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     for (const overlay of overlays.list()) clients[overlay.id] = counts[overlay.id] ?? 0;
     sendJson(res, 200, { clients } satisfies ClientCounts);
   });
+
+  // decisions-2 §6: what actions did (newest last), and their queues.
+  app.get('/api/actions/log', (_req, res) => sendJson(res, 200, ctx.actions.log()));
+  app.get('/api/actions/queues', (_req, res) => sendJson(res, 200, ctx.actions.queues()));
+  for (const verb of ['skip', 'clear'] as const) {
+    app.post(`/api/actions/queues/:name/${verb}`, (req, res) => {
+      const name = req.params.name ?? '';
+      const state = verb === 'skip' ? ctx.actions.skip(name) : ctx.actions.clear(name);
+      if (!state) return sendError(res, 'not_found', `No queue is named "${name}"`);
+      sendJson(res, 200, state);
+    });
+  }
 
   app.get('/api/media', async (_req, res) => sendJson(res, 200, await listMedia(ctx.mediaDir)));
 

@@ -163,6 +163,8 @@ describe('RuleEngine actions', () => {
     expect(engine.evaluate(gift('Rose', 99)).actions).toEqual([
       {
         ruleId: 'thanks',
+        index: 0,
+        kind: 'overlay',
         overlayId: OVERLAY,
         widgetId: 'alerts',
         command: 'show-alert',
@@ -170,6 +172,8 @@ describe('RuleEngine actions', () => {
       },
       {
         ruleId: 'thanks',
+        index: 1,
+        kind: 'overlay',
         overlayId: OVERLAY,
         widgetId: 'title',
         command: 'set-text',
@@ -198,10 +202,9 @@ describe('RuleEngine actions', () => {
       { ruleId: 'bad', message: 'exploded' },
       { ruleId: 'good', message: 'exploded' },
     ]);
-    expect(engine.evaluate(chat('hi')).actions.map((a) => a.payload)).toEqual([
-      { text: 'hi' },
-      { text: 'ok' },
-    ]);
+    expect(
+      engine.evaluate(chat('hi')).actions.map((a) => (a.kind === 'overlay' ? a.payload : undefined)),
+    ).toEqual([{ text: 'hi' }, { text: 'ok' }]);
   });
 
   it('evaluates 500 rules against a flood of events quickly', () => {

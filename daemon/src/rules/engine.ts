@@ -1,17 +1,37 @@
-// Evaluates the rules of rules.json against each stream event and produces overlay-command actions.
+// Evaluates the rules of rules.json against each stream event and produces the actions to run.
 import type { StreamEvent } from '../../../shared/protocol/index.js';
-import type { Rule, RuleList } from '../../../shared/rules.js';
+import { isOverlayAction, type Rule, type RuleAction, type RuleList } from '../../../shared/rules.js';
 import { errorMessage } from '../errors.js';
-import { compilePayload, type Renderer } from './template.js';
+import { compilePayload, type TemplateContext } from './template.js';
 
-/** One command a fired rule sends: an `overlay-command` for one overlay (interface §6.2). */
-interface FiredAction {
+/** What every fired action carries: its rule, its place in the rule, and how it waits. */
+interface FiredBase {
   ruleId: string;
-  overlayId: string;
-  widgetId: string;
-  command: string;
-  payload: Record<string, unknown>;
+  /** Its index in the rule's actions (the action log names actions by it). */
+  index: number;
+  delayMs?: number;
+  queue?: string;
 }
+
+/** One action of a fired rule, its templates rendered against the event (decisions-2 §6). */
+export type FiredAction = FiredBase &
+  (
+    | {
+        kind: 'overlay';
+        overlayId: string;
+        widgetId: string;
+        command: string;
+        payload: Record<string, unknown>;
+      }
+    | {
+        kind: 'webhook';
+        url: string;
+        method: 'POST' | 'GET' | 'PUT';
+        headers: Record<string, string>;
+        body: unknown;
+      }
+    | { kind: 'streamerbot'; action: string; args: Record<string, unknown> }
+  );
 
 interface RuleFailure {
   ruleId: string;
@@ -29,7 +49,8 @@ interface CompiledRule {
   giftName?: string;
   chatIncludes?: string;
   userId?: string;
-  actions: { overlayId: string; widgetId: string; command: string; render: Renderer }[];
+  /** Each action with its templates compiled once; `render` gives the fired action for an event. */
+  actions: ((context: TemplateContext) => FiredAction)[];
 }
 
 interface RuleEngineOptions {
@@ -85,12 +106,7 @@ export class RuleEngine {
           ...(c.giftName !== undefined ? { giftName: c.giftName.toLowerCase() } : {}),
           ...(c.chatIncludes !== undefined ? { chatIncludes: c.chatIncludes.toLowerCase() } : {}),
           ...(c.userId !== undefined ? { userId: c.userId.replace(/^@/, '').toLowerCase() } : {}),
-          actions: rule.actions.map((a) => ({
-            overlayId: a.overlayId,
-            widgetId: a.widgetId,
-            command: a.command,
-            render: compilePayload(a.payload),
-          })),
+          actions: rule.actions.map((a, index) => compileAction(rule.id, index, a)),
         });
       } catch (error) {
         failures.push({ ruleId: rule.id, message: errorMessage(error) });
@@ -120,13 +136,7 @@ export class RuleEngine {
         const last = this.lastFired.get(rule.id);
         if (rule.cooldownMs > 0 && last !== undefined && now - last < rule.cooldownMs) continue;
         const context = { type: event.type, user: event.user, data: event.data };
-        const fired = compiled.actions.map((a) => ({
-          ruleId: rule.id,
-          overlayId: a.overlayId,
-          widgetId: a.widgetId,
-          command: a.command,
-          payload: capped(asPayload(a.render(context))),
-        }));
+        const fired = compiled.actions.map((render) => render(context));
         // Only a rule that produced all its actions counts as fired (and starts its cooldown).
         actions.push(...fired);
         this.lastFired.set(rule.id, now);
@@ -149,6 +159,52 @@ function capped(payload: Record<string, unknown>): Record<string, unknown> {
   if (size > MAX_RENDERED_PAYLOAD_BYTES)
     throw new Error(`its rendered payload is ${size} bytes, over the limit of ${MAX_RENDERED_PAYLOAD_BYTES}`);
   return payload;
+}
+
+/** Compiles one action's templates; the returned function renders it for an event (size-capped). */
+function compileAction(
+  ruleId: string,
+  index: number,
+  action: RuleAction,
+): (context: TemplateContext) => FiredAction {
+  const base: FiredBase = {
+    ruleId,
+    index,
+    ...(action.delayMs ? { delayMs: action.delayMs } : {}),
+    ...(action.queue ? { queue: action.queue } : {}),
+  };
+  if (isOverlayAction(action)) {
+    const render = compilePayload(action.payload);
+    const { overlayId, widgetId, command } = action;
+    return (context) => ({
+      ...base,
+      kind: 'overlay',
+      overlayId,
+      widgetId,
+      command,
+      payload: capped(asPayload(render(context))),
+    });
+  }
+  if (action.kind === 'webhook') {
+    const render = compilePayload({ url: action.url, headers: action.headers ?? {}, body: action.body });
+    const method = action.method ?? 'POST';
+    return (context) => {
+      const out = capped(asPayload(render(context)));
+      return {
+        ...base,
+        kind: 'webhook',
+        url: String(out.url ?? ''),
+        method,
+        headers: Object.fromEntries(Object.entries(asPayload(out.headers)).map(([k, v]) => [k, String(v)])),
+        body: out.body,
+      };
+    };
+  }
+  const render = compilePayload({ action: action.action, args: action.args ?? {} });
+  return (context) => {
+    const out = capped(asPayload(render(context)));
+    return { ...base, kind: 'streamerbot', action: String(out.action ?? ''), args: asPayload(out.args) };
+  };
 }
 
 function asPayload(value: unknown): Record<string, unknown> {

@@ -1,6 +1,6 @@
 // One action of a rule: which overlay and widget, which command, and the command's payload.
 import { KNOWN_COMMANDS, type StreamEventType } from '../../../../shared/protocol/index.js';
-import type { RuleAction } from '../../../../shared/rules.js';
+import type { OverlayRuleAction } from '../../../../shared/rules.js';
 import { alertAnnounces } from '../../../../shared/widget-reactions.js';
 import type { Shared } from '../shared-data.js';
 import { Notice } from '../ui.js';
@@ -20,9 +20,9 @@ export function ActionEditor(props: {
   /** The rule's trigger: an alert that announces it by itself would show it twice. */
   trigger: StreamEventType;
   index: number;
-  action: RuleAction;
+  action: OverlayRuleAction;
   shared: Shared;
-  onChange: (a: RuleAction) => void;
+  onChange: (a: OverlayRuleAction) => void;
   onRemove?: () => void;
 }) {
   const { fields, action, shared, onChange } = props;

@@ -1,6 +1,6 @@
 // What a new rule and a new action start as, and the payload each command starts with.
 import type { Overlay } from '../../../../shared/protocol/index.js';
-import type { Rule, RuleAction } from '../../../../shared/rules.js';
+import type { OverlayRuleAction, Rule } from '../../../../shared/rules.js';
 
 const DEFAULT_ALERT_TEXT = '{user.nickname} sent {data.repeatCount} × {data.giftName}';
 
@@ -16,7 +16,7 @@ export function defaultWidgetId(overlay: Overlay | undefined): string {
   return (overlay?.widgets.find((w) => w.type === 'alert') ?? overlay?.widgets[0])?.id ?? '';
 }
 
-export function newAction(overlays: Overlay[]): RuleAction {
+export function newAction(overlays: Overlay[]): OverlayRuleAction {
   const overlay = overlays[0];
   return {
     overlayId: overlay?.id ?? '',

@@ -1,6 +1,11 @@
 // One rule of the list: its name, trigger, cooldown and conditions, its actions, and its place in the order.
 import { STREAM_EVENT_TYPES } from '../../../../shared/protocol/index.js';
-import type { Rule, RuleConditions } from '../../../../shared/rules.js';
+import {
+  isOverlayAction,
+  type Rule,
+  type RuleAction,
+  type RuleConditions,
+} from '../../../../shared/rules.js';
 import { numberFromText, numberText } from '../fields.js';
 import type { Shared } from '../shared-data.js';
 import { FieldError } from '../ui.js';
@@ -113,6 +118,24 @@ function RuleControls(props: {
   );
 }
 
+/** An action of another kind (webhook, Streamer.bot): shown as it is stored; rules.json edits it. */
+function OtherAction(props: { index: number; action: RuleAction; onRemove?: () => void }) {
+  return (
+    <fieldset class="action" data-action-kind={props.action.kind}>
+      <legend>
+        Action {props.index + 1}: {props.action.kind}
+      </legend>
+      <pre class="action-json">{JSON.stringify(props.action, null, 2)}</pre>
+      <p class="muted">This kind of action is edited in rules.json for now (docs/actions.md).</p>
+      {props.onRemove && (
+        <button type="button" class="quiet" onClick={props.onRemove}>
+          Remove action
+        </button>
+      )}
+    </fieldset>
+  );
+}
+
 export function RuleEditor(props: {
   rule: Rule;
   index: number;
@@ -198,20 +221,26 @@ export function RuleEditor(props: {
       </div>
       <Conditions rule={rule} fields={fields} onChange={onChange} />
       <FieldError id={`${fields.prefix}-actions-error`} message={props.error('actions')} />
-      {rule.actions.map((action, i) => (
-        <ActionEditor
-          key={i}
-          fields={fields}
-          trigger={rule.trigger}
-          index={i}
-          action={action}
-          shared={shared}
-          onChange={(a) => onChange({ ...rule, actions: rule.actions.map((x, j) => (j === i ? a : x)) })}
-          {...(rule.actions.length > 1
+      {rule.actions.map((action, i) => {
+        const remove =
+          rule.actions.length > 1
             ? { onRemove: () => onChange({ ...rule, actions: rule.actions.filter((_, j) => j !== i) }) }
-            : {})}
-        />
-      ))}
+            : {};
+        return isOverlayAction(action) ? (
+          <ActionEditor
+            key={i}
+            fields={fields}
+            trigger={rule.trigger}
+            index={i}
+            action={action}
+            shared={shared}
+            onChange={(a) => onChange({ ...rule, actions: rule.actions.map((x, j) => (j === i ? a : x)) })}
+            {...remove}
+          />
+        ) : (
+          <OtherAction key={i} index={i} action={action} {...remove} />
+        );
+      })}
       <button
         type="button"
         onClick={() => onChange({ ...rule, actions: [...rule.actions, newAction(shared.overlays)] })}

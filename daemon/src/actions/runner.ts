@@ -1,0 +1,291 @@
+// Runs the actions of fired rules (decisions-2 §6): in order within a rule, `delayMs` waited first,
+// named queues one at a time across rules, and every outcome in the action log. An overlay command that
+// nothing waits for goes out at once, in the event's turn; nothing else ever holds up event delivery.
+import type { OverlayCommandInput } from '../../../shared/protocol/index.js';
+import type { ActionKind } from '../../../shared/rules.js';
+import { errorMessage } from '../errors.js';
+import type { FiredAction } from '../rules/engine.js';
+
+export interface ActionLogEntry {
+  /** ISO time the action finished. */
+  at: string;
+  ruleId: string;
+  /** Its index in the rule's actions. */
+  action: number;
+  kind: ActionKind;
+  ok: boolean;
+  /** How long it took, waits excluded. */
+  ms: number;
+  error?: string;
+}
+
+export interface QueueState {
+  name: string;
+  running: boolean;
+  waiting: number;
+}
+
+/** The default of decisions-2 §6 for Streamer.bot's HTTP server. */
+export const DEFAULT_STREAMERBOT_URL = 'http://127.0.0.1:7474';
+const WEBHOOK_TIMEOUT_MS = 5000;
+const LOG_SIZE = 200;
+const MAX_WAITING = 100;
+
+interface ActionRunnerOptions {
+  sendCommand: (overlayId: string, command: OverlayCommandInput) => void;
+  /** Where Streamer.bot's HTTP server listens (settings). */
+  streamerbotUrl?: () => string;
+  log?: (line: string) => void;
+  now?: () => number;
+}
+
+interface Job {
+  run: () => Promise<void>;
+  done: () => void;
+}
+
+interface Queue {
+  running: Job | undefined;
+  waiting: Job[];
+}
+
+export class ActionRunner {
+  readonly #options: ActionRunnerOptions;
+  readonly #log: ActionLogEntry[] = [];
+  readonly #queues = new Map<string, Queue>();
+  /** Waits and requests under way, so `close` ends them. */
+  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #requests = new Set<AbortController>();
+  #closed = false;
+
+  constructor(options: ActionRunnerOptions) {
+    this.#options = options;
+  }
+
+  /** Starts the actions of one event's fired rules; returns at once. */
+  run(actions: readonly FiredAction[]): void {
+    const byRule = new Map<string, FiredAction[]>();
+    for (const action of actions) {
+      const list = byRule.get(action.ruleId);
+      if (list) list.push(action);
+      else byRule.set(action.ruleId, [action]);
+    }
+    for (const list of byRule.values()) this.#runRule(list);
+  }
+
+  #runRule(actions: FiredAction[]): void {
+    let i = 0;
+    // The overlay commands at the head of the rule that wait for nothing go out now, in order.
+    for (; i < actions.length; i++) {
+      const action = actions[i];
+      if (action?.kind !== 'overlay' || action.delayMs || action.queue) break;
+      this.#record(action, Date.now(), () => this.#overlay(action));
+    }
+    const rest = actions.slice(i);
+    if (rest.length === 0) return;
+    void (async () => {
+      for (const action of rest) {
+        if (this.#closed) return;
+        if (action.delayMs) await this.#wait(action.delayMs);
+        if (this.#closed) return;
+        const execute = () => this.#execute(action);
+        if (action.queue) await this.#enqueue(action.queue, action, execute);
+        else await execute();
+      }
+    })();
+  }
+
+  async #execute(action: FiredAction): Promise<void> {
+    const started = Date.now();
+    try {
+      if (action.kind === 'overlay') this.#overlay(action);
+      else if (action.kind === 'webhook') await this.#webhook(action);
+      else await this.#streamerbot(action);
+      this.#entry(action, started, undefined);
+    } catch (err) {
+      this.#entry(action, started, errorMessage(err));
+    }
+  }
+
+  #record(action: FiredAction, started: number, run: () => void): void {
+    try {
+      run();
+      this.#entry(action, started, undefined);
+    } catch (err) {
+      this.#entry(action, started, errorMessage(err));
+    }
+  }
+
+  #overlay(action: Extract<FiredAction, { kind: 'overlay' }>): void {
+    this.#options.sendCommand(action.overlayId, {
+      command: action.command,
+      widgetId: action.widgetId,
+      payload: action.payload,
+    });
+  }
+
+  async #webhook(action: Extract<FiredAction, { kind: 'webhook' }>): Promise<void> {
+    const body =
+      action.method === 'GET' || action.body === undefined
+        ? undefined
+        : typeof action.body === 'string'
+          ? action.body
+          : JSON.stringify(action.body);
+    const headers: Record<string, string> = { ...action.headers };
+    if (body !== undefined && typeof action.body !== 'string' && !hasHeader(headers, 'content-type'))
+      headers['Content-Type'] = 'application/json';
+    await this.#request(action.url, {
+      method: action.method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+    });
+  }
+
+  async #streamerbot(action: Extract<FiredAction, { kind: 'streamerbot' }>): Promise<void> {
+    const base = (this.#options.streamerbotUrl?.() ?? DEFAULT_STREAMERBOT_URL).replace(/\/+$/, '');
+    await this.#request(`${base}/DoAction`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ action: { name: action.action }, args: action.args }),
+    });
+  }
+
+  /** One HTTP request: 5 s at most, redirects not followed, never retried; a status outside 2xx fails. */
+  async #request(url: string, init: RequestInit): Promise<void> {
+    const controller = new AbortController();
+    this.#requests.add(controller);
+    const timer = setTimeout(
+      () => controller.abort(new Error(`no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`)),
+      WEBHOOK_TIMEOUT_MS,
+    );
+    try {
+      const res = await fetch(url, { ...init, redirect: 'manual', signal: controller.signal });
+      await res.body?.cancel();
+      if (res.status >= 300 && res.status < 400)
+        throw new Error(`HTTP ${res.status} (redirects are not followed)`);
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    } catch (err) {
+      if (controller.signal.aborted && controller.signal.reason instanceof Error)
+        throw controller.signal.reason;
+      // fetch says only "fetch failed"; the cause says why (ECONNREFUSED: nothing listens there).
+      const cause =
+        err instanceof Error ? (err.cause as { code?: string; message?: string } | undefined) : undefined;
+      if (cause) throw new Error(`cannot reach ${url}: ${cause.code ?? cause.message ?? errorMessage(err)}`);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      this.#requests.delete(controller);
+    }
+  }
+
+  /** Runs `execute` when the queue gets to it; resolves when it ran, was skipped, dropped or cleared. */
+  #enqueue(name: string, action: FiredAction, execute: () => Promise<void>): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let queue = this.#queues.get(name);
+      if (!queue) {
+        queue = { running: undefined, waiting: [] };
+        this.#queues.set(name, queue);
+      }
+      queue.waiting.push({ run: execute, done: resolve });
+      while (queue.waiting.length > MAX_WAITING) {
+        // The oldest waiting is dropped: a flood cannot grow a queue without bound.
+        queue.waiting.shift()?.done();
+        this.#entry(action, Date.now(), `dropped: queue "${name}" had more than ${MAX_WAITING} waiting`);
+      }
+      this.#next(name);
+    });
+  }
+
+  #next(name: string): void {
+    const queue = this.#queues.get(name);
+    if (!queue || queue.running || this.#closed) return;
+    const job = queue.waiting.shift();
+    if (!job) {
+      this.#queues.delete(name);
+      return;
+    }
+    queue.running = job;
+    void job.run().finally(() => {
+      job.done();
+      if (queue.running === job) {
+        queue.running = undefined;
+        this.#next(name);
+      }
+    });
+  }
+
+  /** The queue moves on to its next action without waiting for the one running (which still ends). */
+  skip(name: string): QueueState | undefined {
+    const queue = this.#queues.get(name);
+    if (!queue) return undefined;
+    const running = queue.running;
+    queue.running = undefined;
+    running?.done();
+    this.#next(name);
+    return this.#state(name);
+  }
+
+  /** Drops every action waiting in the queue. */
+  clear(name: string): QueueState | undefined {
+    const queue = this.#queues.get(name);
+    if (!queue) return undefined;
+    for (const job of queue.waiting.splice(0)) job.done();
+    return this.#state(name);
+  }
+
+  #state(name: string): QueueState {
+    const queue = this.#queues.get(name);
+    return { name, running: queue?.running !== undefined, waiting: queue?.waiting.length ?? 0 };
+  }
+
+  queues(): QueueState[] {
+    return [...this.#queues.keys()].map((name) => this.#state(name));
+  }
+
+  /** The last 200 outcomes, newest last. */
+  log(): ActionLogEntry[] {
+    return [...this.#log];
+  }
+
+  #entry(action: FiredAction, started: number, error: string | undefined): void {
+    const now = Date.now();
+    const entry: ActionLogEntry = {
+      at: new Date(now).toISOString(),
+      ruleId: action.ruleId,
+      action: action.index,
+      kind: action.kind,
+      ok: error === undefined,
+      ms: Math.max(0, now - started),
+      ...(error !== undefined ? { error } : {}),
+    };
+    this.#log.push(entry);
+    if (this.#log.length > LOG_SIZE) this.#log.splice(0, this.#log.length - LOG_SIZE);
+    if (error !== undefined)
+      this.#options.log?.(
+        `[actions] rule "${action.ruleId}" action ${action.index + 1} (${action.kind}) failed: ${error}`,
+      );
+  }
+
+  #wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        resolve();
+      }, ms);
+      this.#timers.add(timer);
+    });
+  }
+
+  /** Shutdown: waits and requests end now; nothing more starts. */
+  close(): void {
+    this.#closed = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+    for (const controller of this.#requests) controller.abort(new Error('the daemon is stopping'));
+    for (const queue of this.#queues.values()) for (const job of queue.waiting.splice(0)) job.done();
+  }
+}
+
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  return Object.keys(headers).some((k) => k.toLowerCase() === name);
+}

@@ -1,0 +1,241 @@
+// Rule actions beyond overlay commands (decisions-2 §6): webhooks and Streamer.bot against local receivers,
+// delays and named queues, the action log, and that none of it holds up event delivery.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { api, startTestDaemon, subscribe, type TestDaemon } from '../support/daemon.js';
+import { until, waitFor } from '../support/wait.js';
+import type { TestWsClient } from '../support/ws.js';
+
+interface Received {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** A local HTTP receiver; `answer` decides per request (a `never` receiver holds the request open). */
+class Receiver {
+  readonly requests: Received[] = [];
+  answer: (req: Received, res: ServerResponse) => void = (_req, res) => {
+    res.writeHead(200);
+    res.end('ok');
+  };
+  readonly server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const received = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      };
+      this.requests.push(received);
+      this.answer(received, res);
+    });
+  });
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+  listen(): Promise<void> {
+    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  }
+  close(): void {
+    this.server.closeAllConnections();
+    this.server.close();
+  }
+}
+
+const receiver = new Receiver();
+const streamerbot = new Receiver();
+let daemon: TestDaemon;
+let overlayId: string;
+let client: TestWsClient;
+
+beforeAll(async () => {
+  await Promise.all([receiver.listen(), streamerbot.listen()]);
+  daemon = await startTestDaemon({ streamerbotUrl: streamerbot.url });
+  overlayId = daemon.overlays.list()[0]!.id;
+  client = await subscribe(daemon, overlayId);
+});
+afterAll(async () => {
+  client?.close();
+  await daemon?.stop();
+  receiver.close();
+  streamerbot.close();
+});
+beforeEach(() => {
+  receiver.requests.length = 0;
+  streamerbot.requests.length = 0;
+  receiver.answer = (_req, res) => {
+    res.writeHead(200);
+    res.end('ok');
+  };
+});
+
+const gift = (nickname: string) => ({
+  type: 'gift',
+  user: { uniqueId: nickname.toLowerCase(), nickname },
+  data: { giftName: 'Rose', repeatCount: 5, diamondCount: 1 },
+});
+
+async function putRules(actions: unknown[]): Promise<Response> {
+  return api(daemon, 'PUT', '/api/rules', [{ id: 'r', trigger: 'gift', actions }]);
+}
+
+async function log(): Promise<
+  { ruleId: string; action: number; kind: string; ok: boolean; ms: number; error?: string }[]
+> {
+  return (await api(daemon, 'GET', '/api/actions/log')).json();
+}
+
+describe('webhook and Streamer.bot actions', () => {
+  it('calls them with the event filled in, after the overlay command, and logs each outcome', async () => {
+    expect(
+      (
+        await putRules([
+          {
+            overlayId,
+            widgetId: 'alerts',
+            command: 'show-alert',
+            payload: { text: '{user.nickname}', duration: 1000 },
+          },
+          {
+            kind: 'webhook',
+            url: `${receiver.url}/hook?from={user.uniqueId}`,
+            body: { who: '{user.nickname}', n: '{data.repeatCount}' },
+          },
+          { kind: 'streamerbot', action: 'Gift camera', args: { user: '{user.nickname}' } },
+        ])
+      ).status,
+    ).toBe(200);
+    const posted = await api(daemon, 'POST', '/api/events', gift('Alice'));
+    expect(await posted.json()).toEqual({ accepted: true, firedRules: ['r'] });
+    // The overlay has the event and the command at once; the calls follow in the rule's order.
+    await client.next((m) => m.type === 'stream-event');
+    expect(await client.next((m) => m.type === 'overlay-command')).toMatchObject({
+      payload: { text: 'Alice' },
+    });
+    await waitFor(() => streamerbot.requests.length === 1, 5000, 'the Streamer.bot call');
+    expect(receiver.requests).toHaveLength(1);
+    const hook = receiver.requests[0]!;
+    expect(hook).toMatchObject({ method: 'POST', url: '/hook?from=alice' });
+    expect(hook.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(hook.body)).toEqual({ who: 'Alice', n: '5' });
+    expect(streamerbot.requests[0]).toMatchObject({ method: 'POST', url: '/DoAction' });
+    expect(JSON.parse(streamerbot.requests[0]!.body)).toEqual({
+      action: { name: 'Gift camera' },
+      args: { user: 'Alice' },
+    });
+    const entries = (await log()).slice(-3);
+    expect(entries.map((e) => [e.action, e.kind, e.ok])).toEqual([
+      [0, 'overlay', true],
+      [1, 'webhook', true],
+      [2, 'streamerbot', true],
+    ]);
+  });
+
+  it('logs a refused call with its status and does not follow a redirect', async () => {
+    receiver.answer = (req, res) => {
+      if (req.url === '/moved') {
+        res.writeHead(302, { Location: `${receiver.url}/elsewhere` });
+        res.end();
+      } else {
+        res.writeHead(500);
+        res.end('no');
+      }
+    };
+    await putRules([
+      { kind: 'webhook', url: `${receiver.url}/moved`, method: 'GET' },
+      { kind: 'webhook', url: `${receiver.url}/broken` },
+    ]);
+    const before = (await log()).length;
+    await api(daemon, 'POST', '/api/events', gift('Bob'));
+    await waitFor(() => receiver.requests.length === 2, 5000, 'both calls');
+    await until(async () => ((await log()).length >= before + 2 ? true : undefined), 'the log entries', 5000);
+    const [moved, broken] = (await log()).slice(before);
+    expect(moved).toMatchObject({
+      kind: 'webhook',
+      ok: false,
+      error: 'HTTP 302 (redirects are not followed)',
+    });
+    expect(broken).toMatchObject({ kind: 'webhook', ok: false, error: 'HTTP 500' });
+    expect(receiver.requests.map((r) => r.url)).toEqual(['/moved', '/broken']);
+  });
+
+  it('never holds up events: a receiver that never answers is given up after 5 s, logged', async () => {
+    receiver.answer = () => {}; // never answers
+    await putRules([
+      { kind: 'webhook', url: `${receiver.url}/silent` },
+      {
+        overlayId,
+        widgetId: 'alerts',
+        command: 'show-alert',
+        payload: { text: 'after the hook', duration: 500 },
+      },
+    ]);
+    const before = (await log()).length;
+    const started = Date.now();
+    await api(daemon, 'POST', '/api/events', gift('Carol'));
+    await client.next((m) => m.type === 'stream-event' && JSON.stringify(m).includes('Carol'));
+    expect(Date.now() - started).toBeLessThan(1000);
+    await until(
+      async () => ((await log()).length >= before + 2 ? true : undefined),
+      'the rest of the rule',
+      8000,
+    );
+    const [silent, after] = (await log()).slice(before);
+    expect(silent).toMatchObject({ kind: 'webhook', ok: false, error: 'no answer within 5 s' });
+    expect(silent!.ms).toBeGreaterThanOrEqual(4900);
+    expect(after).toMatchObject({ kind: 'overlay', ok: true });
+  }, 15_000);
+});
+
+describe('delays and queues', () => {
+  it('waits delayMs, runs a named queue one at a time in arrival order, and lets it be skipped and cleared', async () => {
+    const holding: ServerResponse[] = [];
+    receiver.answer = (_req, res) => holding.push(res);
+    await putRules([
+      { kind: 'webhook', url: `${receiver.url}/q?n={user.nickname}`, queue: 'camera', delayMs: 100 },
+    ]);
+    for (const name of ['One', 'Two', 'Three']) await api(daemon, 'POST', '/api/events', gift(name));
+    await waitFor(() => receiver.requests.length === 1, 3000, 'the first call');
+    // One at a time: the others wait for it.
+    await new Promise((r) => setTimeout(r, 250));
+    expect(receiver.requests.map((r) => r.url)).toEqual(['/q?n=One']);
+    expect(await (await api(daemon, 'GET', '/api/actions/queues')).json()).toEqual([
+      { name: 'camera', running: true, waiting: 2 },
+    ]);
+    const skipped = await api(daemon, 'POST', '/api/actions/queues/camera/skip');
+    expect(await skipped.json()).toEqual({ name: 'camera', running: true, waiting: 1 });
+    await waitFor(() => receiver.requests.length === 2, 3000, 'the second call');
+    expect(receiver.requests[1]!.url).toBe('/q?n=Two');
+    const cleared = await api(daemon, 'POST', '/api/actions/queues/camera/clear');
+    expect(await cleared.json()).toEqual({ name: 'camera', running: true, waiting: 0 });
+    for (const res of holding.splice(0)) res.end();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.requests).toHaveLength(2);
+    expect((await api(daemon, 'POST', '/api/actions/queues/nope/skip')).status).toBe(404);
+  });
+});
+
+describe('bad actions', () => {
+  it.each([
+    [{ kind: 'webhook', url: 'ftp://example.test/x' }, '0.actions.0.url'],
+    [{ kind: 'webhook', url: 'http://127.0.0.1/x', method: 'DELETE' }, '0.actions.0.method'],
+    [{ kind: 'streamerbot' }, '0.actions.0.action'],
+    [{ kind: 'teleport' }, '0.actions.0.kind'],
+    [{ kind: 'webhook', url: 'http://127.0.0.1/x', delayMs: 60_001 }, '0.actions.0.delayMs'],
+    [{ kind: 'webhook', url: 'http://127.0.0.1/x', queue: 'no spaces' }, '0.actions.0.queue'],
+  ])('refuses %j with 400 naming %s, and keeps the rules', async (action, field) => {
+    await putRules([{ kind: 'webhook', url: `${receiver.url}/kept` }]);
+    const before = await (await api(daemon, 'GET', '/api/rules')).json();
+    const res = await putRules([action]);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('bad_request');
+    expect(body.error.message.startsWith(`${field}:`)).toBe(true);
+    expect(await (await api(daemon, 'GET', '/api/rules')).json()).toEqual(before);
+  });
+});
