@@ -19,12 +19,11 @@ import type { OverlayRegistry } from './store/overlay-registry.js';
 import { OverlayStore } from './store/overlay-store.js';
 import { RulesStore } from './store/rules-store.js';
 import { removeRunningDaemon, writeRunningDaemon } from './store/running-daemon.js';
+import { SettingsStore } from './store/settings-store.js';
 import { Hub } from './ws/hub.js';
 import { PageTokens } from './ws/page-tokens.js';
 
 export interface DaemonOptions {
-  /** Streamer.bot's HTTP server (default http://127.0.0.1:7474, decisions-2 §6). */
-  streamerbotUrl?: string;
   port: number;
   host: string;
   dataDir: string;
@@ -67,6 +66,8 @@ export interface RunningDaemon {
   ingest: Ingest;
   /** Runs the actions of fired rules; its log and queues are in the control API. */
   actions: ActionRunner;
+  /** settings.json: OBS, Streamer.bot, speech (GET/PUT /api/settings). */
+  settings: SettingsStore;
   /** Parts added to GET /status, e.g. `statusFields.set('tiktok', () => source.status())`. */
   statusFields: StatusParts;
   /** The tunnel hostname in force; set it when a tunnel comes up. */
@@ -144,10 +145,12 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       hub.closeOverlay(change.overlayId);
     }
   });
+  const settings = new SettingsStore(dataDir.settingsFile, log);
+  await settings.load();
   // What fired rules do beyond overlay commands (webhooks, Streamer.bot), with its log and queues.
   const actions = new ActionRunner({
     sendCommand: (overlayId, command) => hub.sendCommand(overlayId, command),
-    ...(options.streamerbotUrl ? { streamerbotUrl: () => options.streamerbotUrl ?? '' } : {}),
+    streamerbotUrl: () => settings.current().streamerbot.url,
     log,
   });
   const pipeline = options.eventHandlers
@@ -184,6 +187,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const frontDoor = createFrontDoor(frontDoorOptions);
   const app = createHttpApp({
     actions,
+    settings,
     server,
     frontDoor,
     controlGuard: createControlGuard(frontDoorOptions),
@@ -277,6 +281,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     tokens,
     ingest,
     actions,
+    settings,
     statusFields,
     get tunnelHost() {
       return state.tunnelHost;

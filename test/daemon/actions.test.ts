@@ -1,8 +1,11 @@
 // Rule actions beyond overlay commands (decisions-2 §6): webhooks and Streamer.bot against local receivers,
 // delays and named queues, the action log, and that none of it holds up event delivery.
+import { readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { SettingsView } from '../../shared/settings.js';
 import { api, startTestDaemon, subscribe, type TestDaemon } from '../support/daemon.js';
 import { until, waitFor } from '../support/wait.js';
 import type { TestWsClient } from '../support/ws.js';
@@ -55,7 +58,14 @@ let client: TestWsClient;
 
 beforeAll(async () => {
   await Promise.all([receiver.listen(), streamerbot.listen()]);
-  daemon = await startTestDaemon({ streamerbotUrl: streamerbot.url });
+  daemon = await startTestDaemon();
+  // Streamer.bot's address comes from the settings, in force at once.
+  const current = await (await api(daemon, 'GET', '/api/settings')).json();
+  const saved = await api(daemon, 'PUT', '/api/settings', {
+    ...current,
+    streamerbot: { url: streamerbot.url },
+  });
+  expect(saved.status).toBe(200);
   overlayId = daemon.overlays.list()[0]!.id;
   client = await subscribe(daemon, overlayId);
 });
@@ -217,6 +227,48 @@ describe('delays and queues', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.requests).toHaveLength(2);
     expect((await api(daemon, 'POST', '/api/actions/queues/nope/skip')).status).toBe(404);
+  });
+});
+
+describe('settings', () => {
+  it('keep the OBS password secret: stored 0600, answered only as {set}, kept, replaced or cleared', async () => {
+    const file = join(daemon.dataDir.root, 'settings.json');
+    const get = async () => (await api(daemon, 'GET', '/api/settings')).json() as Promise<SettingsView>;
+    const initial = await get();
+    expect(initial.obs).toEqual({ url: 'ws://127.0.0.1:4455', password: { set: false } });
+    expect(initial.tts).toEqual({ enabled: true, maxChars: 200, blockedWords: [], userCooldownMs: 0 });
+
+    const put = (body: unknown) => api(daemon, 'PUT', '/api/settings', body);
+    expect(
+      (await put({ ...initial, obs: { url: 'ws://127.0.0.1:4460', password: 's3cret-pass' } })).status,
+    ).toBe(200);
+    const afterSet = await get();
+    expect(afterSet.obs).toEqual({ url: 'ws://127.0.0.1:4460', password: { set: true } });
+    expect(JSON.stringify(afterSet)).not.toContain('s3cret-pass');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(file, 'utf8')).obs.password).toBe('s3cret-pass');
+
+    // Sent back as GET answered it, the secret stays.
+    expect((await put(afterSet)).status).toBe(200);
+    expect(JSON.parse(await readFile(file, 'utf8')).obs.password).toBe('s3cret-pass');
+    // null clears it.
+    expect((await put({ ...afterSet, obs: { ...afterSet.obs, password: null } })).status).toBe(200);
+    expect((await get()).obs.password).toEqual({ set: false });
+    expect(JSON.parse(await readFile(file, 'utf8')).obs).not.toHaveProperty('password');
+  });
+
+  it.each([
+    [{ obs: { url: 'http://127.0.0.1:4455' } }, 'obs.url'],
+    [{ streamerbot: { url: 'ftp://x' } }, 'streamerbot.url'],
+    [{ tts: { maxChars: 0 } }, 'tts.maxChars'],
+    [{ tts: { blockedWords: [''] } }, 'tts.blockedWords.0'],
+  ])('refuses %j with 400 naming %s and changes nothing', async (patch, field) => {
+    const before = await (await api(daemon, 'GET', '/api/settings')).json();
+    const res = await api(daemon, 'PUT', '/api/settings', { ...(before as object), ...patch });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.message.startsWith(`${field}:`)).toBe(true);
+    expect(await (await api(daemon, 'GET', '/api/settings')).json()).toEqual(before);
   });
 });
 

@@ -17,6 +17,7 @@ import {
   Uuid,
 } from '../../../shared/protocol/index.js';
 import { RuleList } from '../../../shared/rules.js';
+import { applySettingsInput, SettingsInput, settingsView } from '../../../shared/settings.js';
 import type { ActionRunner } from '../actions/runner.js';
 import type { LimitDecision } from '../licence/limits.js';
 import {
@@ -31,6 +32,7 @@ import {
 } from '../media/media.js';
 import type { OverlayStore } from '../store/overlay-store.js';
 import type { RulesStore } from '../store/rules-store.js';
+import type { SettingsStore } from '../store/settings-store.js';
 import type { Hub } from '../ws/hub.js';
 import { JSON_MAX_DEPTH, jsonTooDeep, readBody } from './body.js';
 import { etagOf, ifMatchHolds, overlayEtag } from './etag.js';
@@ -48,6 +50,8 @@ export interface ControlApiContext {
   limits?: CreationLimits | undefined;
   /** The actions of fired rules: their log and queues (decisions-2 §6). */
   actions: ActionRunner;
+  /** settings.json (GET/PUT /api/settings). */
+  settings: SettingsStore;
   /** Lets only local control clients with the admin key through (front-door.ts createControlGuard). */
   controlGuard: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }
@@ -189,6 +193,15 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     const clients: Record<string, number> = {};
     for (const overlay of overlays.list()) clients[overlay.id] = counts[overlay.id] ?? 0;
     sendJson(res, 200, { clients } satisfies ClientCounts);
+  });
+
+  // decisions-2 §6: settings, whole, with secrets as {set}; a PUT that does not validate changes nothing.
+  app.get('/api/settings', (_req, res) => sendJson(res, 200, settingsView(ctx.settings.current())));
+  app.put('/api/settings', async (req, res) => {
+    const input = await readJson(req, res, SettingsInput);
+    if (!input) return;
+    await ctx.settings.replace(applySettingsInput(input, ctx.settings.current()));
+    sendJson(res, 200, settingsView(ctx.settings.current()));
   });
 
   // decisions-2 §6: what actions did (newest last), and their queues.

@@ -31,6 +31,8 @@ export interface DataDir {
   tunnelFile: string;
   /** Where the daemon using this directory listens (store/running-daemon.ts); absent while none runs. */
   daemonFile: string;
+  /** OBS, Streamer.bot and speech settings (decisions-2 §6), mode 0600: it holds the OBS password. */
+  settingsFile: string;
   /** This start made the admin key (a new data directory, or admin.key deleted): the sign-in link is new. */
   newAdminKey?: boolean;
 }
@@ -47,6 +49,7 @@ export function dataDirPaths(root: string): DataDir {
     remoteConfigFile: join(root, 'remote-config.json'),
     tunnelFile: join(root, 'tunnel.json'),
     daemonFile: join(root, 'daemon.json'),
+    settingsFile: join(root, 'settings.json'),
   };
 }
 
