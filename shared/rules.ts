@@ -17,6 +17,10 @@ export const RuleConditions = v.object({
   chatIncludes: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
   /** Only events from this `user.uniqueId`. */
   userId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100))),
+  /** A chat message whose first word is this command, case-insensitive (`!dance`). */
+  command: v.optional(v.pipe(v.string(), v.regex(/^\S{1,50}$/, 'must be one word of at most 50 characters'))),
+  /** Fires each time the room's like total crosses a multiple of this (like events). */
+  everyLikes: v.optional(count),
 });
 export type RuleConditions = v.InferOutput<typeof RuleConditions>;
 
@@ -101,6 +105,10 @@ export const Rule = v.object({
   trigger: v.picklist(STREAM_EVENT_TYPES),
   conditions: v.optional(RuleConditions, {}),
   cooldownMs: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.maxValue(86_400_000)), 0),
+  /** Per sender: the same viewer cannot fire the rule again within this (decisions-2 §6). */
+  userCooldownMs: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.maxValue(86_400_000))),
+  /** Gift rules: the actions run once per gift of a streak (at most 100 times). */
+  perUnit: v.optional(v.boolean()),
   actions: v.pipe(v.array(RuleAction), v.minLength(1), v.maxLength(10)),
 });
 export type Rule = v.InferOutput<typeof Rule>;

@@ -227,3 +227,78 @@ describe('RuleEngine actions', () => {
     expect(elapsed).toBeLessThan(2000);
   });
 });
+
+describe('chat commands, like milestones, per-viewer cooldowns and per-gift runs (decisions-2 §6)', () => {
+  it('fires a chat command on the first word only, whatever its case', () => {
+    const engine = new RuleEngine(
+      rules([{ id: 'dance', trigger: 'chat', conditions: { command: '!dance' }, actions: [action()] }]),
+    );
+    expect(fired(engine, chat('!Dance now please'))).toEqual(['dance']);
+    expect(fired(engine, chat('  !DANCE'))).toEqual(['dance']);
+    expect(fired(engine, chat('let us !dance'))).toEqual([]);
+    expect(fired(engine, chat('!dancer'))).toEqual([]);
+  });
+
+  it('fires each time the room total crosses a multiple of everyLikes, from the total or the sum', () => {
+    const engine = new RuleEngine(
+      rules([{ id: 'ms', trigger: 'like', conditions: { everyLikes: 100 }, actions: [action()] }]),
+    );
+    // Without totalLikeCount: the sum of likeCount (60, 120, 180, 240).
+    expect([60, 60, 60, 60].map((n) => fired(engine, like(n)).length)).toEqual([0, 1, 0, 1]);
+    const withTotal = (likeCount: number, totalLikeCount: number): StreamEvent => ({
+      type: 'like',
+      user: { uniqueId: 'l', nickname: 'L' },
+      data: { likeCount, totalLikeCount },
+    });
+    expect(fired(engine, withTotal(20, 990))).toEqual([]);
+    expect(fired(engine, withTotal(20, 1010))).toEqual(['ms']);
+    // One event crossing two multiples fires once.
+    expect(fired(engine, withTotal(300, 1310))).toEqual(['ms']);
+  });
+
+  it('keeps a per-viewer cooldown beside the rule cooldown', () => {
+    let now = 0;
+    const engine = new RuleEngine(
+      rules([{ id: 'hi', trigger: 'gift', userCooldownMs: 1000, actions: [action()] }]),
+      { now: () => now },
+    );
+    expect(fired(engine, gift('Rose', 1, 1, 'ann'))).toEqual(['hi']);
+    expect(fired(engine, gift('Rose', 1, 1, 'ANN'))).toEqual([]);
+    expect(fired(engine, gift('Rose', 1, 1, 'bob'))).toEqual(['hi']);
+    now = 1000;
+    expect(fired(engine, gift('Rose', 1, 1, 'ann'))).toEqual(['hi']);
+  });
+
+  it('runs the actions once per gift of a streak with perUnit, at most 100 times', () => {
+    const engine = new RuleEngine(
+      rules([
+        {
+          id: 'each',
+          trigger: 'gift',
+          perUnit: true,
+          actions: [action({ n: '{data.repeatCount}' }), action()],
+        },
+      ]),
+    );
+    expect(engine.evaluate(gift('Rose', 3)).actions).toHaveLength(6);
+    expect(engine.evaluate(gift('Rose', 500)).actions).toHaveLength(200);
+    expect(fired(engine, gift('Rose', 1))).toEqual(['each', 'each']);
+  });
+
+  it('refuses a command of two words and a perUnit that is not a boolean', () => {
+    expect(
+      parseWith(RuleList, [
+        { id: 'x', trigger: 'chat', conditions: { command: '!a b' }, actions: [action()] },
+      ]),
+    ).toMatchObject({
+      ok: false,
+      field: '0.conditions.command',
+    });
+    expect(
+      parseWith(RuleList, [{ id: 'x', trigger: 'gift', perUnit: 'yes', actions: [action()] }]),
+    ).toMatchObject({
+      ok: false,
+      field: '0.perUnit',
+    });
+  });
+});

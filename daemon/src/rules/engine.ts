@@ -49,6 +49,8 @@ interface CompiledRule {
   giftName?: string;
   chatIncludes?: string;
   userId?: string;
+  /** The chat command, lowercased. */
+  command?: string;
   /** Each action with its templates compiled once; `render` gives the fired action for an event. */
   actions: ((context: TemplateContext) => FiredAction)[];
 }
@@ -63,7 +65,7 @@ function gift(event: StreamEvent) {
   return event.type === 'gift' ? event.data : undefined;
 }
 
-function matches(compiled: CompiledRule, event: StreamEvent): boolean {
+function matches(compiled: CompiledRule, event: StreamEvent, likes: LikeTotals | undefined): boolean {
   const { rule } = compiled;
   const c = rule.conditions;
   if (rule.trigger !== event.type) return false;
@@ -80,13 +82,45 @@ function matches(compiled: CompiledRule, event: StreamEvent): boolean {
     !(event.type === 'chat' && event.data.comment.toLowerCase().includes(compiled.chatIncludes))
   )
     return false;
+  if (
+    compiled.command !== undefined &&
+    !(event.type === 'chat' && firstWord(event.data.comment) === compiled.command)
+  )
+    return false;
+  if (c.everyLikes !== undefined && !(event.type === 'like' && crossed(likes, c.everyLikes))) return false;
   return true;
 }
+
+/** The first word of a chat message, lowercased: `!Dance now` → `!dance`. */
+function firstWord(comment: string): string {
+  return comment.trim().split(/\s+/, 1)[0]?.toLowerCase() ?? '';
+}
+
+/** The room's like total before and after one like event. */
+interface LikeTotals {
+  before: number;
+  after: number;
+}
+
+/** Whether the like total crossed a multiple of `every` with this event. */
+function crossed(likes: LikeTotals | undefined, every: number): boolean {
+  return likes !== undefined && Math.floor(likes.after / every) > Math.floor(likes.before / every);
+}
+
+/** How many times a rule's actions run for one gift event (`perUnit`: once per gift, at most 100). */
+const MAX_PER_UNIT = 100;
+
+/** Senders remembered for per-viewer cooldowns; the oldest are forgotten past this. */
+const MAX_USER_COOLDOWNS = 10_000;
 
 export class RuleEngine {
   private compiled: CompiledRule[] = [];
   /** Last time each rule fired, by rule id; kept across reloads so an edit does not reset cooldowns. */
   private readonly lastFired = new Map<string, number>();
+  /** Last time each (rule, sender) fired, for `userCooldownMs`; in insertion order, oldest first. */
+  private readonly lastFiredBy = new Map<string, number>();
+  /** The room's like total when like events do not carry it: their `likeCount`s summed. */
+  private likeSum = 0;
   private readonly now: () => number;
 
   constructor(rules: RuleList = [], options: RuleEngineOptions = {}) {
@@ -106,6 +140,7 @@ export class RuleEngine {
           ...(c.giftName !== undefined ? { giftName: c.giftName.toLowerCase() } : {}),
           ...(c.chatIncludes !== undefined ? { chatIncludes: c.chatIncludes.toLowerCase() } : {}),
           ...(c.userId !== undefined ? { userId: c.userId.replace(/^@/, '').toLowerCase() } : {}),
+          ...(c.command !== undefined ? { command: c.command.toLowerCase() } : {}),
           actions: rule.actions.map((a, index) => compileAction(rule.id, index, a)),
         });
       } catch (error) {
@@ -122,24 +157,59 @@ export class RuleEngine {
     return this.compiled.length;
   }
 
+  /**
+   * The room's like total before and after a like event (decisions-2 §6): the event's `totalLikeCount`
+   * when it has one, else the sum of `likeCount`s this engine has seen.
+   */
+  private likeTotals(event: StreamEvent): LikeTotals | undefined {
+    if (event.type !== 'like') return undefined;
+    const count = event.data.likeCount;
+    const total = event.data.totalLikeCount;
+    if (total !== undefined) {
+      this.likeSum = total;
+      return { before: Math.max(0, total - count), after: total };
+    }
+    const before = this.likeSum;
+    this.likeSum += count;
+    return { before, after: this.likeSum };
+  }
+
+  private rememberSender(key: string, now: number): void {
+    this.lastFiredBy.delete(key);
+    this.lastFiredBy.set(key, now);
+    while (this.lastFiredBy.size > MAX_USER_COOLDOWNS) {
+      const oldest = this.lastFiredBy.keys().next().value;
+      if (oldest === undefined) break;
+      this.lastFiredBy.delete(oldest);
+    }
+  }
+
   /** Runs every enabled rule, in order, against one event. Never throws. */
   evaluate(event: StreamEvent): Evaluation {
     const actions: FiredAction[] = [];
     const errors: RuleFailure[] = [];
     let now: number | undefined;
+    const likes = this.likeTotals(event);
     for (const compiled of this.compiled) {
       const { rule } = compiled;
       if (!rule.enabled) continue;
       try {
-        if (!matches(compiled, event)) continue;
+        if (!matches(compiled, event, likes)) continue;
         now ??= this.now();
         const last = this.lastFired.get(rule.id);
         if (rule.cooldownMs > 0 && last !== undefined && now - last < rule.cooldownMs) continue;
+        const byKey = `${rule.id}\u0000${event.user.uniqueId.toLowerCase()}`;
+        const lastBy = this.lastFiredBy.get(byKey);
+        if (rule.userCooldownMs && lastBy !== undefined && now - lastBy < rule.userCooldownMs) continue;
         const context = { type: event.type, user: event.user, data: event.data };
-        const fired = compiled.actions.map((render) => render(context));
-        // Only a rule that produced all its actions counts as fired (and starts its cooldown).
+        const once = compiled.actions.map((render) => render(context));
+        const times =
+          rule.perUnit && event.type === 'gift' ? Math.min(MAX_PER_UNIT, event.data.repeatCount) : 1;
+        const fired = times === 1 ? once : Array.from({ length: times }, () => once).flat();
+        // Only a rule that produced all its actions counts as fired (and starts its cooldowns).
         actions.push(...fired);
         this.lastFired.set(rule.id, now);
+        if (rule.userCooldownMs) this.rememberSender(byKey, now);
       } catch (error) {
         errors.push({ ruleId: rule.id, message: errorMessage(error) });
       }

@@ -16,8 +16,8 @@ import { RuleField, type RuleFields } from './rule-field.js';
 /** The conditions that apply to each trigger (the engine ignores the others). */
 const CONDITIONS: Record<Rule['trigger'], readonly (keyof RuleConditions)[]> = {
   gift: ['giftName', 'minRepeatCount', 'minDiamonds', 'userId'],
-  like: ['minLikes', 'userId'],
-  chat: ['chatIncludes', 'userId'],
+  like: ['minLikes', 'everyLikes', 'userId'],
+  chat: ['command', 'chatIncludes', 'userId'],
   follow: ['userId'],
   share: ['userId'],
   subscribe: ['userId'],
@@ -30,17 +30,27 @@ const CONDITION_LABELS: Record<keyof RuleConditions, string> = {
   minLikes: 'At least this many likes in one event',
   chatIncludes: 'Chat message contains',
   userId: 'Only from user (uniqueId)',
+  command: 'Chat command (first word, e.g. !dance)',
+  everyLikes: 'Every this many likes in the room',
 };
-const NUMERIC_CONDITIONS = new Set<keyof RuleConditions>(['minRepeatCount', 'minDiamonds', 'minLikes']);
+const NUMERIC_CONDITIONS = new Set<keyof RuleConditions>([
+  'minRepeatCount',
+  'minDiamonds',
+  'minLikes',
+  'everyLikes',
+]);
 
 /** Conditions as typed, even when a value is not yet valid (the schema's message then shows beside it). */
 function rawConditions(record: Record<string, unknown>): RuleConditions {
   const out: RuleConditions = {};
   for (const [key, value] of Object.entries(record)) {
-    if ((key === 'giftName' || key === 'chatIncludes' || key === 'userId') && typeof value === 'string')
+    if (
+      (key === 'giftName' || key === 'chatIncludes' || key === 'userId' || key === 'command') &&
+      typeof value === 'string'
+    )
       out[key] = value;
     if (
-      (key === 'minRepeatCount' || key === 'minDiamonds' || key === 'minLikes') &&
+      (key === 'minRepeatCount' || key === 'minDiamonds' || key === 'minLikes' || key === 'everyLikes') &&
       typeof value === 'number'
     ) {
       out[key] = value;
