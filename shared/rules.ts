@@ -72,7 +72,63 @@ export const StreamerbotAction = v.object({
   args: v.optional(templated),
 });
 
-export const ACTION_KINDS = ['overlay', 'webhook', 'streamerbot'] as const;
+/** The OBS requests an `obs` action may send, with the params each takes (decisions-2 §6). */
+export const OBS_REQUESTS = [
+  'SetCurrentProgramScene',
+  'SetSceneItemEnabled',
+  'SetInputMute',
+  'ToggleInputMute',
+  'SetSourceFilterEnabled',
+  'TriggerHotkeyByName',
+] as const;
+export type ObsRequest = (typeof OBS_REQUESTS)[number];
+
+const obsName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
+/** Params are templates too: a scene can be named after the gift (`Gift {data.giftName}`). */
+const OBS_PARAMS = {
+  SetCurrentProgramScene: v.object({ sceneName: obsName }),
+  SetSceneItemEnabled: v.object({ sceneName: obsName, sourceName: obsName, enabled: v.boolean() }),
+  SetInputMute: v.object({ inputName: obsName, inputMuted: v.boolean() }),
+  ToggleInputMute: v.object({ inputName: obsName }),
+  SetSourceFilterEnabled: v.object({ sourceName: obsName, filterName: obsName, filterEnabled: v.boolean() }),
+  TriggerHotkeyByName: v.object({ hotkeyName: obsName }),
+} as const satisfies Record<ObsRequest, v.GenericSchema>;
+
+const obsCommon = {
+  kind: v.literal('obs'),
+  ...actionCommon,
+  /** Undoes the request after this long: the previous scene, the opposite enabled or muted state. */
+  revertAfterMs: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1), v.maxValue(600_000))),
+};
+
+/** One OBS request over obs-websocket v5; its params checked for that request. */
+export const ObsAction = v.variant(
+  'request',
+  OBS_REQUESTS.map((request) =>
+    v.object({ ...obsCommon, request: v.literal(request), params: OBS_PARAMS[request] }),
+  ) as unknown as [
+    v.ObjectSchema<
+      typeof obsCommon & {
+        request: v.LiteralSchema<ObsRequest, undefined>;
+        params: v.GenericSchema<Record<string, unknown>>;
+      },
+      undefined
+    >,
+  ],
+  `request must be one of ${OBS_REQUESTS.join(', ')}`,
+);
+
+/** An `obs` action as stored. */
+export interface ObsRuleAction {
+  kind: 'obs';
+  request: ObsRequest;
+  params: Record<string, unknown>;
+  revertAfterMs?: number | undefined;
+  delayMs?: number | undefined;
+  queue?: string | undefined;
+}
+
+export const ACTION_KINDS = ['overlay', 'webhook', 'streamerbot', 'obs'] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
 
 const UnknownKind = v.object({
@@ -88,12 +144,14 @@ export const RuleAction = v.lazy((input: unknown) => {
   if (kind === undefined || kind === 'overlay') return OverlayAction;
   if (kind === 'webhook') return WebhookAction;
   if (kind === 'streamerbot') return StreamerbotAction;
+  if (kind === 'obs') return ObsAction;
   return UnknownKind;
 }) as v.GenericSchema<
   unknown,
   | v.InferOutput<typeof OverlayAction>
   | v.InferOutput<typeof WebhookAction>
   | v.InferOutput<typeof StreamerbotAction>
+  | ObsRuleAction
 >;
 export type RuleAction = v.InferOutput<typeof RuleAction>;
 export type OverlayRuleAction = v.InferOutput<typeof OverlayAction>;

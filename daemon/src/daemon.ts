@@ -3,6 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer } from 'node:net';
 import { watch as watchFile } from 'chokidar';
+import type { RuleList } from '../../shared/rules.js';
+import { ObsConnection } from './actions/obs.js';
 import { ActionRunner } from './actions/runner.js';
 import { errorMessage } from './errors.js';
 import { createIngest, type EventHandler, type Ingest } from './events/ingest.js';
@@ -148,7 +150,16 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const settings = new SettingsStore(dataDir.settingsFile, log);
   await settings.load();
   // What fired rules do beyond overlay commands (webhooks, Streamer.bot), with its log and queues.
+  // OBS for `obs` actions: connected once the rules have one, following the settings at once.
+  const obs = new ObsConnection({ settings: () => settings.current().obs, log });
+  const usesObs = (list: RuleList) => list.some((r) => r.actions.some((a) => a.kind === 'obs'));
+  if (usesObs(rules.current())) obs.ensure();
+  rules.subscribe((list) => {
+    if (usesObs(list)) obs.ensure();
+  });
+  settings.onChange(() => obs.settingsChanged());
   const actions = new ActionRunner({
+    obs,
     sendCommand: (overlayId, command) => hub.sendCommand(overlayId, command),
     streamerbotUrl: () => settings.current().streamerbot.url,
     log,
@@ -160,6 +171,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
 
   let boundPort = 0;
   const statusFields = new StatusParts();
+  statusFields.set('obs', () => obs.status());
   const state = { tunnelHost: options.tunnelHost };
   const server = createServer();
   // Idle keep-alive sockets are not counted against the per-IP limit; do not let them linger.
@@ -300,6 +312,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         pipeline?.close();
         actions.close();
+        await obs.close();
         await hub.close();
         await devPage?.close();
         await devDashboard?.close();

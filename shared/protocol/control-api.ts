@@ -79,8 +79,14 @@ export const SourceStatus = v.object({
 });
 export type SourceStatus = v.InferOutput<typeof SourceStatus>;
 
+/** The OBS connection of `obs` actions (decisions-2 §6): `off` until an action needs it. */
+export const OBS_STATES = ['connected', 'connecting', 'disconnected', 'off'] as const;
+export const ObsStatus = v.object({ state: v.picklist(OBS_STATES), lastError: v.optional(v.string()) });
+export type ObsStatus = v.InferOutput<typeof ObsStatus>;
+
 /** The parts of `GET /status` beyond `{running, port}`; each present while its part of the daemon runs. */
 export const StatusParts = v.object({
+  obs: v.optional(ObsStatus),
   licence: v.optional(LicenceStatus),
   tunnel: v.optional(ConnectorStatus),
   tiktok: v.optional(SourceStatus),

@@ -66,17 +66,17 @@ describe('GET / (the home page on this computer)', () => {
 });
 
 describe('GET /status', () => {
-  it('answers {running, port}', async () => {
+  it('answers {running, port}, and on this computer the OBS connection (off until an action needs it)', async () => {
     const res = await get('/status');
     expect(res.status).toBe(200);
-    expect(res.json()).toEqual({ running: true, port: daemon.port });
+    expect(res.json()).toEqual({ running: true, port: daemon.port, obs: { state: 'off' } });
   });
 
   it('carries fields other parts of the daemon add', async () => {
     const tiktok = { source: 'tiktok', username: 'someone', state: 'disconnected', attempts: 0 } as const;
     daemon.statusFields.set('tiktok', () => tiktok);
     const body = (await get('/status')).json();
-    expect(body).toEqual({ running: true, port: daemon.port, tiktok });
+    expect(body).toEqual({ running: true, port: daemon.port, obs: { state: 'off' }, tiktok });
     // The answer is exactly the shared contract the dashboard parses.
     expect(parseWith(DaemonStatus, body).ok).toBe(true);
   });

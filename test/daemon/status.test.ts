@@ -13,7 +13,7 @@ describe('GET /status', () => {
     const res = await fetch(`${daemon.url}/status`);
     expect(res.status).toBe(200);
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(await res.json()).toEqual({ running: true, port: daemon.port });
+    expect(await res.json()).toEqual({ running: true, port: daemon.port, obs: { state: 'off' } });
   });
 
   it('creates a demo overlay on first start and serves its page', async () => {

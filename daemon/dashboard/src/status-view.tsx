@@ -14,6 +14,7 @@ const LABELS: Record<string, string> = {
   running: 'Overlay server running',
   port: 'Port',
   tiktok: 'TikTok LIVE',
+  obs: 'OBS',
   licence: 'Licence',
   tier: 'Tier',
   tunnel: 'Tunnel',

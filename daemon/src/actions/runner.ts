@@ -5,6 +5,7 @@ import type { OverlayCommandInput } from '../../../shared/protocol/index.js';
 import type { ActionKind } from '../../../shared/rules.js';
 import { errorMessage } from '../errors.js';
 import type { FiredAction } from '../rules/engine.js';
+import type { ObsConnection } from './obs.js';
 
 export interface ActionLogEntry {
   /** ISO time the action finished. */
@@ -33,6 +34,8 @@ const MAX_WAITING = 100;
 
 interface ActionRunnerOptions {
   sendCommand: (overlayId: string, command: OverlayCommandInput) => void;
+  /** OBS for `obs` actions; without it they fail, saying OBS is not set up. */
+  obs?: ObsConnection;
   /** Where Streamer.bot's HTTP server listens (settings). */
   streamerbotUrl?: () => string;
   log?: (line: string) => void;
@@ -100,6 +103,7 @@ export class ActionRunner {
     try {
       if (action.kind === 'overlay') this.#overlay(action);
       else if (action.kind === 'webhook') await this.#webhook(action);
+      else if (action.kind === 'obs') await this.#obsRequest(action);
       else await this.#streamerbot(action);
       this.#entry(action, started, undefined);
     } catch (err) {
@@ -139,6 +143,77 @@ export class ActionRunner {
       headers,
       ...(body !== undefined ? { body } : {}),
     });
+  }
+
+  /**
+   * One OBS request (decisions-2 §6), translated to what OBS takes; with `revertAfterMs` the state before
+   * is read first and put back after that time (the previous scene, the opposite enabled or muted state).
+   */
+  async #obsRequest(action: Extract<FiredAction, { kind: 'obs' }>): Promise<void> {
+    const obs = this.#options.obs;
+    if (!obs) throw new Error('OBS is not set up');
+    const p = action.params;
+    const revert = action.revertAfterMs;
+    let undo: (() => Promise<unknown>) | undefined;
+    switch (action.request) {
+      case 'SetCurrentProgramScene': {
+        if (revert) {
+          const before = String((await obs.call('GetCurrentProgramScene')).currentProgramSceneName ?? '');
+          if (before) undo = () => obs.call('SetCurrentProgramScene', { sceneName: before });
+        }
+        await obs.call('SetCurrentProgramScene', { sceneName: p.sceneName });
+        break;
+      }
+      case 'SetSceneItemEnabled': {
+        const { sceneItemId } = await obs.call('GetSceneItemId', {
+          sceneName: p.sceneName,
+          sourceName: p.sourceName,
+        });
+        const item = { sceneName: p.sceneName, sceneItemId };
+        if (revert) {
+          const before = (await obs.call('GetSceneItemEnabled', item)).sceneItemEnabled === true;
+          undo = () => obs.call('SetSceneItemEnabled', { ...item, sceneItemEnabled: before });
+        }
+        await obs.call('SetSceneItemEnabled', { ...item, sceneItemEnabled: p.enabled === true });
+        break;
+      }
+      case 'SetInputMute': {
+        if (revert) {
+          const before = (await obs.call('GetInputMute', { inputName: p.inputName })).inputMuted === true;
+          undo = () => obs.call('SetInputMute', { inputName: p.inputName, inputMuted: before });
+        }
+        await obs.call('SetInputMute', { inputName: p.inputName, inputMuted: p.inputMuted === true });
+        break;
+      }
+      case 'ToggleInputMute':
+        await obs.call('ToggleInputMute', { inputName: p.inputName });
+        if (revert) undo = () => obs.call('ToggleInputMute', { inputName: p.inputName });
+        break;
+      case 'SetSourceFilterEnabled': {
+        const filter = { sourceName: p.sourceName, filterName: p.filterName };
+        if (revert) {
+          const before = (await obs.call('GetSourceFilter', filter)).filterEnabled === true;
+          undo = () => obs.call('SetSourceFilterEnabled', { ...filter, filterEnabled: before });
+        }
+        await obs.call('SetSourceFilterEnabled', { ...filter, filterEnabled: p.filterEnabled === true });
+        break;
+      }
+      case 'TriggerHotkeyByName':
+        await obs.call('TriggerHotkeyByName', { hotkeyName: p.hotkeyName });
+        break;
+    }
+    if (undo && revert) {
+      const run = undo;
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        run().catch((err: unknown) =>
+          this.#options.log?.(
+            `[actions] rule "${action.ruleId}" could not undo ${action.request}: ${errorMessage(err)}`,
+          ),
+        );
+      }, revert);
+      this.#timers.add(timer);
+    }
   }
 
   async #streamerbot(action: Extract<FiredAction, { kind: 'streamerbot' }>): Promise<void> {

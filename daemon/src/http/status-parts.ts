@@ -19,8 +19,9 @@ export class StatusParts {
 
   /** Every registered part, read now. */
   read(): Parts {
-    const { licence, tunnel, tiktok } = this.#readers;
+    const { licence, tunnel, tiktok, obs } = this.#readers;
     return {
+      ...(obs ? { obs: obs() } : {}),
       ...(licence ? { licence: licence() } : {}),
       ...(tunnel ? { tunnel: tunnel() } : {}),
       ...(tiktok ? { tiktok: tiktok() } : {}),

@@ -1,6 +1,12 @@
 // Evaluates the rules of rules.json against each stream event and produces the actions to run.
 import type { StreamEvent } from '../../../shared/protocol/index.js';
-import { isOverlayAction, type Rule, type RuleAction, type RuleList } from '../../../shared/rules.js';
+import {
+  isOverlayAction,
+  type ObsRequest,
+  type Rule,
+  type RuleAction,
+  type RuleList,
+} from '../../../shared/rules.js';
 import { errorMessage } from '../errors.js';
 import { compilePayload, type TemplateContext } from './template.js';
 
@@ -31,6 +37,7 @@ export type FiredAction = FiredBase &
         body: unknown;
       }
     | { kind: 'streamerbot'; action: string; args: Record<string, unknown> }
+    | { kind: 'obs'; request: ObsRequest; params: Record<string, unknown>; revertAfterMs?: number }
   );
 
 interface RuleFailure {
@@ -269,6 +276,17 @@ function compileAction(
         body: out.body,
       };
     };
+  }
+  if (action.kind === 'obs') {
+    const render = compilePayload(action.params);
+    const { request, revertAfterMs } = action;
+    return (context) => ({
+      ...base,
+      kind: 'obs',
+      request,
+      params: capped(asPayload(render(context))),
+      ...(revertAfterMs ? { revertAfterMs } : {}),
+    });
   }
   const render = compilePayload({ action: action.action, args: action.args ?? {} });
   return (context) => {
