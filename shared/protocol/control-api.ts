@@ -103,3 +103,28 @@ export const DaemonStatus = v.object({
   ...StatusParts.entries,
 });
 export type DaemonStatus = v.InferOutput<typeof DaemonStatus>;
+
+/** One outcome in `GET /api/actions/log` (decisions-2 §6), newest last. */
+export const ActionLogEntry = v.object({
+  /** ISO time the action finished. */
+  at: v.string(),
+  ruleId: v.string(),
+  /** Its index in the rule's actions. */
+  action: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+  kind: v.picklist(['overlay', 'webhook', 'streamerbot', 'obs', 'speak']),
+  ok: v.boolean(),
+  /** How long it took, waits excluded. */
+  ms: v.pipe(v.number(), v.minValue(0)),
+  error: v.optional(v.string()),
+});
+export type ActionLogEntry = v.InferOutput<typeof ActionLogEntry>;
+export const ActionLog = v.array(ActionLogEntry);
+
+/** One queue in `GET /api/actions/queues` and the answer of skip/clear. */
+export const QueueState = v.object({
+  name: v.string(),
+  running: v.boolean(),
+  waiting: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+});
+export type QueueState = v.InferOutput<typeof QueueState>;
+export const QueueList = v.array(QueueState);

@@ -1,5 +1,7 @@
 // The streamer's dashboard in Chromium against the real daemon: sign-in, editor, media, rules, test events.
 import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -581,6 +583,75 @@ describe('free tier limits', () => {
     } finally {
       await page.close();
       await free.stop();
+    }
+  });
+});
+
+describe('actions and settings', () => {
+  it('keeps the OBS password secret in the Settings view and names a field the daemon refuses', async () => {
+    await openTab('Settings');
+    await dashboard.getByLabel('OBS WebSocket password').fill('obs-secret');
+    await dashboard.getByRole('button', { name: 'Save settings' }).click();
+    await dashboard.getByText('Saved. In force now.').waitFor();
+    // Never shown again: the field is empty and says a password is set.
+    expect(await dashboard.getByLabel('OBS WebSocket password').inputValue()).toBe('');
+    expect(await dashboard.getByLabel('OBS WebSocket password').getAttribute('placeholder')).toContain('set');
+    const stored = JSON.parse(await readFile(join(daemon.dataDir.root, 'settings.json'), 'utf8'));
+    expect(stored.obs.password).toBe('obs-secret');
+
+    // Saving again without typing it keeps it.
+    await dashboard.getByLabel('Streamer.bot HTTP server').fill('http://127.0.0.1:7575');
+    await dashboard.getByRole('button', { name: 'Save settings' }).click();
+    await dashboard.getByText('Saved. In force now.').waitFor();
+    const again = JSON.parse(await readFile(join(daemon.dataDir.root, 'settings.json'), 'utf8'));
+    expect(again).toMatchObject({
+      obs: { password: 'obs-secret' },
+      streamerbot: { url: 'http://127.0.0.1:7575' },
+    });
+
+    await dashboard.getByLabel(/OBS WebSocket address/).fill('http://not-a-websocket');
+    await dashboard.getByRole('button', { name: 'Save settings' }).click();
+    await dashboard.locator('#set-obs-url-error').getByText('must be a ws or wss URL').waitFor();
+  });
+
+  it('shows the action log and lets a stuck queue be cleared', async () => {
+    const overlayId = daemon.overlays.list()[0]!.id;
+    // A receiver that never answers holds the queue.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    try {
+      const rules = [
+        {
+          id: 'queued-hook',
+          trigger: 'follow',
+          actions: [
+            { overlayId, widgetId: 'alerts', command: 'show-alert', payload: { text: 'hi', duration: 500 } },
+            { kind: 'webhook', url: `http://127.0.0.1:${port}/hold`, queue: 'slow' },
+          ],
+        },
+      ];
+      expect((await api('/api/rules', { method: 'PUT', body: JSON.stringify(rules) })).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        await api('/api/events', {
+          method: 'POST',
+          body: JSON.stringify({ type: 'follow', user: { uniqueId: `f${i}`, nickname: `F${i}` }, data: {} }),
+        });
+      await openTab('Actions');
+      const row = dashboard.locator('tr[data-queue="slow"]');
+      await expect.poll(() => row.locator('td').nth(2).textContent(), { timeout: 10_000 }).toBe('2');
+      await dashboard
+        .locator('.action-log')
+        .getByText('rule “queued-hook” action 1 (overlay): done')
+        .first()
+        .waitFor();
+      await row.getByRole('button', { name: 'Clear' }).click();
+      await expect.poll(() => row.locator('td').nth(2).textContent(), { timeout: 10_000 }).toBe('0');
+      await shot(dashboard, 'dashboard-actions.png');
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+      await api('/api/rules', { method: 'PUT', body: '[]' });
     }
   });
 });

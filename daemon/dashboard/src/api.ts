@@ -1,6 +1,8 @@
 // Client of the daemon's local control API (decisions §3): Bearer admin key, JSON bodies, typed refusals.
 import * as v from 'valibot';
 import {
+  ActionLog,
+  type ActionLogEntry,
   type ClientCounts,
   ClientCounts as ClientCountsSchema,
   type DaemonStatus,
@@ -14,9 +16,17 @@ import {
   type OverlayInput,
   Overlay as OverlaySchema,
   parseWith,
+  QueueList,
+  type QueueState,
+  QueueState as QueueStateSchema,
   type StreamEvent,
 } from '../../../shared/protocol/index.js';
 import { type RuleList, RuleList as RuleListSchema } from '../../../shared/rules.js';
+import {
+  type SettingsInput,
+  type SettingsView,
+  SettingsView as SettingsViewSchema,
+} from '../../../shared/settings.js';
 
 /** A refusal by the daemon (or a network failure, status 0), with the field the server named. */
 export class ApiError extends Error {
@@ -129,6 +139,24 @@ export class ControlApi {
 
   status(): Promise<DaemonStatus> {
     return this.typed(DaemonStatusSchema, '/status');
+  }
+  actionLog(): Promise<ActionLogEntry[]> {
+    return this.typed(ActionLog, '/api/actions/log');
+  }
+  actionQueues(): Promise<QueueState[]> {
+    return this.typed(QueueList, '/api/actions/queues');
+  }
+  /** `skip`: the queue moves on; `clear`: its waiting actions are dropped. */
+  queue(name: string, verb: 'skip' | 'clear'): Promise<QueueState> {
+    return this.typed(QueueStateSchema, `/api/actions/queues/${encodeURIComponent(name)}/${verb}`, {
+      method: 'POST',
+    });
+  }
+  settings(): Promise<SettingsView> {
+    return this.typed(SettingsViewSchema, '/api/settings');
+  }
+  saveSettings(input: SettingsInput): Promise<SettingsView> {
+    return this.typed(SettingsViewSchema, '/api/settings', { method: 'PUT', json: input });
   }
   clients(): Promise<ClientCounts> {
     return this.typed(ClientCountsSchema, '/api/clients');

@@ -2,23 +2,27 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import type { Overlay } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
+import { ActionsView } from './actions-view.js';
 import { type ApiError, ControlApi, type MediaItem } from './api.js';
 import { Editor } from './editor/editor.js';
 import { MediaView } from './media-view.js';
 import { OverlaysView } from './overlays-view.js';
 import { RulesView } from './rules/rules-view.js';
 import { forgetKey } from './session.js';
+import { SettingsView } from './settings-view.js';
 import type { Shared } from './shared-data.js';
 import { StatusView } from './status-view.js';
 import { TestPanel } from './test-panel.js';
 import { describeError, Notice } from './ui.js';
 
-type Tab = 'overlays' | 'rules' | 'media' | 'test' | 'status';
+type Tab = 'overlays' | 'rules' | 'media' | 'test' | 'actions' | 'settings' | 'status';
 const TABS: readonly { id: Tab; label: string }[] = [
   { id: 'overlays', label: 'Overlays' },
   { id: 'rules', label: 'Rules' },
   { id: 'media', label: 'Media' },
   { id: 'test', label: 'Test events' },
+  { id: 'actions', label: 'Actions' },
+  { id: 'settings', label: 'Settings' },
   { id: 'status', label: 'Status' },
 ];
 
@@ -127,6 +131,8 @@ export function App(props: { adminKey: string | undefined }) {
         {tab === 'rules' && <RulesView shared={shared} />}
         {tab === 'media' && <MediaView shared={shared} />}
         {tab === 'test' && <TestPanel shared={shared} />}
+        {tab === 'actions' && <ActionsView shared={shared} />}
+        {tab === 'settings' && <SettingsView shared={shared} />}
         {tab === 'status' && <StatusView shared={shared} />}
       </main>
     </div>

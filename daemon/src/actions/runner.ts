@@ -1,30 +1,10 @@
 // Runs the actions of fired rules (decisions-2 §6): in order within a rule, `delayMs` waited first,
 // named queues one at a time across rules, and every outcome in the action log. An overlay command that
 // nothing waits for goes out at once, in the event's turn; nothing else ever holds up event delivery.
-import type { OverlayCommandInput } from '../../../shared/protocol/index.js';
-import type { ActionKind } from '../../../shared/rules.js';
+import type { ActionLogEntry, OverlayCommandInput, QueueState } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
 import type { FiredAction } from '../rules/engine.js';
 import type { ObsConnection } from './obs.js';
-
-export interface ActionLogEntry {
-  /** ISO time the action finished. */
-  at: string;
-  ruleId: string;
-  /** Its index in the rule's actions. */
-  action: number;
-  kind: ActionKind;
-  ok: boolean;
-  /** How long it took, waits excluded. */
-  ms: number;
-  error?: string;
-}
-
-export interface QueueState {
-  name: string;
-  running: boolean;
-  waiting: number;
-}
 
 /** The default of decisions-2 §6 for Streamer.bot's HTTP server. */
 export const DEFAULT_STREAMERBOT_URL = 'http://127.0.0.1:7474';
