@@ -13,7 +13,7 @@ const BACKOFF = { initialMs: 1000, maxMs: 30_000, jitter: 0.25 };
 /** A connect that neither succeeds nor fails within this is given up and tried again. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-export interface ObsSettings {
+interface ObsSettings {
   url: string;
   password?: string | undefined;
 }

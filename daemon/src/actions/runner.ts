@@ -7,7 +7,7 @@ import type { FiredAction } from '../rules/engine.js';
 import type { ObsConnection } from './obs.js';
 
 /** The default of decisions-2 §6 for Streamer.bot's HTTP server. */
-export const DEFAULT_STREAMERBOT_URL = 'http://127.0.0.1:7474';
+const DEFAULT_STREAMERBOT_URL = 'http://127.0.0.1:7474';
 const WEBHOOK_TIMEOUT_MS = 5000;
 const LOG_SIZE = 200;
 const MAX_WAITING = 100;

@@ -14,7 +14,7 @@ export function portFrom(name: string, value: string | undefined, min = 1): numb
   return n;
 }
 
-export interface LocatedDaemon {
+interface LocatedDaemon {
   baseUrl: string;
   dataDir: string;
 }

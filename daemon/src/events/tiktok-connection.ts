@@ -17,7 +17,7 @@ const FORWARDED = [
   'error',
 ] as const;
 
-export interface TikTokConnectionOptions {
+interface TikTokConnectionOptions {
   /**
    * An API key of the sign server the library connects through (tiktok-live-connector's `signApiKey`):
    * the free tier's daily limits are a known cause of refused connections.

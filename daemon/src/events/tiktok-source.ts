@@ -76,7 +76,7 @@ function isNetworkFailure(error: unknown): boolean {
 }
 
 /** One sentence a streamer understands, for the log and the dashboard. */
-export function describeFailure(kind: FailureKind, error: unknown, username: string): string {
+function describeFailure(kind: FailureKind, error: unknown, username: string): string {
   switch (kind) {
     case 'network':
       return 'cannot reach TikTok (is this computer online?)';

@@ -18,7 +18,7 @@ const ESCAPES: Record<string, string> = {
 };
 
 /** Text safe inside HTML elements and quoted attributes. */
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 }
 
@@ -28,7 +28,7 @@ code,.url{font-family:ui-monospace,monospace;font-size:.9rem}
 .url{display:block;padding:.4rem .6rem;background:#fff;border:1px solid #d5d9de;border-radius:6px;user-select:all;word-break:break-all}
 li{margin:.75rem 0}.muted{color:#5b6570}a{color:#0b63c5}`;
 
-export function renderHomePage(options: { baseUrl: string; overlays: readonly Overlay[] }): string {
+function renderHomePage(options: { baseUrl: string; overlays: readonly Overlay[] }): string {
   const { baseUrl } = options;
   const overlays = options.overlays.length
     ? `<ul>${options.overlays

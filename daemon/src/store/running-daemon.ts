@@ -10,7 +10,7 @@ const RunningDaemonRecord = v.object({
   pid: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
   startedAt: v.string(),
 });
-export type RunningDaemonRecord = v.InferOutput<typeof RunningDaemonRecord>;
+type RunningDaemonRecord = v.InferOutput<typeof RunningDaemonRecord>;
 
 export async function writeRunningDaemon(file: string, url: string): Promise<void> {
   const record: RunningDaemonRecord = { url, pid: process.pid, startedAt: new Date().toISOString() };
