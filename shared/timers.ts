@@ -63,3 +63,12 @@ export function backoffDelay(attempt: number, backoff: Backoff, random: () => nu
   const jitter = backoff.jitter ?? 0;
   return jitter === 0 ? base : Math.round(base * (1 - jitter + random() * 2 * jitter));
 }
+
+/** "4 s", "1 min 30 s", "15 min": a wait as a person reads it. */
+export function formatWait(ms: number): string {
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  const rest = seconds % 60;
+  return rest === 0 ? `${minutes} min` : `${minutes} min ${rest} s`;
+}

@@ -1,9 +1,10 @@
 // Actions: what the rules' actions did (the action log, newest first), their queues with skip and clear,
 // and the OBS connection, refreshed every two seconds.
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useState } from 'preact/hooks';
 import type { ActionLogEntry, ObsStatus, QueueState } from '../../../shared/protocol/index.js';
 import type { Shared } from './shared-data.js';
 import { describeError, Notice } from './ui.js';
+import { usePolling } from './use-polling.js';
 
 const POLL_MS = 2000;
 const SHOWN = 50;
@@ -34,11 +35,7 @@ export function ActionsView(props: { shared: Shared }) {
     }
   }, [api]);
 
-  useEffect(() => {
-    void load();
-    const timer = setInterval(() => void load(), POLL_MS);
-    return () => clearInterval(timer);
-  }, [load]);
+  usePolling(load, POLL_MS);
 
   const act = async (name: string, verb: 'skip' | 'clear') => {
     try {

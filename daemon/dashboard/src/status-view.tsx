@@ -1,8 +1,10 @@
 // Status: what GET /status reports (TikTok, licence, tunnel…) and the overlay clients connected now.
-import { useEffect, useState } from 'preact/hooks';
+import { useCallback, useState } from 'preact/hooks';
 import type { DaemonStatus, SourceStatus } from '../../../shared/protocol/index.js';
+import { formatWait } from '../../../shared/timers.js';
 import type { Shared } from './shared-data.js';
 import { describeError, Notice } from './ui.js';
+import { usePolling } from './use-polling.js';
 
 const POLL_MS = 5000;
 
@@ -91,14 +93,6 @@ const STATE_TEXT: Record<SourceStatus['state'], string> = {
 
 const clock = (iso: string) => new Date(iso).toLocaleTimeString();
 
-/** "in 12 s", "in 1 min 30 s". */
-function inTime(ms: number): string {
-  const seconds = Math.max(1, Math.round(ms / 1000));
-  if (seconds < 60) return `in ${seconds} s`;
-  const rest = seconds % 60;
-  return `in ${Math.floor(seconds / 60)} min${rest ? ` ${rest} s` : ''}`;
-}
-
 /** The TikTok LIVE connection in a streamer's words: state, why not, and when the next try is. */
 function TikTokCard(props: { tiktok: SourceStatus }) {
   const t = props.tiktok;
@@ -128,7 +122,7 @@ function TikTokCard(props: { tiktok: SourceStatus }) {
         {t.retryInMs !== undefined && (
           <div data-field="retryInMs">
             <dt>Next attempt</dt>
-            <dd>{inTime(t.retryInMs)}</dd>
+            <dd>in {formatWait(t.retryInMs)}</dd>
           </div>
         )}
         {t.attempts > 0 && (
@@ -148,23 +142,14 @@ export function StatusView(props: { shared: Shared }) {
   const [clients, setClients] = useState<Record<string, number> | undefined>();
   const [error, setError] = useState<string | undefined>();
 
-  useEffect(() => {
-    let stopped = false;
-    const load = async () => {
-      const [s, c] = await Promise.allSettled([api.status(), api.clients()]);
-      if (stopped) return;
-      if (s.status === 'fulfilled') setStatus(s.value);
-      if (c.status === 'fulfilled') setClients(c.value.clients);
-      const failed = [s, c].find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      setError(failed ? describeError(failed.reason) : undefined);
-    };
-    void load();
-    const timer = setInterval(load, POLL_MS);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
+  const load = useCallback(async () => {
+    const [s, c] = await Promise.allSettled([api.status(), api.clients()]);
+    if (s.status === 'fulfilled') setStatus(s.value);
+    if (c.status === 'fulfilled') setClients(c.value.clients);
+    const failed = [s, c].find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    setError(failed ? describeError(failed.reason) : undefined);
   }, [api]);
+  usePolling(load, POLL_MS);
 
   const tunnel = status?.tunnel?.public_url;
   return (

@@ -47,6 +47,7 @@ export class ActionRunner {
 
   /** Starts the actions of one event's fired rules; returns at once. */
   run(actions: readonly FiredAction[]): void {
+    if (actions.length === 0) return; // most events fire no rule
     const byRule = new Map<string, FiredAction[]>();
     for (const action of actions) {
       const list = byRule.get(action.ruleId);

@@ -3,15 +3,11 @@
 import { DEFAULT_HOST, DEFAULT_PORT } from '../daemon.js';
 import { dataDirPaths, defaultDataDir } from '../store/data-dir.js';
 import { readRunningDaemon } from '../store/running-daemon.js';
-import { UsageError } from './usage-error.js';
+import { wholeNumberIn } from './usage-error.js';
 
 /** A port from a flag or $OVERLAY_PORT: a whole number from `min` to 65535 (0 lets the system choose). */
 export function portFrom(name: string, value: string | undefined, min = 1): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > 65535)
-    throw new UsageError(`${name} must be a whole number from ${min} to 65535, got "${value}"`);
-  return n;
+  return wholeNumberIn(name, value, min, 65535);
 }
 
 interface LocatedDaemon {

@@ -21,7 +21,7 @@ import { EVENT_HELP, runEventCommand } from './event.js';
 import { locateDaemon, portFrom } from './locate.js';
 import { LOGIN_HELP, LOGOUT_HELP, type RemoteCommand, runRemoteCommand, TUNNEL_HELP } from './remote.js';
 import { describeDaemonStatus } from './status-text.js';
-import { UsageError } from './usage-error.js';
+import { UsageError, wholeNumberIn } from './usage-error.js';
 
 const MAIN_HELP = `overlay-daemon ${PACKAGE_VERSION}: browser-source overlays for live-streamers
 
@@ -80,20 +80,6 @@ Options:
   --json         print GET /status as JSON
   -h, --help     show this help
 `;
-
-function parseIntOption(
-  name: string,
-  value: string | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max)
-    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
-  return n;
-}
 
 function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || isLoopbackIp(host);
@@ -267,7 +253,7 @@ async function start(values: Values, io: CliIo): Promise<number> {
     portFrom('--port', values.port, 0) ??
     portFrom('$OVERLAY_PORT', process.env.OVERLAY_PORT, 0) ??
     DEFAULT_PORT;
-  const initTimeoutMs = parseIntOption('init-timeout-ms', values['init-timeout-ms'], 5000, 1, 600_000);
+  const initTimeoutMs = wholeNumberIn('--init-timeout-ms', values['init-timeout-ms'], 1, 600_000) ?? 5000;
   const host = values.host ?? DEFAULT_HOST;
   if (values.tiktok !== undefined && !isTikTokUsername(values.tiktok))
     throw new UsageError(

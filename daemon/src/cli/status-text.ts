@@ -1,6 +1,6 @@
 // `overlay-daemon status` in words: is it running, the licence, remote access and TikTok LIVE.
 import type { DaemonStatus, LicenceStatus } from '../../../shared/protocol/index.js';
-import { formatWait } from '../events/tiktok-source.js';
+import { formatWait } from '../../../shared/timers.js';
 
 const LICENCE_STATE: Record<LicenceStatus['state'], string> = {
   signed_out: 'not signed in',

@@ -1,6 +1,6 @@
 // The TikTok LIVE event source: keeps one connection up, reconnects with backoff, emits normalised events.
 import type { SourceStatus, StreamEvent, StreamUser } from '../../../shared/protocol/index.js';
-import { backoffDelay } from '../../../shared/timers.js';
+import { backoffDelay, formatWait } from '../../../shared/timers.js';
 import { errorMessage } from '../errors.js';
 import { systemTimers, type TimerHandle, type Timers } from '../timers.js';
 import { firstCount, own } from './fields.js';
@@ -167,15 +167,6 @@ export interface TikTokSourceOptions {
   backoff?: Partial<BackoffOptions>;
   giftStreakTimeoutMs?: number;
   dedupeCapacity?: number;
-}
-
-/** "4 s", "1 min 30 s", "15 min": a wait as a person reads it. */
-export function formatWait(ms: number): string {
-  const seconds = Math.max(1, Math.round(ms / 1000));
-  if (seconds < 60) return `${seconds} s`;
-  const minutes = Math.floor(seconds / 60);
-  const rest = seconds % 60;
-  return rest === 0 ? `${minutes} min` : `${minutes} min ${rest} s`;
 }
 
 /** Delay before retry number `attempt` (1-based): exponential, capped, with ±25 % jitter. */

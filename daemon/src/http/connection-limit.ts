@@ -5,20 +5,9 @@ export class ConnectionLimiter {
 
   constructor(readonly maxPerIp: number) {}
 
-  /** Takes a slot for `ip`; returns its release function (idempotent), or undefined when the IP is at its limit. */
-  tryAcquire(ip: string): (() => void) | undefined {
-    if (!this.take(ip)) return undefined;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.give(ip);
-    };
-  }
-
   /**
-   * Takes a slot for `ip` without a release closure; the caller gives it back exactly once with `give`.
-   * The WebSocket hub keeps one such slot per subscribed connection and remembers it in its own state.
+   * Takes a slot for `ip`; false when the IP is at its limit. The caller gives it back exactly once with
+   * `give` (the front door when a request ends, the hub when a subscribed connection closes).
    */
   take(ip: string): boolean {
     const count = this.#open.get(ip) ?? 0;

@@ -48,7 +48,6 @@ export function createControlGuard(options: Pick<FrontDoorOptions, 'tunnelHost' 
 /** The per-IP slot a keep-alive socket holds while any request on it from that IP is open. */
 interface SocketSlot {
   ip: string;
-  release: () => void;
   active: number;
 }
 
@@ -70,34 +69,31 @@ function acquireSlot(
   const held = slots.get(socket);
   if (held && held.ip === ip) {
     held.active++;
-    openRequests.set(res, { slots, socket, slot: held });
-    res.on('close', endRequest);
+    res.once('close', () => endOnSocket(limiter, slots, socket, held));
     return true;
   }
   if (!limiter.take(ip)) return false;
-  const slot: SocketSlot = { ip, release: () => limiter.give(ip), active: 1 };
-  // A visitor of its own on a socket that already holds another IP's slot: its slot lasts this request.
-  if (!held) slots.set(socket, slot);
-  openRequests.set(res, { slots, socket: held ? undefined : socket, slot });
-  res.on('close', endRequest);
+  if (held) {
+    // Another visitor on a socket that holds another IP's slot (the tunnel): its slot lasts this request.
+    res.once('close', () => limiter.give(ip));
+    return true;
+  }
+  const slot: SocketSlot = { ip, active: 1 };
+  slots.set(socket, slot);
+  res.once('close', () => endOnSocket(limiter, slots, socket, slot));
   return true;
 }
 
-/** The slot each open request holds, found by the one `close` listener all responses share. */
-const openRequests = new WeakMap<
-  ServerResponse,
-  { slots: WeakMap<Socket, SocketSlot>; socket: Socket | undefined; slot: SocketSlot }
->();
-
-function endRequest(this: ServerResponse): void {
-  const open = openRequests.get(this);
-  if (!open) return;
-  openRequests.delete(this);
-  const { slots, socket, slot } = open;
+function endOnSocket(
+  limiter: ConnectionLimiter,
+  slots: WeakMap<Socket, SocketSlot>,
+  socket: Socket,
+  slot: SocketSlot,
+): void {
   slot.active--;
   if (slot.active > 0) return;
-  slot.release();
-  if (socket && slots.get(socket) === slot) slots.delete(socket);
+  limiter.give(slot.ip);
+  if (slots.get(socket) === slot) slots.delete(socket);
 }
 
 /** The first middleware of the app: runs for every request, before routing. */

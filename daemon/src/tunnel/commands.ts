@@ -1,6 +1,7 @@
 // `overlay-daemon tunnel up | down | status`: provisioning through the Gatekeeper; the daemon runs the connector.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Tier } from '../../../shared/protocol/index.js';
 import { Overlay, parseJsonWith } from '../../../shared/protocol/index.js';
 import type { GatekeeperClient, GatekeeperFailure } from '../licence/gatekeeper-client.js';
 import { readLicence } from '../licence/licence-file.js';
@@ -17,11 +18,19 @@ interface TunnelCommandContext {
   dataDir: string;
 }
 
-async function signedIn(dataDir: string): Promise<{ token: string; userId: string }> {
+async function signedIn(dataDir: string): Promise<{ token: string; userId: string; tier: Tier }> {
   const read = await readLicence(dataDirPaths(dataDir).licenseFile);
   if (!read.ok) throw new TunnelCommandError(`Cannot read the licence: ${read.error}`);
   if (!read.record) throw new TunnelCommandError('Not signed in. Run "overlay-daemon login" first.');
-  return { token: read.record.token, userId: read.record.user_id };
+  return { token: read.record.token, userId: read.record.user_id, tier: read.record.tier };
+}
+
+/** Remote access is not in the free tier: the upgrade prompt of the cached remote config. */
+async function premiumNeeded(ctx: TunnelCommandContext): Promise<TunnelCommandError> {
+  const config = await readCachedConfig(dataDirPaths(ctx.dataDir).remoteConfigFile);
+  return new TunnelCommandError(
+    `Remote access needs Premium. ${config.upgrade.message} ${config.upgrade.url}`.trim(),
+  );
 }
 
 async function explain(ctx: TunnelCommandContext, failure: GatekeeperFailure): Promise<TunnelCommandError> {
@@ -30,12 +39,7 @@ async function explain(ctx: TunnelCommandContext, failure: GatekeeperFailure): P
       `Could not reach the Gatekeeper at ${ctx.client.baseUrl}: ${failure.message}`,
     );
   }
-  if (failure.code === 'premium_required') {
-    const config = await readCachedConfig(dataDirPaths(ctx.dataDir).remoteConfigFile);
-    return new TunnelCommandError(
-      `Remote access needs Premium. ${config.upgrade.message} ${config.upgrade.url}`.trim(),
-    );
-  }
+  if (failure.code === 'premium_required') return premiumNeeded(ctx);
   if (failure.status === 401) {
     return new TunnelCommandError(
       `The Gatekeeper did not accept your licence (${failure.code}). Run "overlay-daemon login" again.`,
@@ -49,14 +53,8 @@ async function explain(ctx: TunnelCommandContext, failure: GatekeeperFailure): P
  * knows (the Gatekeeper has the last word when provisioning). Says so before asking for cloudflared.
  */
 export async function checkTunnelAllowed(ctx: TunnelCommandContext): Promise<void> {
-  await signedIn(ctx.dataDir);
-  const read = await readLicence(dataDirPaths(ctx.dataDir).licenseFile);
-  if (read.ok && read.record?.tier === 'free') {
-    const config = await readCachedConfig(dataDirPaths(ctx.dataDir).remoteConfigFile);
-    throw new TunnelCommandError(
-      `Remote access needs Premium. ${config.upgrade.message} ${config.upgrade.url}`.trim(),
-    );
-  }
+  const { tier } = await signedIn(ctx.dataDir);
+  if (tier === 'free') throw await premiumNeeded(ctx);
 }
 
 /** Exits early with the install hint: provisioning a tunnel nobody can connect helps no one. */
