@@ -303,6 +303,15 @@ async function start(values: Values, io: CliIo): Promise<number> {
     }
     return 1;
   }
+  // TikTok first: from the moment the daemon says it listens, /status shows the source (never absent).
+  const signApiKey = values['tiktok-sign-key'] || process.env.OVERLAY_TIKTOK_SIGN_KEY || undefined;
+  const tiktok = values.tiktok
+    ? startTikTokService(daemon, {
+        username: values.tiktok,
+        log: (line) => io.err(`${line}\n`),
+        ...(signApiKey ? { signApiKey } : {}),
+      })
+    : undefined;
   io.out(
     `overlay-daemon ${PACKAGE_VERSION} listening on ${daemon.url}${values.dev ? ' (dev: page served by Vite)' : ''}\n`,
   );
@@ -318,14 +327,6 @@ async function start(values: Values, io: CliIo): Promise<number> {
   else io.out('dashboard: run "overlay-daemon dashboard" to open it signed in\n');
   // Licence, tier limits and the tunnel (when `tunnel up` has stored one).
   const remote: RemoteAccess = await startRemoteAccess(daemon, { ...remoteOptions, licence });
-  const signApiKey = values['tiktok-sign-key'] || process.env.OVERLAY_TIKTOK_SIGN_KEY || undefined;
-  const tiktok = values.tiktok
-    ? startTikTokService(daemon, {
-        username: values.tiktok,
-        log: (line) => io.err(`${line}\n`),
-        ...(signApiKey ? { signApiKey } : {}),
-      })
-    : undefined;
   io.out('press Ctrl+C to stop\n');
   const signal = await stopped;
   io.out(`${signal}: shutting down\n`);
