@@ -1,6 +1,6 @@
 // Rules (rules.json, GET/PUT /api/rules): a trigger, conditions, a cooldown and overlay-command actions.
 import * as v from 'valibot';
-import { STREAM_EVENT_TYPES, Uuid } from './protocol/index.js';
+import { STREAM_EVENT_TYPES, Uuid, VoiceId } from './protocol/index.js';
 
 const count = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
 
@@ -128,7 +128,19 @@ export interface ObsRuleAction {
   queue?: string | undefined;
 }
 
-export const ACTION_KINDS = ['overlay', 'webhook', 'streamerbot', 'obs'] as const;
+/** Text to speech, played by the overlay page's audio queue (decisions-2 §6). */
+export const SpeakAction = v.object({
+  kind: v.literal('speak'),
+  ...actionCommon,
+  text: v.pipe(v.string(), v.minLength(1), v.maxLength(1000)),
+  overlayId: Uuid,
+  voice: v.optional(VoiceId),
+  /** 0.5–2: the engine's usual pace times this. */
+  rate: v.optional(v.pipe(v.number(), v.minValue(0.5), v.maxValue(2))),
+  volume: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
+});
+
+export const ACTION_KINDS = ['overlay', 'speak', 'webhook', 'streamerbot', 'obs'] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
 
 const UnknownKind = v.object({
@@ -145,12 +157,14 @@ export const RuleAction = v.lazy((input: unknown) => {
   if (kind === 'webhook') return WebhookAction;
   if (kind === 'streamerbot') return StreamerbotAction;
   if (kind === 'obs') return ObsAction;
+  if (kind === 'speak') return SpeakAction;
   return UnknownKind;
 }) as v.GenericSchema<
   unknown,
   | v.InferOutput<typeof OverlayAction>
   | v.InferOutput<typeof WebhookAction>
   | v.InferOutput<typeof StreamerbotAction>
+  | v.InferOutput<typeof SpeakAction>
   | ObsRuleAction
 >;
 export type RuleAction = v.InferOutput<typeof RuleAction>;

@@ -6,6 +6,7 @@ import { watch as watchFile } from 'chokidar';
 import type { RuleList } from '../../shared/rules.js';
 import { ObsConnection } from './actions/obs.js';
 import { ActionRunner } from './actions/runner.js';
+import { Speech } from './actions/speech.js';
 import { errorMessage } from './errors.js';
 import { createIngest, type EventHandler, type Ingest } from './events/ingest.js';
 import { createEventPipeline } from './events/pipeline.js';
@@ -158,8 +159,14 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     if (usesObs(list)) obs.ensure();
   });
   settings.onChange(() => obs.settingsChanged());
+  // Speech with the OS's voices; old files are swept every ten minutes.
+  const speech = new Speech({ dir: dataDir.ttsDir });
+  void speech.sweep();
+  const sweepTimer = setInterval(() => void speech.sweep(), 10 * 60 * 1000).unref();
   const actions = new ActionRunner({
     obs,
+    speech,
+    tts: () => settings.current().tts,
     sendCommand: (overlayId, command) => hub.sendCommand(overlayId, command),
     streamerbotUrl: () => settings.current().streamerbot.url,
     log,
@@ -199,6 +206,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const frontDoor = createFrontDoor(frontDoorOptions);
   const app = createHttpApp({
     actions,
+    speech,
     settings,
     server,
     frontDoor,
@@ -312,6 +320,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         pipeline?.close();
         actions.close();
+        clearInterval(sweepTimer);
         await obs.close();
         await hub.close();
         await devPage?.close();

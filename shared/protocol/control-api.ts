@@ -1,8 +1,9 @@
 // The control API's answers (decisions §3, decisions-2 §5): the daemon produces exactly these shapes and
 // the dashboard parses them, so neither guesses at the other's.
 import * as v from 'valibot';
+import { TtsSound } from './commands.js';
 import { Tier } from './gatekeeper.js';
-import { MediaPath } from './primitives.js';
+import { MediaPath, VoiceId } from './primitives.js';
 
 /** `POST /api/events` → 202: the rules the event fired, in rule order. */
 export const EventReceipt = v.object({
@@ -128,3 +129,22 @@ export const QueueState = v.object({
 });
 export type QueueState = v.InferOutput<typeof QueueState>;
 export const QueueList = v.array(QueueState);
+
+/** `GET /api/tts/voices`: the speech engine of this machine (null: none found) and its voices. */
+export const VoiceList = v.object({
+  engine: v.nullable(v.string()),
+  voices: v.array(v.object({ id: v.string(), name: v.string(), language: v.string() })),
+});
+export type VoiceList = v.InferOutput<typeof VoiceList>;
+
+/** `POST /api/tts/sample`: speaks a sample with the speech settings, for the dashboard to play. */
+export const SpeechSampleInput = v.object({
+  text: v.optional(
+    v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(300)),
+    'This is how your overlay speaks.',
+  ),
+  voice: v.optional(VoiceId),
+  rate: v.optional(v.pipe(v.number(), v.minValue(0.5), v.maxValue(2))),
+});
+export const SpeechSample = v.object({ sound: TtsSound });
+export type SpeechSample = v.InferOutput<typeof SpeechSample>;

@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal: 500,
   upstream_error: 502,
+  /** Something the daemon needs is missing on this machine (e.g. a speech engine). */
+  unavailable: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 

@@ -14,3 +14,12 @@ export const MediaPath = v.pipe(
   v.maxLength(255),
   v.regex(/^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._ /-]*$/, 'must be a media file name without ..'),
 );
+
+/** A voice of the speech engine: espeak-ng's `en-us`, macOS's `Samantha`, Windows's `Microsoft Zira Desktop`. */
+export const VoiceId = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9][A-Za-z0-9 _+().-]{0,99}$/, 'must be a voice name (letters, digits, spaces, _+().-)'),
+);
+
+/** A video of the media library: an mp4 or webm file, which every browser source plays. */
+export const VideoPath = v.pipe(MediaPath, v.regex(/\.(mp4|webm)$/i, 'must be an .mp4 or .webm file'));

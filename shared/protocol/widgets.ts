@@ -1,7 +1,16 @@
 // Overlays and widgets (interface §§2.6, 2.7; decisions §3): one schema per widget kind.
 import * as v from 'valibot';
 import { STREAM_EVENT_TYPES } from './events.js';
-import { colour, finite, MediaPath, nonNegativeInt, positiveInt, shortText, Uuid } from './primitives.js';
+import {
+  colour,
+  finite,
+  MediaPath,
+  nonNegativeInt,
+  positiveInt,
+  shortText,
+  Uuid,
+  VideoPath,
+} from './primitives.js';
 
 export const OverlayMeta = v.object({
   name: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
@@ -50,6 +59,10 @@ const AlertWidget = v.object({
   duration: v.optional(v.pipe(finite, v.minValue(100), v.maxValue(60_000)), 5000),
   image: v.optional(MediaPath),
   sound: v.optional(MediaPath),
+  /** A video from the media library (mp4 or webm) played with each alert, in place of the image. */
+  video: v.optional(VideoPath),
+  /** The video plays without its sound (its sound would otherwise play beside the audio queue). */
+  videoMuted: v.optional(v.boolean()),
   color: v.optional(colour),
   fontSize: v.optional(v.pipe(finite, v.minValue(1), v.maxValue(1000))),
   /** Event types the widget announces by itself; absent or empty: only `show-alert` commands. */

@@ -279,7 +279,7 @@ describe('canvas editor', () => {
 describe('media', () => {
   it('refuses a file that is not an image or a sound before sending it', async () => {
     await openTab('Media');
-    await dashboard.getByLabel(/Upload images or sounds/).setInputFiles({
+    await dashboard.getByLabel(/Upload images, sounds or videos/).setInputFiles({
       name: 'notes.txt',
       mimeType: 'text/plain',
       buffer: Buffer.from('hello'),
@@ -288,7 +288,7 @@ describe('media', () => {
   });
 
   it('uploads an image, lists it, and places it on an overlay the open page shows', async () => {
-    await dashboard.getByLabel(/Upload images or sounds/).setInputFiles({
+    await dashboard.getByLabel(/Upload images, sounds or videos/).setInputFiles({
       name: 'logo.png',
       mimeType: 'image/png',
       buffer: PNG,

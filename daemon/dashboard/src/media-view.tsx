@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { MediaPath, parseWith } from '../../../shared/protocol/index.js';
 import { assetUrl } from './editor/widget-preview.js';
-import { isAudio, isImage, MAX_MEDIA_BYTES, safeMediaName, uploadProblem } from './media-kinds.js';
+import { isAudio, isImage, isVideo, MAX_MEDIA_BYTES, safeMediaName, uploadProblem } from './media-kinds.js';
 import type { Shared } from './shared-data.js';
 import { ConfirmButton, describeError, Notice } from './ui.js';
 
@@ -59,11 +59,11 @@ export function MediaView(props: { shared: Shared }) {
       </div>
       <div class="card">
         <label class="upload">
-          Upload images or sounds (up to {MAX_MEDIA_BYTES / 1048576} MiB each)
+          Upload images, sounds or videos (up to {MAX_MEDIA_BYTES / 1048576} MiB each)
           <input
             type="file"
             multiple
-            accept="image/*,audio/*"
+            accept="image/*,audio/*,video/mp4,video/webm"
             disabled={busy}
             onChange={(e) => {
               const input = e.currentTarget;
@@ -89,6 +89,7 @@ export function MediaView(props: { shared: Shared }) {
                 // biome-ignore lint/a11y/useMediaCaption: sound effects for alerts have no speech to caption
                 <audio controls preload="none" src={assetUrl(m.name)} />
               )}
+              {isVideo(m.name) && <video controls muted preload="metadata" src={assetUrl(m.name)} />}
               <span class="media-name">{m.name}</span>
               <span class="muted">{sizeText(m.size)}</span>
               <ConfirmButton

@@ -8,6 +8,9 @@ export interface QueuedAlert {
   /** A media file name, served at /assets/<name>. */
   image?: string;
   sound?: string;
+  /** A media video played with the alert (in place of the image), muted when the widget says so. */
+  video?: string;
+  videoMuted?: boolean;
   /** The sender's picture and the gift's (https URLs from the platform), for alerts of events. */
   avatarUrl?: string;
   pictureUrl?: string;

@@ -15,6 +15,7 @@ import {
 import { hostTimers } from '../../../shared/timers.js';
 import { alertAnnounces, eventListShows } from '../../../shared/widget-reactions.js';
 import { AlertQueue, type QueuedAlert } from './alert-queue.js';
+import { AudioQueue, type PlaySound, playWithAudioElement } from './audio-queue.js';
 import { pushBounded } from './feed.js';
 
 const PAGE_TIMERS = hostTimers({
@@ -59,17 +60,13 @@ function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
-function playSound(name: string, volume = 1): void {
-  try {
-    const audio = new Audio(assetUrl(name));
-    audio.volume = volume;
-    audio.play().catch(() => {
-      // Autoplay may be refused outside OBS; the overlay carries on silently.
-    });
-  } catch {
-    // No audio support: nothing to do.
-  }
+/** A sound's URL: speech the daemon rendered is already one (/tts/…), a media name is an asset. */
+function soundUrl(name: string): string {
+  return name.startsWith('/tts/') ? name : assetUrl(name);
 }
+
+/** The widget id that addresses the page itself rather than a widget (decisions-2 §6). */
+const PAGE = '@page';
 
 /** Diamonds as a person reads them: 1,000 rather than 1000. */
 const DIAMONDS = new Intl.NumberFormat('en-US');
@@ -86,8 +83,14 @@ export class OverlayView {
   private widgets: Widget[] = [];
   private readonly elements = new Map<string, HTMLElement>();
   private readonly runtime = new Map<string, Runtime>();
+  /** Every sound of the page, speech included, one after another. */
+  private readonly audio: AudioQueue;
 
-  constructor(private readonly stage: HTMLElement) {
+  constructor(
+    private readonly stage: HTMLElement,
+    play: PlaySound = playWithAudioElement,
+  ) {
+    this.audio = new AudioQueue(play);
     window.addEventListener('resize', () => this.fit());
   }
 
@@ -140,6 +143,7 @@ export class OverlayView {
           duration: widget.duration,
           ...(widget.image ? { image: widget.image } : {}),
           ...(widget.sound ? { sound: widget.sound } : {}),
+          ...(widget.video ? { video: widget.video, videoMuted: widget.videoMuted === true } : {}),
           ...(avatarUrl ? { avatarUrl } : {}),
           ...(pictureUrl ? { pictureUrl } : {}),
         });
@@ -149,24 +153,30 @@ export class OverlayView {
 
   /** interface §6.2 rule 2: an unknown command, or one for an unknown widget, is ignored silently. */
   onCommand(message: OverlayCommand): void {
+    const { command, payload } = message;
+    if (message.widgetId === PAGE) {
+      if (command === 'play-sound') this.playSound(payload);
+      return;
+    }
     const widget = this.widgets.find((w) => w.id === message.widgetId);
     if (!widget) return;
-    const { command, payload } = message;
     if (command === 'show-alert' && widget.type === 'alert') {
       const parsed = parseWith(ShowAlertPayload, payload);
       if (!parsed.ok) return;
-      const { text, duration, image, sound } = parsed.value;
+      const { text, duration, image, sound, video } = parsed.value;
       const pickedImage = image ?? widget.image;
       const pickedSound = sound ?? widget.sound;
+      // A command's own image replaces the widget's video; its own video replaces both.
+      const pickedVideo = video ?? (image ? undefined : widget.video);
       this.alertQueue(widget).enqueue({
         text,
         duration,
         ...(pickedImage ? { image: pickedImage } : {}),
         ...(pickedSound ? { sound: pickedSound } : {}),
+        ...(pickedVideo ? { video: pickedVideo, videoMuted: widget.videoMuted === true } : {}),
       });
     } else if (command === 'play-sound') {
-      const parsed = parseWith(PlaySoundPayload, payload);
-      if (parsed.ok) playSound(parsed.value.sound, parsed.value.volume);
+      this.playSound(payload);
     } else if (command === 'set-text' && widget.type === 'text') {
       const parsed = parseWith(SetTextPayload, payload);
       if (!parsed.ok) return;
@@ -183,6 +193,12 @@ export class OverlayView {
       else return;
       this.redraw(this.widgets.find((w) => w.id === widget.id) ?? widget);
     }
+  }
+
+  /** `play-sound` for the page or a widget: into the page's one audio queue. */
+  private playSound(payload: unknown): void {
+    const parsed = parseWith(PlaySoundPayload, payload);
+    if (parsed.ok) this.audio.enqueue({ url: soundUrl(parsed.value.sound), volume: parsed.value.volume });
   }
 
   private swap(next: Widget): Widget[] {
@@ -207,7 +223,7 @@ export class OverlayView {
   private alertQueue(widget: WidgetOf<'alert'>): AlertQueue {
     const rt = this.rt(widget.id);
     rt.alerts ??= new AlertQueue(PAGE_TIMERS, (alert) => {
-      if (alert?.sound) playSound(alert.sound);
+      if (alert?.sound) this.audio.enqueue({ url: soundUrl(alert.sound), volume: 1 });
       const current = this.widgets.find((w) => w.id === widget.id);
       if (current) this.redraw(current);
     });
@@ -316,7 +332,20 @@ export class OverlayView {
       pictures.append(img);
     };
     if (alert.avatarUrl) picture(alert.avatarUrl, 'avatar');
-    if (alert.image) picture(assetUrl(alert.image), 'image');
+    if (alert.video) {
+      const video = el('video', 'alert-video');
+      video.src = assetUrl(alert.video);
+      video.autoplay = true;
+      video.muted = alert.videoMuted === true;
+      video.playsInline = true;
+      video.preload = 'auto';
+      // A browser that refuses sound without a click (outside OBS) still shows the video, muted.
+      video.play().catch(() => {
+        video.muted = true;
+        video.play().catch(() => {});
+      });
+      pictures.append(video);
+    } else if (alert.image) picture(assetUrl(alert.image), 'image');
     if (alert.pictureUrl) picture(alert.pictureUrl, 'gift');
     if (pictures.childElementCount > 0) card.append(pictures);
     const text = el('div', 'alert-text', alert.text);

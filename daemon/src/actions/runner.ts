@@ -2,9 +2,11 @@
 // named queues one at a time across rules, and every outcome in the action log. An overlay command that
 // nothing waits for goes out at once, in the event's turn; nothing else ever holds up event delivery.
 import type { ActionLogEntry, OverlayCommandInput, QueueState } from '../../../shared/protocol/index.js';
+import type { StoredSettings } from '../../../shared/settings.js';
 import { errorMessage } from '../errors.js';
 import type { FiredAction } from '../rules/engine.js';
 import type { ObsConnection } from './obs.js';
+import type { Speech } from './speech.js';
 
 /** The default of decisions-2 §6 for Streamer.bot's HTTP server. */
 const DEFAULT_STREAMERBOT_URL = 'http://127.0.0.1:7474';
@@ -18,6 +20,9 @@ interface ActionRunnerOptions {
   obs?: ObsConnection;
   /** Where Streamer.bot's HTTP server listens (settings). */
   streamerbotUrl?: () => string;
+  /** The speech engine and its settings for `speak` actions; without them they fail, saying so. */
+  speech?: Speech;
+  tts?: () => StoredSettings['tts'];
   log?: (line: string) => void;
   now?: () => number;
 }
@@ -39,6 +44,8 @@ export class ActionRunner {
   /** Waits and requests under way, so `close` ends them. */
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #requests = new Set<AbortController>();
+  /** When each viewer last had something spoken (lowercased uniqueId), for `tts.userCooldownMs`. */
+  readonly #spokeAt = new Map<string, number>();
   #closed = false;
 
   constructor(options: ActionRunnerOptions) {
@@ -85,6 +92,7 @@ export class ActionRunner {
       if (action.kind === 'overlay') this.#overlay(action);
       else if (action.kind === 'webhook') await this.#webhook(action);
       else if (action.kind === 'obs') await this.#obsRequest(action);
+      else if (action.kind === 'speak') await this.#speak(action);
       else await this.#streamerbot(action);
       this.#entry(action, started, undefined);
     } catch (err) {
@@ -195,6 +203,46 @@ export class ActionRunner {
       }, revert);
       this.#timers.add(timer);
     }
+  }
+
+  /**
+   * Speech (decisions-2 §6): the text cut to `maxChars`, dropped when it holds a blocked word or the
+   * viewer spoke within `userCooldownMs`, rendered (or found in the cache) and sent to the overlay
+   * page's audio queue as `play-sound` for `@page`.
+   */
+  async #speak(action: Extract<FiredAction, { kind: 'speak' }>): Promise<void> {
+    const speech = this.#options.speech;
+    const tts = this.#options.tts?.();
+    if (!speech || !tts) throw new Error('speech is not set up');
+    if (!tts.enabled) throw new Error('speech is turned off in the settings');
+    const blocked = blockedWord(action.text, tts.blockedWords);
+    if (blocked !== undefined) throw new Error(`dropped: the text has the blocked word "${blocked}"`);
+    const text = cut(action.text.trim(), tts.maxChars);
+    if (!text) throw new Error('nothing to say: the text is empty');
+    const sender = action.sender.toLowerCase();
+    if (tts.userCooldownMs > 0 && sender) {
+      const now = this.#now();
+      const last = this.#spokeAt.get(sender);
+      if (last !== undefined && now - last < tts.userCooldownMs)
+        throw new Error(`dropped: ${action.sender} was spoken for less than ${tts.userCooldownMs} ms ago`);
+      this.#spokeAt.set(sender, now);
+      if (this.#spokeAt.size > 10_000) this.#forgetSpeakers(now, tts.userCooldownMs);
+    }
+    const hash = await speech.render(text, { voice: action.voice, rate: action.rate });
+    if (this.#closed) return;
+    this.#options.sendCommand(action.overlayId, {
+      command: 'play-sound',
+      widgetId: PAGE_AUDIO,
+      payload: { sound: `/tts/${hash}.wav`, volume: action.volume ?? 1 },
+    });
+  }
+
+  #forgetSpeakers(now: number, cooldownMs: number): void {
+    for (const [sender, at] of this.#spokeAt) if (now - at >= cooldownMs) this.#spokeAt.delete(sender);
+  }
+
+  #now(): number {
+    return this.#options.now?.() ?? Date.now();
   }
 
   async #streamerbot(action: Extract<FiredAction, { kind: 'streamerbot' }>): Promise<void> {
@@ -340,6 +388,38 @@ export class ActionRunner {
     for (const controller of this.#requests) controller.abort(new Error('the daemon is stopping'));
     for (const queue of this.#queues.values()) for (const job of queue.waiting.splice(0)) job.done();
   }
+}
+
+/** The widget id that addresses the overlay page's own audio queue (decisions-2 §6). */
+const PAGE_AUDIO = '@page';
+
+/** The first blocked word the text holds as a whole word, case-insensitive. */
+function blockedWord(text: string, words: readonly string[]): string | undefined {
+  const lower = text.toLowerCase();
+  for (const word of words) {
+    const w = word.toLowerCase();
+    let at = lower.indexOf(w);
+    while (at !== -1) {
+      const before = lower[at - 1];
+      const after = lower[at + w.length];
+      if (!isWordChar(before) && !isWordChar(after)) return word;
+      at = lower.indexOf(w, at + 1);
+    }
+  }
+  return undefined;
+}
+
+function isWordChar(ch: string | undefined): boolean {
+  return ch !== undefined && /[\p{L}\p{N}_]/u.test(ch);
+}
+
+/** At most `max` characters (whole code points), ending at a word when one ends near the cut. */
+function cut(text: string, max: number): string {
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  const head = chars.slice(0, max).join('');
+  const space = head.lastIndexOf(' ');
+  return (space > max * 0.8 ? head.slice(0, space) : head).trimEnd();
 }
 
 function hasHeader(headers: Record<string, string>, name: string): boolean {

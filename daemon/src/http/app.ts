@@ -1,9 +1,11 @@
 // The daemon's HTTP routes on polka: status, overlay pages, media, compiled page assets and the control API.
-import { existsSync } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import polka, { type Polka, type Request } from 'polka';
 import sirv from 'sirv';
 import { type DaemonStatus, parseWith, Uuid } from '../../../shared/protocol/index.js';
+import { TTS_FILE } from '../actions/speech.js';
 import { MediaFiles } from '../media/media.js';
 import { PAGE_DIST_DIR } from '../package-root.js';
 import type { OverlayStore } from '../store/overlay-store.js';
@@ -132,6 +134,27 @@ export function createHttpApp(ctx: HttpContext): Polka {
       status === 403
         ? sendError(res, 'forbidden', `Invalid media path: ${reason}`)
         : sendError(res, 'not_found', 'No media file at that path'),
+    );
+  });
+
+  // Speech the daemon rendered (decisions-2 §6): only names of the cache's own form, nothing else.
+  app.get('/tts/:file', (req, res) => {
+    const name = req.params.file ?? '';
+    if (!TTS_FILE.test(name)) return sendError(res, 'not_found', 'No speech file has that name');
+    const path = ctx.speech.path(name);
+    stat(path).then(
+      (info) => {
+        res.writeHead(200, {
+          'Content-Type': 'audio/wav',
+          'Content-Length': info.size,
+          'Cache-Control': 'public, max-age=3600',
+        });
+        if (req.method === 'HEAD') return res.end();
+        createReadStream(path)
+          .on('error', () => res.destroy())
+          .pipe(res);
+      },
+      () => sendError(res, 'not_found', 'No speech file has that name (files are kept for an hour)'),
     );
   });
 

@@ -13,12 +13,17 @@ import {
   OverlayInput,
   parseJsonWith,
   parseWith,
+  type SpeechSample,
+  SpeechSampleInput,
   StreamEvent,
   Uuid,
+  type VoiceList,
 } from '../../../shared/protocol/index.js';
 import { RuleList } from '../../../shared/rules.js';
 import { applySettingsInput, SettingsInput, settingsView } from '../../../shared/settings.js';
 import type { ActionRunner } from '../actions/runner.js';
+import type { Speech } from '../actions/speech.js';
+import { errorMessage } from '../errors.js';
 import type { LimitDecision } from '../licence/limits.js';
 import {
   checkMediaName,
@@ -52,6 +57,8 @@ export interface ControlApiContext {
   actions: ActionRunner;
   /** settings.json (GET/PUT /api/settings). */
   settings: SettingsStore;
+  /** Speech with the OS's voices (the voice list and the settings' sample). */
+  speech: Speech;
   /** Lets only local control clients with the admin key through (front-door.ts createControlGuard). */
   controlGuard: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }
@@ -215,6 +222,25 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
       sendJson(res, 200, state);
     });
   }
+
+  // The speech engine's voices and a sample, for the Settings view (decisions-2 §6 speech).
+  app.get('/api/tts/voices', async (_req, res) => {
+    const engine = await ctx.speech.engine();
+    sendJson(res, 200, {
+      engine: engine?.name ?? null,
+      voices: await ctx.speech.voices(),
+    } satisfies VoiceList);
+  });
+  app.post('/api/tts/sample', async (req, res) => {
+    const input = await readJson(req, res, SpeechSampleInput);
+    if (!input) return;
+    try {
+      const hash = await ctx.speech.render(input.text, { voice: input.voice, rate: input.rate });
+      sendJson(res, 200, { sound: `/tts/${hash}.wav` } satisfies SpeechSample);
+    } catch (err) {
+      sendError(res, 'unavailable', errorMessage(err));
+    }
+  });
 
   app.get('/api/media', async (_req, res) => sendJson(res, 200, await listMedia(ctx.mediaDir)));
 

@@ -38,6 +38,16 @@ export type FiredAction = FiredBase &
       }
     | { kind: 'streamerbot'; action: string; args: Record<string, unknown> }
     | { kind: 'obs'; request: ObsRequest; params: Record<string, unknown>; revertAfterMs?: number }
+    | {
+        kind: 'speak';
+        text: string;
+        overlayId: string;
+        voice?: string;
+        rate?: number;
+        volume?: number;
+        /** The viewer whose event it was (`user.uniqueId`), for speech's per-viewer cooldown. */
+        sender: string;
+      }
   );
 
 interface RuleFailure {
@@ -286,6 +296,20 @@ function compileAction(
       request,
       params: capped(asPayload(render(context))),
       ...(revertAfterMs ? { revertAfterMs } : {}),
+    });
+  }
+  if (action.kind === 'speak') {
+    const render = compilePayload({ text: action.text });
+    const { overlayId, voice, rate, volume } = action;
+    return (context) => ({
+      ...base,
+      kind: 'speak',
+      text: String(capped(asPayload(render(context))).text ?? ''),
+      overlayId,
+      ...(voice ? { voice } : {}),
+      ...(rate !== undefined ? { rate } : {}),
+      ...(volume !== undefined ? { volume } : {}),
+      sender: String((context.user as { uniqueId?: unknown } | undefined)?.uniqueId ?? ''),
     });
   }
   const render = compilePayload({ action: action.action, args: action.args ?? {} });

@@ -33,6 +33,8 @@ export interface DataDir {
   daemonFile: string;
   /** OBS, Streamer.bot and speech settings (decisions-2 §6), mode 0600: it holds the OBS password. */
   settingsFile: string;
+  /** Speech rendered to WAV, served at /tts/<hash>.wav and kept an hour after its last use. */
+  ttsDir: string;
   /** This start made the admin key (a new data directory, or admin.key deleted): the sign-in link is new. */
   newAdminKey?: boolean;
 }
@@ -50,6 +52,7 @@ export function dataDirPaths(root: string): DataDir {
     tunnelFile: join(root, 'tunnel.json'),
     daemonFile: join(root, 'daemon.json'),
     settingsFile: join(root, 'settings.json'),
+    ttsDir: join(root, 'tts'),
   };
 }
 

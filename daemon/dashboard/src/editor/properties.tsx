@@ -3,8 +3,9 @@
 import type { ComponentChildren } from 'preact';
 import type { AlertStyle, Widget } from '../../../../shared/protocol/index.js';
 import type { MediaItem } from '../api.js';
-import { isAudio, isImage } from '../media-kinds.js';
+import { isAudio, isImage, isVideo } from '../media-kinds.js';
 import {
+  CheckProp,
   ChoiceProp,
   ColourProp,
   EventTypesProp,
@@ -38,6 +39,7 @@ function KindFields(props: { f: WidgetFields; media: MediaItem[] }): ComponentCh
   const w = f.widget;
   const images = props.media.filter((m) => isImage(m.name));
   const sounds = props.media.filter((m) => isAudio(m.name));
+  const videos = props.media.filter((m) => isVideo(m.name));
   const fontSize = (
     sized: Extract<Widget, { type: 'text' | 'alert' | 'chat' | 'counter' }>,
     max?: number,
@@ -124,6 +126,24 @@ function KindFields(props: { f: WidgetFields; media: MediaItem[] }): ComponentCh
             set={(v) => withField(w, 'sound', v)}
             optional
           />
+          <MediaProp
+            f={f}
+            name="video"
+            label="Video (replaces the image)"
+            value={w.video}
+            items={videos}
+            set={(v) => withField(w, 'video', v)}
+            optional
+          />
+          {w.video && (
+            <CheckProp
+              f={f}
+              name="videoMuted"
+              label="Play the video without its sound"
+              value={w.videoMuted === true}
+              set={(on) => withField(w, 'videoMuted', on || undefined)}
+            />
+          )}
           {fontSize(w)}
           {colour(w)}
           <EventTypesProp

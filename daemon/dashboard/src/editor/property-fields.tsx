@@ -193,6 +193,27 @@ export function SourceProp(props: {
   );
 }
 
+/** One tick box (an alert video's sound). */
+export function CheckProp(props: {
+  f: WidgetFields;
+  name: string;
+  label: string;
+  value: boolean;
+  set: (on: boolean) => Widget;
+}) {
+  const { f, name } = props;
+  return (
+    <label class="check field">
+      <input
+        type="checkbox"
+        checked={props.value}
+        onChange={(e) => f.onChange(props.set(e.currentTarget.checked), keyOf(f, name))}
+      />
+      {props.label}
+    </label>
+  );
+}
+
 /** A tick box per stream event type; an empty choice is stored as absent. */
 export function EventTypesProp(props: {
   f: WidgetFields;
