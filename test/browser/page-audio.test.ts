@@ -33,7 +33,7 @@ async function upload(name: string, body: Buffer): Promise<void> {
   const res = await fetch(`${daemon.url}/api/media/${name}`, {
     method: 'PUT',
     headers: { Authorization: `Bearer ${daemon.adminKey}`, 'Content-Type': 'application/octet-stream' },
-    body,
+    body: new Uint8Array(body),
   });
   expect(res.status).toBeLessThan(300);
 }
