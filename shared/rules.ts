@@ -196,3 +196,6 @@ export type RuleList = v.InferOutput<typeof RuleList>;
 export function isOverlayAction(action: RuleAction): action is OverlayRuleAction {
   return action.kind === undefined || action.kind === 'overlay';
 }
+
+/** `POST /api/rules/test`: a rule, saved or not, whose actions run once for a sample event. */
+export const RuleTestInput = v.object({ rule: Rule });

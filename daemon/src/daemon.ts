@@ -206,6 +206,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const frontDoor = createFrontDoor(frontDoorOptions);
   const app = createHttpApp({
     actions,
+    obs,
     speech,
     settings,
     server,

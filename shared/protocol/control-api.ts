@@ -2,6 +2,7 @@
 // the dashboard parses them, so neither guesses at the other's.
 import * as v from 'valibot';
 import { TtsSound } from './commands.js';
+import { StreamEvent } from './events.js';
 import { Tier } from './gatekeeper.js';
 import { MediaPath, VoiceId } from './primitives.js';
 
@@ -148,3 +149,21 @@ export const SpeechSampleInput = v.object({
 });
 export const SpeechSample = v.object({ sound: TtsSound });
 export type SpeechSample = v.InferOutput<typeof SpeechSample>;
+
+/**
+ * `POST /api/rules/test` → 200: the sample event the rule's actions ran for, the outcome of each that
+ * finished within the wait (in the order they finished), and how many were still waiting or running.
+ */
+export const RuleTestResult = v.object({
+  event: StreamEvent,
+  outcomes: ActionLog,
+  unfinished: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+});
+export type RuleTestResult = v.InferOutput<typeof RuleTestResult>;
+
+/** `POST /api/obs/test`: one connection attempt with the settings in force. */
+export const ObsTestResult = v.union([
+  v.object({ ok: v.literal(true), obsVersion: v.string(), websocketVersion: v.string() }),
+  v.object({ ok: v.literal(false), error: v.string() }),
+]);
+export type ObsTestResult = v.InferOutput<typeof ObsTestResult>;

@@ -291,3 +291,52 @@ describe('bad actions', () => {
     expect(await (await api(daemon, 'GET', '/api/rules')).json()).toEqual(before);
   });
 });
+
+describe('test this rule', () => {
+  it('runs the actions of an unsaved rule once, for an event meeting its conditions, and answers with each outcome', async () => {
+    await putRules([{ kind: 'webhook', url: `${receiver.url}/saved` }]);
+    const before = await (await api(daemon, 'GET', '/api/rules')).json();
+    const res = await api(daemon, 'POST', '/api/rules/test', {
+      rule: {
+        id: 'draft',
+        trigger: 'chat',
+        conditions: { command: '!dance' },
+        cooldownMs: 60_000,
+        actions: [
+          {
+            kind: 'webhook',
+            url: `${receiver.url}/try`,
+            body: { said: '{data.comment}', who: '{user.nickname}' },
+          },
+          { kind: 'webhook', url: 'http://127.0.0.1:1/nothing-listens' },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    const result = (await res.json()) as {
+      event: { type: string; data: { comment: string } };
+      outcomes: { action: number; ok: boolean; error?: string }[];
+      unfinished: number;
+    };
+    expect(result.event).toMatchObject({ type: 'chat', data: { comment: '!dance' } });
+    expect(result.unfinished).toBe(0);
+    const byAction = [...result.outcomes].sort((a, b) => a.action - b.action);
+    expect(byAction[0]).toMatchObject({ action: 0, ok: true });
+    expect(byAction[1]).toMatchObject({ action: 1, ok: false });
+    expect(byAction[1]!.error).toContain('cannot reach http://127.0.0.1:1/');
+    expect(JSON.parse(receiver.requests.at(-1)!.body)).toEqual({ said: '!dance', who: 'Test viewer' });
+    // Nothing was saved, and the saved rules did not run.
+    expect(await (await api(daemon, 'GET', '/api/rules')).json()).toEqual(before);
+    expect(receiver.requests.map((r) => r.url)).toEqual(['/try']);
+  });
+
+  it('refuses a rule the rules would refuse, naming the field', async () => {
+    const res = await api(daemon, 'POST', '/api/rules/test', {
+      rule: { id: 'x', trigger: 'gift', actions: [{ kind: 'webhook', url: 'ftp://nope' }] },
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
+      /^rule\.actions\.0\.url:/,
+    );
+  });
+});

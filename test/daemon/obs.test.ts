@@ -142,4 +142,47 @@ describe('obs actions', () => {
       expect(body.error.message.startsWith(`${field}:`), body.error.message).toBe(true);
     }
   });
+
+  it('tests the connection from the settings: OBS version, or why not', async () => {
+    const ok = await api(daemon, 'POST', '/api/obs/test');
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ ok: true, obsVersion: '30.2.3', websocketVersion: '5.5.2' });
+    await setObs(obs.url, 'not-it');
+    expect(await (await api(daemon, 'POST', '/api/obs/test')).json()).toEqual({
+      ok: false,
+      error: 'OBS refused the password',
+    });
+    await setObs('ws://127.0.0.1:1', null);
+    const refused = (await (await api(daemon, 'POST', '/api/obs/test')).json()) as {
+      ok: boolean;
+      error: string;
+    };
+    expect(refused.ok).toBe(false);
+    expect(refused.error).toMatch(/ECONNREFUSED|connect|closed/i);
+    await setObs(obs.url, 'right-password');
+  });
+
+  it('runs an obs rule from "test this rule" and answers with its outcome', async () => {
+    await until(
+      async () => ((await obsStatus()).state === 'connected' ? true : undefined),
+      'connected',
+      8000,
+    );
+    obs.requests.length = 0;
+    const res = await api(daemon, 'POST', '/api/rules/test', {
+      rule: {
+        id: 'try',
+        trigger: 'gift',
+        conditions: { giftName: 'Galaxy' },
+        actions: [
+          { kind: 'obs', request: 'SetCurrentProgramScene', params: { sceneName: '{data.giftName} cam' } },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { event: { data: { giftName: string } }; outcomes: { ok: boolean }[] };
+    expect(body.event.data.giftName).toBe('Galaxy');
+    expect(body.outcomes).toMatchObject([{ ruleId: 'try', kind: 'obs', ok: true }]);
+    expect(obs.requests.map((r) => r.requestData.sceneName)).toContain('Galaxy cam');
+  });
 });

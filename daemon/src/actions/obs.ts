@@ -3,7 +3,7 @@
 // backoff, and follows the settings at once. A wrong password stops the retries until the settings change.
 // The JSON subprotocol (obs-websocket speaks it and msgpack; in Node the package defaults to msgpack).
 import OBSWebSocket, { OBSWebSocketError } from 'obs-websocket-js/json';
-import type { ObsStatus } from '../../../shared/protocol/index.js';
+import type { ObsStatus, ObsTestResult } from '../../../shared/protocol/index.js';
 import { backoffDelay } from '../../../shared/timers.js';
 import { errorMessage } from '../errors.js';
 
@@ -52,6 +52,40 @@ export class ObsConnection {
     this.#attempt = 0;
     this.#drop();
     this.#connect();
+  }
+
+  /**
+   * The Settings view's "test connection": one attempt with the settings in force, on a connection of its
+   * own, saying OBS's version or why not. A success also (re)starts the daemon's own connection.
+   */
+  async test(): Promise<ObsTestResult> {
+    const settings = this.#settings();
+    const obs = new OBSWebSocket();
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(
+        () => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)),
+        CONNECT_TIMEOUT_MS,
+      ).unref(),
+    );
+    try {
+      await Promise.race([obs.connect(settings.url, settings.password || undefined, { rpcVersion: 1 }), timeout]);
+      const version = await Promise.race([obs.call('GetVersion'), timeout]);
+      if (!this.#closed && this.#state !== 'connected') {
+        this.#attempt = 0;
+        this.#drop();
+        this.#connect();
+      }
+      return { ok: true, obsVersion: version.obsVersion, websocketVersion: version.obsWebSocketVersion };
+    } catch (err) {
+      const message =
+        err instanceof OBSWebSocketError && err.code === AUTHENTICATION_FAILED
+          ? 'OBS refused the password'
+          : errorMessage(err) || `cannot connect to ${settings.url}`;
+      return { ok: false, error: message };
+    } finally {
+      obs.removeAllListeners();
+      await obs.disconnect().catch(() => {});
+    }
   }
 
   async call(requestType: string, requestData?: Record<string, unknown>): Promise<Record<string, unknown>> {

@@ -44,6 +44,8 @@ export class ActionRunner {
   /** Waits and requests under way, so `close` ends them. */
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #requests = new Set<AbortController>();
+  /** Told of every outcome (a rule's test waits for its own). */
+  readonly #observers = new Set<(action: FiredAction, entry: ActionLogEntry) => void>();
   /** When each viewer last had something spoken (lowercased uniqueId), for `tts.userCooldownMs`. */
   readonly #spokeAt = new Map<string, number>();
   #closed = false;
@@ -62,6 +64,31 @@ export class ActionRunner {
       else byRule.set(action.ruleId, [action]);
     }
     for (const list of byRule.values()) this.#runRule(list);
+  }
+
+  /**
+   * Runs one rule's actions (the dashboard's "test this rule") and resolves with their outcomes, in the
+   * order they finished, once all have one or `timeoutMs` has passed (then with those that have).
+   */
+  test(actions: readonly FiredAction[], timeoutMs: number): Promise<ActionLogEntry[]> {
+    const mine = new Set(actions);
+    const outcomes: ActionLogEntry[] = [];
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.#observers.delete(observer);
+        resolve(outcomes);
+      };
+      const observer = (action: FiredAction, entry: ActionLogEntry) => {
+        if (!mine.has(action)) return;
+        outcomes.push(entry);
+        if (outcomes.length === actions.length) finish();
+      };
+      const timer = setTimeout(finish, timeoutMs);
+      this.#observers.add(observer);
+      if (actions.length === 0) finish();
+      else this.run(actions);
+    });
   }
 
   #runRule(actions: FiredAction[]): void {
@@ -363,6 +390,7 @@ export class ActionRunner {
       ...(error !== undefined ? { error } : {}),
     };
     this.#log.push(entry);
+    for (const observer of this.#observers) observer(action, entry);
     if (this.#log.length > LOG_SIZE) this.#log.splice(0, this.#log.length - LOG_SIZE);
     if (error !== undefined)
       this.#options.log?.(

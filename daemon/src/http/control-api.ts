@@ -13,14 +13,16 @@ import {
   OverlayInput,
   parseJsonWith,
   parseWith,
+  type RuleTestResult,
   type SpeechSample,
   SpeechSampleInput,
   StreamEvent,
   Uuid,
   type VoiceList,
 } from '../../../shared/protocol/index.js';
-import { RuleList } from '../../../shared/rules.js';
+import { RuleList, RuleTestInput } from '../../../shared/rules.js';
 import { applySettingsInput, SettingsInput, settingsView } from '../../../shared/settings.js';
+import type { ObsConnection } from '../actions/obs.js';
 import type { ActionRunner } from '../actions/runner.js';
 import type { Speech } from '../actions/speech.js';
 import { errorMessage } from '../errors.js';
@@ -35,6 +37,8 @@ import {
   realMediaFile,
   writeMedia,
 } from '../media/media.js';
+import { type FiredAction, fireRule } from '../rules/engine.js';
+import { sampleEvent } from '../rules/sample-event.js';
 import type { OverlayStore } from '../store/overlay-store.js';
 import type { RulesStore } from '../store/rules-store.js';
 import type { SettingsStore } from '../store/settings-store.js';
@@ -57,11 +61,16 @@ export interface ControlApiContext {
   actions: ActionRunner;
   /** settings.json (GET/PUT /api/settings). */
   settings: SettingsStore;
+  /** The OBS connection (its "test connection"). */
+  obs: ObsConnection;
   /** Speech with the OS's voices (the voice list and the settings' sample). */
   speech: Speech;
   /** Lets only local control clients with the admin key through (front-door.ts createControlGuard). */
   controlGuard: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }
+
+/** How long "test this rule" waits for outcomes: a webhook's 5 s timeout and a little more. */
+const RULE_TEST_WAIT_MS = 6000;
 
 /** Refuses to create beyond the tier's limits; existing overlays and rules are never touched. */
 export interface CreationLimits {
@@ -203,6 +212,26 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   });
 
   // decisions-2 §6: settings, whole, with secrets as {set}; a PUT that does not validate changes nothing.
+  // "Test this rule": its actions once, for a sample event, conditions and cooldowns aside; the answer
+  // waits for their outcomes (a little longer than a webhook's timeout).
+  app.post('/api/rules/test', async (req, res) => {
+    const input = await readJson(req, res, RuleTestInput);
+    if (!input) return;
+    const event = sampleEvent(input.rule);
+    let fired: FiredAction[];
+    try {
+      fired = fireRule(input.rule, event);
+    } catch (err) {
+      return sendError(res, 'bad_request', `rule: ${errorMessage(err)}`);
+    }
+    const outcomes = await ctx.actions.test(fired, RULE_TEST_WAIT_MS);
+    sendJson(res, 200, {
+      event,
+      outcomes,
+      unfinished: fired.length - outcomes.length,
+    } satisfies RuleTestResult);
+  });
+
   app.get('/api/settings', (_req, res) => sendJson(res, 200, settingsView(ctx.settings.current())));
   app.put('/api/settings', async (req, res) => {
     const input = await readJson(req, res, SettingsInput);
@@ -210,6 +239,8 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     await ctx.settings.replace(applySettingsInput(input, ctx.settings.current()));
     sendJson(res, 200, settingsView(ctx.settings.current()));
   });
+
+  app.post('/api/obs/test', async (_req, res) => sendJson(res, 200, await ctx.obs.test()));
 
   // decisions-2 §6: what actions did (newest last), and their queues.
   app.get('/api/actions/log', (_req, res) => sendJson(res, 200, ctx.actions.log()));

@@ -218,13 +218,8 @@ export class RuleEngine {
         const byKey = `${rule.id}\u0000${event.user.uniqueId.toLowerCase()}`;
         const lastBy = this.lastFiredBy.get(byKey);
         if (rule.userCooldownMs && lastBy !== undefined && now - lastBy < rule.userCooldownMs) continue;
-        const context = { type: event.type, user: event.user, data: event.data };
-        const once = compiled.actions.map((render) => render(context));
-        const times =
-          rule.perUnit && event.type === 'gift' ? Math.min(MAX_PER_UNIT, event.data.repeatCount) : 1;
-        const fired = times === 1 ? once : Array.from({ length: times }, () => once).flat();
         // Only a rule that produced all its actions counts as fired (and starts its cooldowns).
-        actions.push(...fired);
+        actions.push(...renderActions(rule, compiled.actions, event));
         this.lastFired.set(rule.id, now);
         if (rule.userCooldownMs) this.rememberSender(byKey, now);
       } catch (error) {
@@ -233,6 +228,30 @@ export class RuleEngine {
     }
     return { actions, errors };
   }
+}
+
+/** A rule's actions rendered for an event: once, or once per gift of a streak with `perUnit`. */
+function renderActions(
+  rule: Rule,
+  renders: readonly ((context: TemplateContext) => FiredAction)[],
+  event: StreamEvent,
+): FiredAction[] {
+  const context = { type: event.type, user: event.user, data: event.data };
+  const once = renders.map((render) => render(context));
+  const times = rule.perUnit && event.type === 'gift' ? Math.min(MAX_PER_UNIT, event.data.repeatCount) : 1;
+  return times === 1 ? once : Array.from({ length: times }, () => once).flat();
+}
+
+/**
+ * A rule's actions for one event, its conditions, cooldowns and `enabled` aside: what the dashboard's
+ * "test this rule" runs. Throws when a template cannot be rendered.
+ */
+export function fireRule(rule: Rule, event: StreamEvent): FiredAction[] {
+  return renderActions(
+    rule,
+    rule.actions.map((action, index) => compileAction(rule.id, index, action)),
+    event,
+  );
 }
 
 /**

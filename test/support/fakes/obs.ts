@@ -91,6 +91,17 @@ export async function startFakeObs(options: { password?: string; port?: number }
         });
       const key = (a: unknown, b: unknown) => `${String(a)}/${String(b)}`;
       switch (requestType) {
+        case 'GetVersion':
+          // The fields of obs-websocket 5's GetVersion that the daemon reads.
+          return respond({
+            obsVersion: '30.2.3',
+            obsWebSocketVersion: '5.5.2',
+            rpcVersion: 1,
+            availableRequests: [],
+            supportedImageFormats: [],
+            platform: 'ubuntu',
+            platformDescription: 'Ubuntu 24.04',
+          });
         case 'GetCurrentProgramScene':
           return respond({ currentProgramSceneName: fake.scene, sceneName: fake.scene });
         case 'SetCurrentProgramScene':
