@@ -9,6 +9,7 @@ import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
 import { DEFAULT_CONFIG } from '../../shared/config.js';
 import { launchChromium } from '../support/chromium.js';
 import { makeDataDir, rawRequest, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { startFakeObs } from '../support/fakes/obs.js';
 
 const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS; // a folder: docs/images when refreshing the docs
 const POLL = { timeout: 10_000, interval: 50 };
@@ -64,6 +65,8 @@ beforeAll(async () => {
   [daemon, browser] = await Promise.all([startTestDaemon(), launchChromium()]);
   adminKey = (await readFile(join(daemon.dataDir.root, 'admin.key'), 'utf8')).trim();
   context = await browser.newContext({ viewport: { width: 1400, height: 950 } });
+  // A step that cannot happen fails naming its locator, well before the test's own timeout.
+  context.setDefaultTimeout(10_000);
   dashboard = await context.newPage();
 });
 afterAll(async () => {
@@ -392,7 +395,7 @@ describe('rules and the test panel', () => {
     await dashboard.getByRole('button', { name: 'New rule', exact: true }).click();
     const rule = dashboard.locator('li.rule').last();
     await rule.getByLabel('Widget', { exact: true }).selectOption('');
-    await rule.getByLabel('Cooldown (ms)').fill('-5');
+    await rule.getByLabel('Cooldown (ms)', { exact: true }).fill('-5');
     await rule.locator('#rule-1-cooldownMs-error').waitFor();
     await rule.locator('#rule-1-actions-0-widgetId-error').waitFor();
     await dashboard.getByRole('button', { name: 'Save rules' }).click();
@@ -652,6 +655,121 @@ describe('actions and settings', () => {
       silent.closeAllConnections();
       silent.close();
       await api('/api/rules', { method: 'PUT', body: '[]' });
+    }
+  });
+
+  it('edits every kind of action with its fields, names a bad one, and tests a rule before it is saved', async () => {
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c;
+      });
+      req.on('end', () => {
+        received.push(body);
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    try {
+      // The rules as the daemon has them now (the suites before changed them through the API).
+      await dashboard.reload();
+      await openTab('Rules');
+      await dashboard.getByRole('button', { name: 'New rule', exact: true }).click();
+      const rule = dashboard.locator('li.rule').last();
+      const action = (n: number) => rule.locator('fieldset.action').nth(n);
+
+      await action(0).getByLabel('Does').selectOption('webhook');
+      await action(0).getByLabel('Address (http or https)').fill('ftp://example.test/x');
+      await rule.locator('[id$="-actions-0-url-error"]').getByText('http or https').waitFor();
+      await action(0).getByLabel('Address (http or https)').fill(hook);
+      await action(0).getByLabel(/^Body/).fill('{"who": "{user.nickname}", "gift": "{data.giftName}"}');
+
+      await rule.getByRole('button', { name: '+ Add action' }).click();
+      await action(1).getByLabel('Does').selectOption('speak');
+      await action(1)
+        .getByLabel(/^Text to say/)
+        .fill('Thank you {user.nickname}');
+      await expect
+        .poll(() => action(1).getByLabel('Voice').locator('option[value="en-us"]').count(), POLL)
+        .toBe(1);
+      await action(1).getByLabel('Voice').selectOption('en-us');
+      await action(1).getByLabel('Speed (0.5–2)').fill('3');
+      await rule.locator('[id$="-actions-1-rate-error"]').waitFor();
+      await action(1).getByLabel('Speed (0.5–2)').fill('1.2');
+
+      await rule.getByRole('button', { name: '+ Add action' }).click();
+      await action(2).getByLabel('Does').selectOption('obs');
+      await action(2).getByLabel('What OBS does').selectOption('SetSceneItemEnabled');
+      await action(2).getByLabel('Scene (as named in OBS)').fill('Main');
+      await action(2).getByLabel('Source (as named in OBS)').fill('Gift camera');
+      await action(2)
+        .getByLabel(/^Undo after/)
+        .fill('5000');
+      await action(2).getByLabel('Queue (actions of one queue run one at a time)').fill('camera');
+      await rule.getByLabel('Per-viewer cooldown (ms)').fill('30000');
+
+      // Tried before saving: the webhook is called with a test gift, OBS says why it could not.
+      await rule.getByRole('button', { name: 'Test this rule' }).click();
+      const result = rule.getByRole('status', { name: 'Test result' });
+      await result.locator('[data-outcome="ok"]').getByText('Action 1 (webhook): done in').waitFor(POLL);
+      await result.getByText(/Action 3 \(obs\): failed: OBS is not connected/).waitFor(POLL);
+      expect(JSON.parse(received.at(-1)!)).toEqual({ who: 'Test viewer', gift: 'Rose' });
+      await shot(dashboard, 'dashboard-rule-actions.png');
+
+      await dashboard.getByRole('button', { name: 'Save rules' }).click();
+      await dashboard.getByText('Saved 1 rule.').waitFor();
+      const [savedRule] = (await (await api('/api/rules')).json()) as Record<string, unknown>[];
+      expect(savedRule).toMatchObject({
+        userCooldownMs: 30000,
+        actions: [
+          { kind: 'webhook', url: hook, body: { who: '{user.nickname}', gift: '{data.giftName}' } },
+          { kind: 'speak', text: 'Thank you {user.nickname}', voice: 'en-us', rate: 1.2 },
+          {
+            kind: 'obs',
+            request: 'SetSceneItemEnabled',
+            params: { sceneName: 'Main', sourceName: 'Gift camera', enabled: true },
+            revertAfterMs: 5000,
+            queue: 'camera',
+          },
+        ],
+      });
+    } finally {
+      receiver.closeAllConnections();
+      receiver.close();
+      await api('/api/rules', { method: 'PUT', body: '[]' });
+    }
+  });
+
+  it('tests the OBS connection and speaks a sample in a chosen voice', async () => {
+    const obs = await startFakeObs();
+    try {
+      const current = await (await api('/api/settings')).json();
+      const res = await api('/api/settings', {
+        method: 'PUT',
+        body: JSON.stringify({ ...current, obs: { url: obs.url, password: null } }),
+      });
+      expect(res.status).toBe(200);
+      await openTab('Rules');
+      await openTab('Settings');
+      await dashboard.getByRole('button', { name: 'Test the saved OBS connection' }).click();
+      await dashboard.getByText('Connected to OBS 30.2.3 (obs-websocket 5.5.2).').waitFor(POLL);
+
+      await dashboard.getByText(/^Speech engine: espeak-ng, \d+ voices\.$/).waitFor(POLL);
+      await dashboard.locator('#tts-sample-voice').selectOption('fr-fr');
+      await dashboard.locator('#tts-sample-text').fill('Merci pour la rose');
+      await dashboard.getByRole('button', { name: 'Speak a sample' }).click();
+      const audio = dashboard.locator('audio[data-sample]');
+      await audio.waitFor(POLL);
+      expect(await audio.getAttribute('src')).toMatch(/^\/tts\/[0-9a-f]{64}\.wav$/);
+      // It plays in the dashboard: the sample is heard, not just linked.
+      await expect
+        .poll(() => audio.evaluate((a: HTMLAudioElement) => a.currentTime > 0 || a.ended), POLL)
+        .toBe(true);
+      await shot(dashboard, 'dashboard-settings.png');
+    } finally {
+      await obs.close();
     }
   });
 });

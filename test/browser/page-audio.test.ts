@@ -236,7 +236,7 @@ describe('video alerts in Chromium', () => {
     const quiet = page.locator('[data-widget-id="quiet"] video');
     await expect.poll(() => quiet.count()).toBe(1);
     expect(await quiet.evaluate((v: HTMLVideoElement) => v.muted)).toBe(true);
-    expect(await page.locator('[data-widget-id="clip"]').innerText()).toContain('Big gift!');
+    expect(await page.locator('[data-widget-id="clip"]').textContent()).toContain('Big gift!');
     await page.close();
   });
 });

@@ -12,6 +12,7 @@ import {
   EventReceipt as EventReceiptSchema,
   type MediaEntry,
   MediaList,
+  ObsTestResult,
   type Overlay,
   type OverlayInput,
   Overlay as OverlaySchema,
@@ -19,9 +20,12 @@ import {
   QueueList,
   type QueueState,
   QueueState as QueueStateSchema,
+  RuleTestResult,
+  SpeechSample,
   type StreamEvent,
+  VoiceList,
 } from '../../../shared/protocol/index.js';
-import { type RuleList, RuleList as RuleListSchema } from '../../../shared/rules.js';
+import { type Rule, type RuleList, RuleList as RuleListSchema } from '../../../shared/rules.js';
 import {
   type SettingsInput,
   type SettingsView,
@@ -157,6 +161,22 @@ export class ControlApi {
   }
   saveSettings(input: SettingsInput): Promise<SettingsView> {
     return this.typed(SettingsViewSchema, '/api/settings', { method: 'PUT', json: input });
+  }
+  /** One connection attempt to OBS with the saved settings. */
+  testObs(): Promise<ObsTestResult> {
+    return this.typed(ObsTestResult, '/api/obs/test', { method: 'POST' });
+  }
+  /** The speech engine of the daemon's machine and its voices. */
+  voices(): Promise<VoiceList> {
+    return this.typed(VoiceList, '/api/tts/voices');
+  }
+  /** Renders a sample; the answer's `sound` plays from the daemon (/tts/<hash>.wav). */
+  speakSample(input: { text?: string; voice?: string }): Promise<SpeechSample> {
+    return this.typed(SpeechSample, '/api/tts/sample', { method: 'POST', json: input });
+  }
+  /** Runs a rule's actions once (saved or not) and answers with their outcomes. */
+  testRule(rule: Rule): Promise<RuleTestResult> {
+    return this.typed(RuleTestResult, '/api/rules/test', { method: 'POST', json: { rule } });
   }
   clients(): Promise<ClientCounts> {
     return this.typed(ClientCountsSchema, '/api/clients');

@@ -2,8 +2,9 @@
 // and speech. The password is never shown: leave it empty to keep the one stored.
 import { useEffect, useState } from 'preact/hooks';
 import type { SettingsView as Settings, SettingsInput } from '../../../shared/settings.js';
-import { ApiError } from './api.js';
+import { ApiError, type ControlApi } from './api.js';
 import { Field } from './fields.js';
+import { useVoices, VoiceSelect } from './rules/action-card.js';
 import type { Shared } from './shared-data.js';
 import { describeError, Notice } from './ui.js';
 
@@ -12,6 +13,7 @@ interface Draft {
   obsPassword: string;
   clearPassword: boolean;
   streamerbotUrl: string;
+  ttsEnabled: boolean;
   maxChars: string;
   blockedWords: string;
   userCooldownMs: string;
@@ -22,10 +24,89 @@ const draftOf = (s: Settings): Draft => ({
   obsPassword: '',
   clearPassword: false,
   streamerbotUrl: s.streamerbot.url,
+  ttsEnabled: s.tts.enabled,
   maxChars: String(s.tts.maxChars),
   blockedWords: s.tts.blockedWords.join(', '),
   userCooldownMs: String(s.tts.userCooldownMs),
 });
+
+/** "Test connection": one attempt with the saved OBS settings, and what came of it. */
+function ObsTest(props: { api: ControlApi }) {
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
+  const test = async () => {
+    setBusy(true);
+    setResult(undefined);
+    try {
+      const r = await props.api.testObs();
+      setResult(
+        r.ok
+          ? { kind: 'ok', text: `Connected to OBS ${r.obsVersion} (obs-websocket ${r.websocketVersion}).` }
+          : { kind: 'error', text: `Could not connect: ${r.error}.` },
+      );
+    } catch (err) {
+      setResult({ kind: 'error', text: describeError(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="field">
+      <button type="button" onClick={() => void test()} disabled={busy}>
+        {busy ? 'Connecting…' : 'Test the saved OBS connection'}
+      </button>
+      {result && <Notice kind={result.kind}>{result.text}</Notice>}
+    </div>
+  );
+}
+
+/** The speech engine of this computer, its voices, and a sample to hear one. */
+function SpeechSample(props: { api: ControlApi }) {
+  const voices = useVoices(props.api);
+  const [voice, setVoice] = useState<string | undefined>();
+  const [text, setText] = useState('Thank you for the rose!');
+  const [sound, setSound] = useState<string | undefined>();
+  const [problem, setProblem] = useState<string | undefined>();
+  const speak = async () => {
+    setProblem(undefined);
+    try {
+      const sample = await props.api.speakSample({ text, ...(voice ? { voice } : {}) });
+      setSound(sample.sound);
+    } catch (err) {
+      setProblem(describeError(err));
+    }
+  };
+  return (
+    <section class="card grid" aria-labelledby="tts-sample-title">
+      <h3 id="tts-sample-title">Hear a voice</h3>
+      <p class="muted">
+        {voices === undefined
+          ? 'Looking for the speech engine…'
+          : voices.engine === null
+            ? 'No speech engine was found on this computer: Speak actions fail until one is installed (docs/actions.md).'
+            : `Speech engine: ${voices.engine}, ${voices.voices.length} voices.`}
+      </p>
+      <div class="field">
+        <label for="tts-sample-voice">Voice</label>
+        <VoiceSelect id="tts-sample-voice" api={props.api} value={voice} set={setVoice} />
+      </div>
+      <div class="field">
+        <label for="tts-sample-text">Sample text</label>
+        <input id="tts-sample-text" value={text} onInput={(e) => setText(e.currentTarget.value)} />
+      </div>
+      <div class="row">
+        <button type="button" onClick={() => void speak()} disabled={voices?.engine === null}>
+          Speak a sample
+        </button>
+        {sound && (
+          // biome-ignore lint/a11y/useMediaCaption: the caption is the sample text just above
+          <audio key={sound} src={sound} controls autoPlay data-sample />
+        )}
+      </div>
+      {problem && <Notice kind="error">{problem}</Notice>}
+    </section>
+  );
+}
 
 export function SettingsView(props: { shared: Shared }) {
   const { api } = props.shared;
@@ -63,6 +144,7 @@ export function SettingsView(props: { shared: Shared }) {
       streamerbot: { url: draft.streamerbotUrl.trim() },
       tts: {
         ...stored.tts,
+        enabled: draft.ttsEnabled,
         maxChars: Number(draft.maxChars),
         blockedWords: draft.blockedWords
           .split(',')
@@ -121,6 +203,7 @@ export function SettingsView(props: { shared: Shared }) {
             </label>
           </div>
         )}
+        <ObsTest api={api} />
         <Field id="set-sb-url" label="Streamer.bot HTTP server" error={errorFor('streamerbot.url')}>
           {(a) => (
             <input
@@ -130,6 +213,16 @@ export function SettingsView(props: { shared: Shared }) {
             />
           )}
         </Field>
+        <div class="field">
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={draft.ttsEnabled}
+              onChange={(e) => set({ ttsEnabled: e.currentTarget.checked })}
+            />
+            Speech on (rules with a Speak action talk)
+          </label>
+        </div>
         <Field id="set-tts-max" label="Speech: longest text (characters)" error={errorFor('tts.maxChars')}>
           {(a) => (
             <input
@@ -177,6 +270,7 @@ export function SettingsView(props: { shared: Shared }) {
         </div>
       </form>
       {note && <Notice kind={note.kind}>{note.text}</Notice>}
+      <SpeechSample api={api} />
     </section>
   );
 }

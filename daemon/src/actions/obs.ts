@@ -68,7 +68,10 @@ export class ObsConnection {
       ).unref(),
     );
     try {
-      await Promise.race([obs.connect(settings.url, settings.password || undefined, { rpcVersion: 1 }), timeout]);
+      await Promise.race([
+        obs.connect(settings.url, settings.password || undefined, { rpcVersion: 1 }),
+        timeout,
+      ]);
       const version = await Promise.race([obs.call('GetVersion'), timeout]);
       if (!this.#closed && this.#state !== 'connected') {
         this.#attempt = 0;

@@ -203,14 +203,16 @@ export function CheckProp(props: {
 }) {
   const { f, name } = props;
   return (
-    <label class="check field">
-      <input
-        type="checkbox"
-        checked={props.value}
-        onChange={(e) => f.onChange(props.set(e.currentTarget.checked), keyOf(f, name))}
-      />
-      {props.label}
-    </label>
+    <div class="field">
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={props.value}
+          onChange={(e) => f.onChange(props.set(e.currentTarget.checked), keyOf(f, name))}
+        />
+        {props.label}
+      </label>
+    </div>
   );
 }
 

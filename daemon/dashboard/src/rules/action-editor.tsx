@@ -1,4 +1,4 @@
-// One action of a rule: which overlay and widget, which command, and the command's payload.
+// An overlay-command action: which overlay and widget, which command, and the command's payload.
 import { KNOWN_COMMANDS, type StreamEventType } from '../../../../shared/protocol/index.js';
 import type { OverlayRuleAction } from '../../../../shared/rules.js';
 import { alertAnnounces } from '../../../../shared/widget-reactions.js';
@@ -15,7 +15,31 @@ import {
 import { defaultWidgetId, startingPayload } from './new-rule.js';
 import { RuleField, type RuleFields } from './rule-field.js';
 
-export function ActionEditor(props: {
+/** The overlay an action goes to (overlay commands and speech). */
+export function OverlaySelect(props: {
+  fields: RuleFields;
+  sub: string;
+  value: string;
+  shared: Shared;
+  onChange: (overlayId: string) => void;
+}) {
+  return (
+    <RuleField fields={props.fields} sub={props.sub} label="Overlay">
+      {(a11y) => (
+        <select {...a11y} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
+          <option value="">Choose an overlay…</option>
+          {props.shared.overlays.map((o) => (
+            <option key={o.id} value={o.id}>
+              {o.name}
+            </option>
+          ))}
+        </select>
+      )}
+    </RuleField>
+  );
+}
+
+export function OverlayActionFields(props: {
   fields: RuleFields;
   /** The rule's trigger: an alert that announces it by itself would show it twice. */
   trigger: StreamEventType;
@@ -23,7 +47,6 @@ export function ActionEditor(props: {
   action: OverlayRuleAction;
   shared: Shared;
   onChange: (a: OverlayRuleAction) => void;
-  onRemove?: () => void;
 }) {
   const { fields, action, shared, onChange } = props;
   const base = `actions.${props.index}`;
@@ -46,27 +69,17 @@ export function ActionEditor(props: {
   };
 
   return (
-    <fieldset class="action">
-      <legend>Action {props.index + 1}</legend>
-      <RuleField fields={fields} sub={`${base}.overlayId`} label="Overlay">
-        {(a11y) => (
-          <select
-            {...a11y}
-            value={action.overlayId}
-            onChange={(e) => {
-              const next = shared.overlays.find((o) => o.id === e.currentTarget.value);
-              onChange({ ...action, overlayId: e.currentTarget.value, widgetId: defaultWidgetId(next) });
-            }}
-          >
-            <option value="">Choose an overlay…</option>
-            {shared.overlays.map((o) => (
-              <option key={o.id} value={o.id}>
-                {o.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </RuleField>
+    <>
+      <OverlaySelect
+        fields={fields}
+        sub={`${base}.overlayId`}
+        value={action.overlayId}
+        shared={shared}
+        onChange={(overlayId) => {
+          const next = shared.overlays.find((o) => o.id === overlayId);
+          onChange({ ...action, overlayId, widgetId: defaultWidgetId(next) });
+        }}
+      />
       <RuleField fields={fields} sub={`${base}.widgetId`} label="Widget">
         {(a11y) => (
           <select
@@ -126,11 +139,6 @@ export function ActionEditor(props: {
           onPayload={(payload) => onChange({ ...action, payload })}
         />
       )}
-      {props.onRemove && (
-        <button type="button" class="quiet" onClick={props.onRemove}>
-          Remove action
-        </button>
-      )}
-    </fieldset>
+    </>
   );
 }

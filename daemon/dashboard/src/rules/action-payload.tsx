@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import type { MediaItem } from '../api.js';
 import { numberFromText, numberText, optionalNumberFromText } from '../fields.js';
-import { isAudio, isImage } from '../media-kinds.js';
+import { isAudio, isImage, isVideo } from '../media-kinds.js';
 import { FieldError } from '../ui.js';
 import { RuleField, type RuleFields } from './rule-field.js';
 
@@ -86,6 +86,7 @@ export function AlertPayload(props: PayloadProps) {
       </RuleField>
       <MediaPayload {...props} name="image" label="Image" kind={isImage} optional />
       <MediaPayload {...props} name="sound" label="Sound" kind={isAudio} optional />
+      <MediaPayload {...props} name="video" label="Video (replaces the image)" kind={isVideo} optional />
     </>
   );
 }

@@ -1,6 +1,6 @@
 // What a new rule and a new action start as, and the payload each command starts with.
 import type { Overlay } from '../../../../shared/protocol/index.js';
-import type { OverlayRuleAction, Rule } from '../../../../shared/rules.js';
+import type { ActionKind, OverlayRuleAction, Rule, RuleAction } from '../../../../shared/rules.js';
 
 const DEFAULT_ALERT_TEXT = '{user.nickname} sent {data.repeatCount} × {data.giftName}';
 
@@ -24,6 +24,22 @@ export function newAction(overlays: Overlay[]): OverlayRuleAction {
     command: 'show-alert',
     payload: startingPayload('show-alert'),
   };
+}
+
+/** What an action of each kind starts as when it is chosen. */
+export function startingAction(kind: ActionKind, overlays: Overlay[]): RuleAction {
+  switch (kind) {
+    case 'overlay':
+      return newAction(overlays);
+    case 'speak':
+      return { kind, overlayId: overlays[0]?.id ?? '', text: '{user.nickname} says {data.comment}' };
+    case 'obs':
+      return { kind, request: 'SetCurrentProgramScene', params: { sceneName: '' } };
+    case 'webhook':
+      return { kind, url: '', body: { user: '{user.nickname}', type: '{type}' } };
+    case 'streamerbot':
+      return { kind, action: '', args: { user: '{user.nickname}' } };
+  }
 }
 
 const randomId = () => `rule-${Math.random().toString(36).slice(2, 8)}`;

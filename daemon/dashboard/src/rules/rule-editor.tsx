@@ -1,17 +1,13 @@
 // One rule of the list: its name, trigger, cooldown and conditions, its actions, and its place in the order.
 import { STREAM_EVENT_TYPES } from '../../../../shared/protocol/index.js';
-import {
-  isOverlayAction,
-  type Rule,
-  type RuleAction,
-  type RuleConditions,
-} from '../../../../shared/rules.js';
-import { numberFromText, numberText } from '../fields.js';
+import type { Rule, RuleConditions } from '../../../../shared/rules.js';
+import { numberFromText, numberText, optionalNumberFromText } from '../fields.js';
 import type { Shared } from '../shared-data.js';
 import { FieldError } from '../ui.js';
-import { ActionEditor } from './action-editor.js';
+import { ActionCard } from './action-card.js';
 import { newAction } from './new-rule.js';
 import { RuleField, type RuleFields } from './rule-field.js';
+import { RuleTest } from './rule-test.js';
 
 /** The conditions that apply to each trigger (the engine ignores the others). */
 const CONDITIONS: Record<Rule['trigger'], readonly (keyof RuleConditions)[]> = {
@@ -128,24 +124,6 @@ function RuleControls(props: {
   );
 }
 
-/** An action of another kind (webhook, Streamer.bot): shown as it is stored; rules.json edits it. */
-function OtherAction(props: { index: number; action: RuleAction; onRemove?: () => void }) {
-  return (
-    <fieldset class="action" data-action-kind={props.action.kind}>
-      <legend>
-        Action {props.index + 1}: {props.action.kind}
-      </legend>
-      <pre class="action-json">{JSON.stringify(props.action, null, 2)}</pre>
-      <p class="muted">This kind of action is edited in rules.json for now (docs/actions.md).</p>
-      {props.onRemove && (
-        <button type="button" class="quiet" onClick={props.onRemove}>
-          Remove action
-        </button>
-      )}
-    </fieldset>
-  );
-}
-
 export function RuleEditor(props: {
   rule: Rule;
   index: number;
@@ -218,6 +196,38 @@ export function RuleEditor(props: {
             />
           )}
         </RuleField>
+        <RuleField fields={fields} sub="userCooldownMs" label="Per-viewer cooldown (ms)">
+          {(a11y) => (
+            <input
+              {...a11y}
+              type="number"
+              min={0}
+              step={1000}
+              placeholder="none"
+              value={numberText(rule.userCooldownMs)}
+              onInput={(e) => {
+                const { userCooldownMs: _, ...rest } = rule;
+                const ms = optionalNumberFromText(e.currentTarget.value);
+                onChange(ms === undefined ? rest : { ...rest, userCooldownMs: ms });
+              }}
+            />
+          )}
+        </RuleField>
+        {rule.trigger === 'gift' && (
+          <div class="field">
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={rule.perUnit === true}
+                onChange={(e) => {
+                  const { perUnit: _, ...rest } = rule;
+                  onChange(e.currentTarget.checked ? { ...rest, perUnit: true } : rest);
+                }}
+              />
+              Once per gift of a streak (at most 100)
+            </label>
+          </div>
+        )}
         <div class="field">
           <label class="check">
             <input
@@ -236,8 +246,8 @@ export function RuleEditor(props: {
           rule.actions.length > 1
             ? { onRemove: () => onChange({ ...rule, actions: rule.actions.filter((_, j) => j !== i) }) }
             : {};
-        return isOverlayAction(action) ? (
-          <ActionEditor
+        return (
+          <ActionCard
             key={i}
             fields={fields}
             trigger={rule.trigger}
@@ -247,16 +257,18 @@ export function RuleEditor(props: {
             onChange={(a) => onChange({ ...rule, actions: rule.actions.map((x, j) => (j === i ? a : x)) })}
             {...remove}
           />
-        ) : (
-          <OtherAction key={i} index={i} action={action} {...remove} />
         );
       })}
-      <button
-        type="button"
-        onClick={() => onChange({ ...rule, actions: [...rule.actions, newAction(shared.overlays)] })}
-      >
-        + Add action
-      </button>
+      <div class="row">
+        <button
+          type="button"
+          onClick={() => onChange({ ...rule, actions: [...rule.actions, newAction(shared.overlays)] })}
+          disabled={rule.actions.length >= 10}
+        >
+          + Add action
+        </button>
+        <RuleTest rule={rule} shared={shared} />
+      </div>
     </li>
   );
 }

@@ -81,8 +81,8 @@ export function RulesView(props: { shared: Shared }) {
         )}
       </div>
       <p class="muted">
-        Rules run in this order on every event. Each matching rule sends its actions to a widget of an
-        overlay.
+        Rules run in this order on every event. A matching rule runs its actions: overlay commands, speech,
+        OBS requests, webhooks and Streamer.bot actions.
       </p>
       {note && <Notice kind={note.kind}>{note.text}</Notice>}
       {refusal !== undefined && <ErrorNotice error={refusal} prefix="The daemon refused the rules: " />}
