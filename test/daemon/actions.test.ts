@@ -200,6 +200,27 @@ describe('webhook and Streamer.bot actions', () => {
     expect(silent!.ms).toBeGreaterThanOrEqual(4900);
     expect(after).toMatchObject({ kind: 'overlay', ok: true });
   }, 15_000);
+
+  it('holds at most 32 unanswered requests to one address: a flood fails the rest at once, logged', async () => {
+    receiver.answer = () => {}; // never answers
+    await putRules([{ kind: 'webhook', url: `${receiver.url}/flood` }]);
+    const before = (await log()).length;
+    for (let i = 0; i < 40; i++) await api(daemon, 'POST', '/api/events', gift(`F${i}`));
+    const dropped = await until(async () => {
+      const entries = (await log()).slice(before);
+      return entries.length >= 8 ? entries : undefined;
+    }, 'the dropped calls');
+    expect(
+      dropped.every((e) => e.error === `dropped: 32 requests to ${receiver.url} are still unanswered`),
+    ).toBe(true);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(receiver.requests.filter((r) => r.url === '/flood')).toHaveLength(32);
+    // They end at their timeout; the next events are called again.
+    await until(async () => ((await log()).length >= before + 40 ? true : undefined), 'the timeouts', 8000);
+    receiver.answer = (_req, res) => res.end('ok');
+    await api(daemon, 'POST', '/api/events', gift('After'));
+    await until(async () => ((await log()).at(-1)?.ok ? true : undefined), 'a call that went through', 3000);
+  }, 15_000);
 });
 
 describe('delays and queues', () => {

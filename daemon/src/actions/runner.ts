@@ -12,6 +12,11 @@ import type { Speech } from './speech.js';
 const DEFAULT_STREAMERBOT_URL = 'http://127.0.0.1:7474';
 const WEBHOOK_TIMEOUT_MS = 5000;
 const LOG_SIZE = 200;
+/**
+ * Unanswered requests one address may hold at once. Past that an action fails at once rather than open
+ * another socket: a tool that stopped answering cannot make a gift flood pile up thousands of them.
+ */
+const MAX_UNANSWERED_PER_ORIGIN = 32;
 const MAX_WAITING = 100;
 
 interface ActionRunnerOptions {
@@ -44,6 +49,8 @@ export class ActionRunner {
   /** Waits and requests under way, so `close` ends them. */
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #requests = new Set<AbortController>();
+  /** Requests under way per origin (scheme, host and port). */
+  readonly #unanswered = new Map<string, number>();
   /** Told of every outcome (a rule's test waits for its own). */
   readonly #observers = new Set<(action: FiredAction, entry: ActionLogEntry) => void>();
   /** When each viewer last had something spoken (lowercased uniqueId), for `tts.userCooldownMs`. */
@@ -283,6 +290,11 @@ export class ActionRunner {
 
   /** One HTTP request: 5 s at most, redirects not followed, never retried; a status outside 2xx fails. */
   async #request(url: string, init: RequestInit): Promise<void> {
+    const origin = new URL(url).origin;
+    const unanswered = this.#unanswered.get(origin) ?? 0;
+    if (unanswered >= MAX_UNANSWERED_PER_ORIGIN)
+      throw new Error(`dropped: ${MAX_UNANSWERED_PER_ORIGIN} requests to ${origin} are still unanswered`);
+    this.#unanswered.set(origin, unanswered + 1);
     const controller = new AbortController();
     this.#requests.add(controller);
     const timer = setTimeout(
@@ -306,6 +318,9 @@ export class ActionRunner {
     } finally {
       clearTimeout(timer);
       this.#requests.delete(controller);
+      const left = (this.#unanswered.get(origin) ?? 1) - 1;
+      if (left > 0) this.#unanswered.set(origin, left);
+      else this.#unanswered.delete(origin);
     }
   }
 
