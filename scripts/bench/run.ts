@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark in turn against its baseline and writes BENCHMARKS.md at the repository root.
 //
-// Options: --only a,b (fanout memory pages gatekeeper screen growth), --out FILE (default BENCHMARKS.md).
+// Options: --only a,b (fanout memory pages gatekeeper screen growth actions), --out FILE (default BENCHMARKS.md).
 // BENCH_CPU_PROF=DIR starts the server children with --cpu-prof so their profiles land in DIR.
 import { mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -22,6 +22,7 @@ const BUDGET_MS: Record<string, number> = {
   gatekeeper: 75_000,
   screen: 60_000,
   growth: 70_000,
+  actions: 60_000,
 };
 
 type Runner = (ctx: BenchContext) => Promise<Section[]>;
@@ -55,6 +56,10 @@ const BENCHMARKS: Record<string, { title: string; run: Runner }> = {
   growth: {
     title: '6. Growth',
     run: async (ctx) => [await (await import('./growth.js')).runGrowth(ctx, shared.fanout)],
+  },
+  actions: {
+    title: '7. Actions',
+    run: async (ctx) => [await (await import('./actions.js')).runActions(ctx)],
   },
 };
 

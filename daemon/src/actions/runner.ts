@@ -12,6 +12,7 @@ import type { Speech } from './speech.js';
 const DEFAULT_STREAMERBOT_URL = 'http://127.0.0.1:7474';
 const WEBHOOK_TIMEOUT_MS = 5000;
 const LOG_SIZE = 200;
+const FAILURE_LINE_EVERY_MS = 10_000;
 /**
  * Unanswered requests one address may hold at once. Past that an action fails at once rather than open
  * another socket: a tool that stopped answering cannot make a gift flood pile up thousands of them.
@@ -44,7 +45,10 @@ interface Queue {
 
 export class ActionRunner {
   readonly #options: ActionRunnerOptions;
-  readonly #log: ActionLogEntry[] = [];
+  /** The last 200 outcomes, newest last; `at` is formatted when the log is read. */
+  readonly #log: Outcome[] = [];
+  /** When each rule's action last wrote a failure line, and how many it kept quiet since. */
+  readonly #quiet = new Map<string, { at: number; suppressed: number }>();
   readonly #queues = new Map<string, Queue>();
   /** Waits and requests under way, so `close` ends them. */
   readonly #timers = new Set<NodeJS.Timeout>();
@@ -122,6 +126,8 @@ export class ActionRunner {
 
   async #execute(action: FiredAction): Promise<void> {
     const started = Date.now();
+    const refused = this.#refuseCall(action);
+    if (refused !== undefined) return this.#entry(action, started, refused);
     try {
       if (action.kind === 'overlay') this.#overlay(action);
       else if (action.kind === 'webhook') await this.#webhook(action);
@@ -280,8 +286,7 @@ export class ActionRunner {
   }
 
   async #streamerbot(action: Extract<FiredAction, { kind: 'streamerbot' }>): Promise<void> {
-    const base = (this.#options.streamerbotUrl?.() ?? DEFAULT_STREAMERBOT_URL).replace(/\/+$/, '');
-    await this.#request(`${base}/DoAction`, {
+    await this.#request(`${this.#streamerbotBase()}/DoAction`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ action: { name: action.action }, args: action.args }),
@@ -289,12 +294,29 @@ export class ActionRunner {
   }
 
   /** One HTTP request: 5 s at most, redirects not followed, never retried; a status outside 2xx fails. */
+  /** The address a webhook or Streamer.bot call goes to. */
+  #callUrl(action: FiredAction): string | undefined {
+    if (action.kind === 'webhook') return action.url;
+    if (action.kind === 'streamerbot') return `${this.#streamerbotBase()}/DoAction`;
+    return undefined;
+  }
+
+  #streamerbotBase(): string {
+    return (this.#options.streamerbotUrl?.() ?? DEFAULT_STREAMERBOT_URL).replace(/\/+$/, '');
+  }
+
+  /** Why a call is not made at all: its address already holds 32 unanswered requests. */
+  #refuseCall(action: FiredAction): string | undefined {
+    const url = this.#callUrl(action);
+    if (url === undefined) return undefined;
+    const origin = originOf(url);
+    if ((this.#unanswered.get(origin) ?? 0) < MAX_UNANSWERED_PER_ORIGIN) return undefined;
+    return `dropped: ${MAX_UNANSWERED_PER_ORIGIN} requests to ${origin} are still unanswered`;
+  }
+
   async #request(url: string, init: RequestInit): Promise<void> {
-    const origin = new URL(url).origin;
-    const unanswered = this.#unanswered.get(origin) ?? 0;
-    if (unanswered >= MAX_UNANSWERED_PER_ORIGIN)
-      throw new Error(`dropped: ${MAX_UNANSWERED_PER_ORIGIN} requests to ${origin} are still unanswered`);
-    this.#unanswered.set(origin, unanswered + 1);
+    const origin = originOf(url);
+    this.#unanswered.set(origin, (this.#unanswered.get(origin) ?? 0) + 1);
     const controller = new AbortController();
     this.#requests.add(controller);
     const timer = setTimeout(
@@ -390,13 +412,13 @@ export class ActionRunner {
 
   /** The last 200 outcomes, newest last. */
   log(): ActionLogEntry[] {
-    return [...this.#log];
+    return this.#log.slice(-LOG_SIZE).map(logEntry);
   }
 
   #entry(action: FiredAction, started: number, error: string | undefined): void {
     const now = Date.now();
-    const entry: ActionLogEntry = {
-      at: new Date(now).toISOString(),
+    const outcome: Outcome = {
+      at: now,
       ruleId: action.ruleId,
       action: action.index,
       kind: action.kind,
@@ -404,13 +426,34 @@ export class ActionRunner {
       ms: Math.max(0, now - started),
       ...(error !== undefined ? { error } : {}),
     };
-    this.#log.push(entry);
-    for (const observer of this.#observers) observer(action, entry);
-    if (this.#log.length > LOG_SIZE) this.#log.splice(0, this.#log.length - LOG_SIZE);
-    if (error !== undefined)
-      this.#options.log?.(
-        `[actions] rule "${action.ruleId}" action ${action.index + 1} (${action.kind}) failed: ${error}`,
-      );
+    this.#log.push(outcome);
+    if (this.#log.length > LOG_SIZE * 2) this.#log.splice(0, this.#log.length - LOG_SIZE);
+    if (this.#observers.size > 0) {
+      const entry = logEntry(outcome);
+      for (const observer of this.#observers) observer(action, entry);
+    }
+    if (error !== undefined) this.#logFailure(action, error, now);
+  }
+
+  /**
+   * One line per failing action at most every 10 s, with how many more failed meanwhile: a flood of
+   * gifts against a tool that is down says so, without a line per gift.
+   */
+  #logFailure(action: FiredAction, error: string, now: number): void {
+    const log = this.#options.log;
+    if (!log) return;
+    const key = `${action.ruleId}\u0000${action.index}`;
+    const quiet = this.#quiet.get(key);
+    if (quiet && now - quiet.at < FAILURE_LINE_EVERY_MS) {
+      quiet.suppressed++;
+      return;
+    }
+    const more = quiet?.suppressed ? ` (${quiet.suppressed} more failed since the last line)` : '';
+    this.#quiet.set(key, { at: now, suppressed: 0 });
+    if (this.#quiet.size > 1000) this.#quiet.delete(this.#quiet.keys().next().value ?? key);
+    log(
+      `[actions] rule "${action.ruleId}" action ${action.index + 1} (${action.kind}) failed: ${error}${more}`,
+    );
   }
 
   #wait(ms: number): Promise<void> {
@@ -463,6 +506,25 @@ function cut(text: string, max: number): string {
   const head = chars.slice(0, max).join('');
   const space = head.lastIndexOf(' ');
   return (space > max * 0.8 ? head.slice(0, space) : head).trimEnd();
+}
+
+/** Origins of the addresses calls went to, so a flood parses each URL once. */
+const ORIGINS = new Map<string, string>();
+function originOf(url: string): string {
+  let origin = ORIGINS.get(url);
+  if (origin === undefined) {
+    origin = new URL(url).origin;
+    if (ORIGINS.size >= 1000) ORIGINS.clear();
+    ORIGINS.set(url, origin);
+  }
+  return origin;
+}
+
+/** An outcome as the log keeps it: the time as a number until someone reads it. */
+type Outcome = Omit<ActionLogEntry, 'at'> & { at: number };
+
+function logEntry(outcome: Outcome): ActionLogEntry {
+  return { ...outcome, at: new Date(outcome.at).toISOString() };
 }
 
 function hasHeader(headers: Record<string, string>, name: string): boolean {

@@ -338,7 +338,8 @@ function compileAction(
   };
 }
 
+/** A rendered payload (always a fresh plain object from compilePayload), or {} for anything else. */
 function asPayload(value: unknown): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
-  return Object.fromEntries(Object.entries(value));
+  return value as Record<string, unknown>;
 }

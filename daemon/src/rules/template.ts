@@ -101,11 +101,15 @@ export function compilePayload(value: unknown, depth = 0): Renderer {
     const entries = Object.keys(value)
       .filter((key) => !FORBIDDEN.has(key))
       .map((key) => [key, compilePayload(step(value, key), depth + 1)] as const);
-    // fromEntries defines own properties, so no key can reach a prototype.
-    return (context) =>
-      Object.fromEntries(
-        entries.map(([key, render]) => [key, render(context)]).filter(([, v]) => v !== undefined),
-      );
+    // The keys that could reach a prototype are gone, so assigning the others defines own properties.
+    return (context) => {
+      const out: Record<string, unknown> = {};
+      for (const [key, render] of entries) {
+        const rendered = render(context);
+        if (rendered !== undefined) out[key] = rendered;
+      }
+      return out;
+    };
   }
   return () => undefined;
 }

@@ -299,15 +299,20 @@ export class Hub {
 
   /** `overlay-command`: to the clients of the targeted overlay. */
   sendCommand(overlayId: string, command: OverlayCommandInput): number {
-    const data = Buffer.from(
-      encodeServerMessage({
-        type: 'overlay-command',
-        command: command.command,
-        widgetId: command.widgetId,
-        payload: command.payload,
-      }),
-    );
-    const sent = this.#sendToOverlay(overlayId, data);
+    // Encoded only when someone has the overlay open (rules often target overlays nobody shows now).
+    const sent = this.#byOverlay.get(overlayId)?.size
+      ? this.#sendToOverlay(
+          overlayId,
+          Buffer.from(
+            encodeServerMessage({
+              type: 'overlay-command',
+              command: command.command,
+              widgetId: command.widgetId,
+              payload: command.payload,
+            }),
+          ),
+        )
+      : 0;
     for (const listener of this.#commandListeners) listener(overlayId, command);
     return sent;
   }

@@ -2,15 +2,19 @@
 // It runs the compiled daemon (dist/, what `npx overlay-daemon` runs), not the TypeScript sources through
 // the tsx loader, whose transform wraps every function expression in a naming helper called per request.
 //
-// Usage: daemon-server.ts --data-dir DIR
+// Usage: daemon-server.ts --data-dir DIR [--rules FILE]
 // The demo rule of a fresh data directory is removed at start (rules.json = []), so an event costs
 // what it costs a streamer without rules: broadcast, rules engine with nothing to fire, widget
-// state. Benchmarks that measure rules PUT their own list.
+// state. Benchmarks that measure rules PUT their own list, or (past the free tier's five) give
+// them in FILE, put in force straight through the rules store.
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import * as v from 'valibot';
 import { type RunningDaemon, startDaemon } from '../../../dist/daemon/src/daemon.js';
+import { RuleList } from '../../../dist/shared/rules.js';
 import { serveCommands } from '../ipc.js';
 
-const { values } = parseArgs({ options: { 'data-dir': { type: 'string' } } });
+const { values } = parseArgs({ options: { 'data-dir': { type: 'string' }, rules: { type: 'string' } } });
 const dataDir = values['data-dir'];
 if (!dataDir) throw new Error('--data-dir is required');
 
@@ -24,8 +28,10 @@ const daemon: RunningDaemon = await startDaemon({
     if (verbose) process.stderr.write(`[daemon] ${line}\n`);
   },
 });
-const cleared = await daemon.rules.replace([]);
-if (!cleared.ok) throw new Error(`could not clear the demo rules: ${cleared.message}`);
+// Checked by the same schema as PUT /api/rules, which fills in the defaults.
+const rules = v.parse(RuleList, values.rules ? JSON.parse(await readFile(values.rules, 'utf8')) : []);
+const replaced = await daemon.rules.replace(rules);
+if (!replaced.ok) throw new Error(`could not put the rules in force: ${replaced.message}`);
 
 serveCommands(() => daemon.close());
 process.send?.({

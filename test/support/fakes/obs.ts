@@ -14,6 +14,8 @@ interface ObsRequest {
 export interface FakeObs {
   url: string;
   requests: ObsRequest[];
+  /** Told of each request as it arrives (the benchmark times event → OBS with it). */
+  onRequest?: (request: ObsRequest) => void;
   scene: string;
   /** `<scene>/<source>` → enabled. */
   items: Map<string, boolean>;
@@ -82,6 +84,7 @@ export async function startFakeObs(options: { password?: string; port?: number }
       const requestType = String(message.d.requestType);
       const requestData = (message.d.requestData ?? {}) as Record<string, unknown>;
       fake.requests.push({ requestType, requestData });
+      fake.onRequest?.({ requestType, requestData });
       const respond = (responseData?: unknown, code = 100, comment?: string) =>
         send(7, {
           requestType,
