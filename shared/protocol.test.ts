@@ -93,21 +93,27 @@ describe('stream events', () => {
 
   it('accepts all seven types', () => {
     for (const type of STREAM_EVENT_TYPES) {
-      const result = parseWith(StreamEvent, { type, user, data: samples[type] });
-      expect(result, type).toEqual({ ok: true, value: { type, user, data: samples[type] } });
+      const result = parseWith(StreamEvent, { type, platform: 'api', user, data: samples[type] });
+      expect(result, type).toEqual({ ok: true, value: { type, platform: 'api', user, data: samples[type] } });
     }
   });
 
   it('forwards unknown data fields as given but drops unknown top-level fields', () => {
     const result = parseWith(StreamEvent, {
       type: 'gift',
+      platform: 'api',
       user,
       data: { giftName: 'Lion', repeatCount: 1, giftPictureUrl: 'x.png' },
       extra: true,
     });
     expect(result).toEqual({
       ok: true,
-      value: { type: 'gift', user, data: { giftName: 'Lion', repeatCount: 1, giftPictureUrl: 'x.png' } },
+      value: {
+        type: 'gift',
+        platform: 'api',
+        user,
+        data: { giftName: 'Lion', repeatCount: 1, giftPictureUrl: 'x.png' },
+      },
     });
   });
 
@@ -116,10 +122,11 @@ describe('stream events', () => {
   });
 
   it('rejects a gift without giftName or with a fractional repeatCount, naming the field', () => {
-    const noName = parseWith(StreamEvent, { type: 'gift', user, data: { repeatCount: 1 } });
+    const noName = parseWith(StreamEvent, { type: 'gift', platform: 'api', user, data: { repeatCount: 1 } });
     expect(!noName.ok && noName.field).toBe('data.giftName');
     const fractional = parseWith(StreamEvent, {
       type: 'gift',
+      platform: 'api',
       user,
       data: { giftName: 'Rose', repeatCount: 1.5 },
     });
@@ -127,7 +134,12 @@ describe('stream events', () => {
   });
 
   it('rejects a user without uniqueId', () => {
-    const result = parseWith(StreamEvent, { type: 'follow', user: { nickname: 'x' }, data: {} });
+    const result = parseWith(StreamEvent, {
+      type: 'follow',
+      platform: 'api',
+      user: { nickname: 'x' },
+      data: {},
+    });
     expect(!result.ok && result.field).toBe('user.uniqueId');
   });
 });
@@ -166,7 +178,10 @@ describe('server messages', () => {
   const messages: ServerMessage[] = [
     { type: 'init', overlay, widgets },
     { type: 'overlay-update', overlayId: OVERLAY_ID, overlay, widgets },
-    { type: 'stream-event', event: { type: 'gift', user, data: { giftName: 'Rose', repeatCount: 5 } } },
+    {
+      type: 'stream-event',
+      event: { type: 'gift', platform: 'api', user, data: { giftName: 'Rose', repeatCount: 5 } },
+    },
     {
       type: 'overlay-command',
       command: 'show-alert',

@@ -1,6 +1,6 @@
 // Rules (rules.json, GET/PUT /api/rules): a trigger, conditions, a cooldown and overlay-command actions.
 import * as v from 'valibot';
-import { STREAM_EVENT_TYPES, Uuid, VoiceId } from './protocol/index.js';
+import { PlatformSchema, STREAM_EVENT_TYPES, Uuid, VoiceId } from './protocol/index.js';
 
 const count = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
 
@@ -21,6 +21,8 @@ export const RuleConditions = v.object({
   command: v.optional(v.pipe(v.string(), v.regex(/^\S{1,50}$/, 'must be one word of at most 50 characters'))),
   /** Fires each time the room's like total crosses a multiple of this (like events). */
   everyLikes: v.optional(count),
+  /** Only events from this platform (decisions-2 §8). */
+  platform: v.optional(PlatformSchema),
 });
 export type RuleConditions = v.InferOutput<typeof RuleConditions>;
 

@@ -12,9 +12,19 @@ export const StreamUser = v.object({
 });
 export type StreamUser = v.InferOutput<typeof StreamUser>;
 
+/** Where an event came from (decisions-2 §8); `api` for events posted to /api/events without one. */
+export const PLATFORMS = ['tiktok', 'twitch', 'youtube', 'api'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+export const PlatformSchema = v.picklist(PLATFORMS, `must be one of ${PLATFORMS.join(', ')}`);
+
 // `data` keeps fields it does not know (decisions §3: forwarded as given); known ones are checked.
 const streamEvent = <T extends StreamEventType, D extends v.ObjectEntries>(type: T, data: D) =>
-  v.object({ type: v.literal(type), user: StreamUser, data: v.looseObject(data) });
+  v.object({
+    type: v.literal(type),
+    platform: v.optional(PlatformSchema, 'api'),
+    user: StreamUser,
+    data: v.looseObject(data),
+  });
 
 export const GiftEvent = streamEvent('gift', {
   giftName: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),

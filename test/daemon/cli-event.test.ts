@@ -54,6 +54,8 @@ describe('overlay-daemon event', () => {
       type: 'stream-event',
       event: {
         type: 'gift',
+        // Posted through the control API: from no platform.
+        platform: 'api',
         user: { uniqueId: 'alice', nickname: 'Alice' },
         data: { giftName: 'Rose', repeatCount: 5, diamondCount: 1 },
       },

@@ -21,10 +21,16 @@ const widgets = [
 const user = (name: string) => ({ uniqueId: name.toLowerCase(), nickname: name });
 const gift = (name: string, giftName: string, repeatCount: number, diamondCount = 1): StreamEvent => ({
   type: 'gift',
+  platform: 'api',
   user: user(name),
   data: { giftName, repeatCount, diamondCount },
 });
-const like = (likeCount: number): StreamEvent => ({ type: 'like', user: user('Fan'), data: { likeCount } });
+const like = (likeCount: number): StreamEvent => ({
+  type: 'like',
+  platform: 'api',
+  user: user('Fan'),
+  data: { likeCount },
+});
 
 async function newOverlay(name: string): Promise<string> {
   const res = await api(daemon, 'POST', '/api/overlays', { name, width: 1920, height: 1080, widgets });
@@ -104,10 +110,15 @@ describe('rules', () => {
     const load = vi.spyOn(RuleEngine.prototype, 'load');
     try {
       for (let i = 0; i < 20; i++)
-        await postEvent({ type: 'chat', user: user('C'), data: { comment: `hi ${i}` } });
+        await postEvent({ type: 'chat', platform: 'api', user: user('C'), data: { comment: `hi ${i}` } });
       expect(load).toHaveBeenCalledTimes(1);
       await putRules([{ id: 'r2', trigger: 'chat', actions: [alertAction(overlayId)] }]);
-      const { body } = await postEvent({ type: 'chat', user: user('C'), data: { comment: 'again' } });
+      const { body } = await postEvent({
+        type: 'chat',
+        platform: 'api',
+        user: user('C'),
+        data: { comment: 'again' },
+      });
       expect(body).toEqual({ accepted: true, firedRules: ['r2'] });
       expect(load).toHaveBeenCalledTimes(2);
     } finally {
@@ -130,7 +141,7 @@ describe('widget state', () => {
     const overlayId = await newOverlay('State');
     const c = await client(overlayId);
     await postEvent(like(7));
-    await postEvent({ type: 'follow', user: user('Newbie'), data: {} });
+    await postEvent({ type: 'follow', platform: 'api', user: user('Newbie'), data: {} });
     await postEvent(gift('Whale', 'Lion', 2, 500));
     await postEvent(gift('Rosa', 'Rose', 10, 1));
     const last = () => [...c.received].reverse().find((m) => m.type === 'overlay-update');
@@ -270,7 +281,10 @@ describe('widget state', () => {
         actions: [{ overlayId, widgetId: 'top', command: 'reset' }],
       },
     ]);
-    expect((await postEvent({ type: 'chat', user: user('Mod'), data: { comment: '!RESET' } })).body).toEqual({
+    expect(
+      (await postEvent({ type: 'chat', platform: 'api', user: user('Mod'), data: { comment: '!RESET' } }))
+        .body,
+    ).toEqual({
       accepted: true,
       firedRules: ['reset-top'],
     });

@@ -74,6 +74,7 @@ describe('TikTok source in the daemon', () => {
       type: 'stream-event',
       event: {
         type: 'chat',
+        platform: 'tiktok',
         user: { uniqueId: 'chatty', nickname: 'Chatty' },
         data: { comment: 'hi there' },
       },

@@ -203,7 +203,10 @@ describe('broadcasts', () => {
     };
     expect((await api(daemon, 'POST', '/api/events', event)).status).toBe(202);
     for (const client of [a, b]) {
-      expect(await client.next((m) => m.type === 'stream-event')).toEqual({ type: 'stream-event', event });
+      expect(await client.next((m) => m.type === 'stream-event')).toEqual({
+        type: 'stream-event',
+        event: { ...event, platform: 'api' },
+      });
     }
     expect(pending.received).toEqual([]);
     for (const c of [a, b, pending]) c.close();

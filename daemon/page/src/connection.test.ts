@@ -18,11 +18,16 @@ describe('page helpers', () => {
 
   it('words events and raises alerts only for gifts, follows, subscriptions and shares', () => {
     const user = { uniqueId: 'rosa', nickname: 'Rosa' };
-    expect(describeEvent({ type: 'gift', user, data: { giftName: 'Rose', repeatCount: 99 } })).toBe(
-      'Rosa sent 99 × Rose',
-    );
     expect(
-      describeEvent({ type: 'chat', user: { uniqueId: 'u', nickname: '' }, data: { comment: 'hi' } }),
+      describeEvent({ type: 'gift', platform: 'api', user, data: { giftName: 'Rose', repeatCount: 99 } }),
+    ).toBe('Rosa sent 99 × Rose');
+    expect(
+      describeEvent({
+        type: 'chat',
+        platform: 'api',
+        user: { uniqueId: 'u', nickname: '' },
+        data: { comment: 'hi' },
+      }),
     ).toBe('u: hi');
   });
 

@@ -15,6 +15,7 @@ function gift(
   return {
     event: {
       type: 'gift',
+      platform: 'api',
       user: { uniqueId: user, nickname: user },
       data: { giftName: name, repeatCount, diamondCount: 1 },
     },

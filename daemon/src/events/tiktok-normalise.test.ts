@@ -46,6 +46,7 @@ describe('normalising the 2.5 runtime (v3 proto) shapes', () => {
     const gift = normaliseGift(v3.giftLion);
     expect(gift?.event).toEqual({
       type: 'gift',
+      platform: 'tiktok',
       user: { uniqueId: 'bigspender', nickname: 'Big Spender' },
       data: { giftName: 'Lion', repeatCount: 1, diamondCount: 29999, giftId: 6369 },
     });
@@ -65,22 +66,26 @@ describe('normalising the 2.5 runtime (v3 proto) shapes', () => {
   it('reads chat, follow, share, subscribe and viewer messages', () => {
     expect(normaliseChat(v3.chat)).toEqual({
       type: 'chat',
+      platform: 'tiktok',
       user: { uniqueId: 'chatty', nickname: 'Chatty' },
       data: { comment: 'Hello from the chat! !dance' },
     });
     expect(normaliseFollow(v3.follow)?.user.uniqueId).toBe('newfollower');
     expect(normaliseShare(v3.share)).toEqual({
       type: 'share',
+      platform: 'tiktok',
       user: { uniqueId: 'sharer', nickname: 'Sharer' },
       data: {},
     });
     expect(normaliseSubscribe(v3.subNotify)).toEqual({
       type: 'subscribe',
+      platform: 'tiktok',
       user: { uniqueId: 'subscriber', nickname: 'Subscriber' },
       data: { subMonth: 3 },
     });
     expect(normaliseViewer(v3.roomUser, host)).toEqual({
       type: 'viewer',
+      platform: 'tiktok',
       user: host,
       data: { viewerCount: 1234 },
     });

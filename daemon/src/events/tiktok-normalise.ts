@@ -89,6 +89,7 @@ export function normaliseGift(payload: unknown): NormalisedGift | undefined {
   const repeatEnd = own(payload, 'repeatEnd');
   const parsed = parseWith(GiftEvent, {
     type: 'gift',
+    platform: 'tiktok',
     user,
     data: {
       giftName: truncate(giftName, 100),
@@ -111,19 +112,24 @@ export function normaliseChat(payload: unknown): StreamEventOf<'chat'> | undefin
   const user = readUser(payload);
   const comment = firstString(own(payload, 'comment'), own(payload, 'content'));
   if (!user || comment === undefined) return undefined;
-  const parsed = parseWith(ChatEvent, { type: 'chat', user, data: { comment: truncate(comment, 500) } });
+  const parsed = parseWith(ChatEvent, {
+    type: 'chat',
+    platform: 'tiktok',
+    user,
+    data: { comment: truncate(comment, 500) },
+  });
   return parsed.ok ? parsed.value : undefined;
 }
 
 export function normaliseFollow(payload: unknown): StreamEventOf<'follow'> | undefined {
   const user = readUser(payload);
-  const parsed = user && parseWith(FollowEvent, { type: 'follow', user, data: {} });
+  const parsed = user && parseWith(FollowEvent, { type: 'follow', platform: 'tiktok', user, data: {} });
   return parsed?.ok ? parsed.value : undefined;
 }
 
 export function normaliseShare(payload: unknown): StreamEventOf<'share'> | undefined {
   const user = readUser(payload);
-  const parsed = user && parseWith(ShareEvent, { type: 'share', user, data: {} });
+  const parsed = user && parseWith(ShareEvent, { type: 'share', platform: 'tiktok', user, data: {} });
   return parsed?.ok ? parsed.value : undefined;
 }
 
@@ -134,6 +140,7 @@ export function normaliseSubscribe(payload: unknown): StreamEventOf<'subscribe'>
   const subMonth = firstCount(own(payload, 'subMonth'));
   const parsed = parseWith(SubscribeEvent, {
     type: 'subscribe',
+    platform: 'tiktok',
     user,
     data: subMonth ? { subMonth } : {},
   });
@@ -144,7 +151,12 @@ export function normaliseSubscribe(payload: unknown): StreamEventOf<'subscribe'>
 export function normaliseViewer(payload: unknown, host: StreamUser): StreamEventOf<'viewer'> | undefined {
   const viewerCount = firstCount(own(payload, 'viewerCount'), own(payload, 'total'));
   if (viewerCount === undefined) return undefined;
-  const parsed = parseWith(ViewerEvent, { type: 'viewer', user: host, data: { viewerCount } });
+  const parsed = parseWith(ViewerEvent, {
+    type: 'viewer',
+    platform: 'tiktok',
+    user: host,
+    data: { viewerCount },
+  });
   return parsed.ok ? parsed.value : undefined;
 }
 
@@ -172,6 +184,7 @@ export class LikeCounter {
     if (delta <= 0) return undefined;
     const parsed = parseWith(LikeEvent, {
       type: 'like',
+      platform: 'tiktok',
       user,
       data: { likeCount: delta, ...(total === undefined ? {} : { totalLikeCount: total }) },
     });

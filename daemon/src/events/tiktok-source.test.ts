@@ -87,6 +87,7 @@ describe('TikTokSource events', () => {
     expect(t.events.map((e) => e.type)).toEqual(['chat', 'follow', 'share', 'subscribe', 'viewer', 'gift']);
     expect(t.events[4]).toEqual({
       type: 'viewer',
+      platform: 'tiktok',
       user: { uniqueId: 'streamer', nickname: 'streamer' },
       data: { viewerCount: 1234 },
     });
@@ -103,6 +104,7 @@ describe('TikTokSource events', () => {
     expect(t.events).toEqual([
       {
         type: 'gift',
+        platform: 'tiktok',
         user: {
           uniqueId: 'rosa.fan',
           nickname: 'Rosa 🌹',

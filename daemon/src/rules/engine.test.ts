@@ -25,20 +25,28 @@ const gift = (
   uniqueId = 'rosa',
 ): StreamEvent => ({
   type: 'gift',
+  platform: 'api',
   user: { uniqueId, nickname: uniqueId.toUpperCase() },
   data: { giftName, repeatCount, ...(diamondCount === undefined ? {} : { diamondCount }) },
 });
 const chat = (comment: string): StreamEvent => ({
   type: 'chat',
+  platform: 'api',
   user: { uniqueId: 'c', nickname: 'C' },
   data: { comment },
 });
 const like = (likeCount: number): StreamEvent => ({
   type: 'like',
+  platform: 'api',
   user: { uniqueId: 'l', nickname: 'L' },
   data: { likeCount },
 });
-const follow: StreamEvent = { type: 'follow', user: { uniqueId: 'f', nickname: 'F' }, data: {} };
+const follow: StreamEvent = {
+  type: 'follow',
+  platform: 'api',
+  user: { uniqueId: 'f', nickname: 'F' },
+  data: {},
+};
 
 function fired(engine: RuleEngine, event: StreamEvent) {
   return engine.evaluate(event).actions.map((a) => a.ruleId);
@@ -87,6 +95,21 @@ describe('RuleEngine conditions', () => {
     expect(fired(engine, chat('dance'))).toEqual([]);
     expect(fired(engine, gift('Rose', 1, 1, 'vip'))).toEqual(['vip']);
     expect(fired(engine, gift('Rose', 1, 1, 'vipp'))).toEqual([]);
+  });
+
+  it('matches the platform an event came from (decisions-2 §8)', () => {
+    const engine = new RuleEngine(
+      rules([
+        { id: 'tiktok-only', trigger: 'chat', conditions: { platform: 'tiktok' }, actions: [action()] },
+        { id: 'any', trigger: 'chat', actions: [action()] },
+      ]),
+    );
+    expect(fired(engine, { ...chat('hi'), platform: 'tiktok' })).toEqual(['tiktok-only', 'any']);
+    expect(fired(engine, { ...chat('hi'), platform: 'twitch' })).toEqual(['any']);
+    expect(fired(engine, chat('hi'))).toEqual(['any']);
+    expect(() =>
+      rules([{ id: 'x', trigger: 'chat', conditions: { platform: 'myspace' }, actions: [action()] }]),
+    ).toThrow(/conditions\.platform/);
   });
 
   it('skips disabled rules', () => {
@@ -191,6 +214,7 @@ describe('RuleEngine actions', () => {
     );
     const hostile = {
       type: 'chat',
+      platform: 'api',
       user: { uniqueId: 'x', nickname: 'x' },
       get data(): { comment: string } {
         throw new Error('exploded');
@@ -247,6 +271,7 @@ describe('chat commands, like milestones, per-viewer cooldowns and per-gift runs
     expect([60, 60, 60, 60].map((n) => fired(engine, like(n)).length)).toEqual([0, 1, 0, 1]);
     const withTotal = (likeCount: number, totalLikeCount: number): StreamEvent => ({
       type: 'like',
+      platform: 'api',
       user: { uniqueId: 'l', nickname: 'L' },
       data: { likeCount, totalLikeCount },
     });

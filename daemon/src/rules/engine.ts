@@ -86,6 +86,7 @@ function matches(compiled: CompiledRule, event: StreamEvent, likes: LikeTotals |
   const { rule } = compiled;
   const c = rule.conditions;
   if (rule.trigger !== event.type) return false;
+  if (c.platform !== undefined && event.platform !== c.platform) return false;
   if (compiled.userId !== undefined && event.user.uniqueId.toLowerCase() !== compiled.userId) return false;
   const g = gift(event);
   if (compiled.giftName !== undefined && g?.giftName.toLowerCase() !== compiled.giftName) return false;

@@ -11,12 +11,23 @@ function widget(input: Record<string, unknown>): Widget {
 const user = (uniqueId: string) => ({ uniqueId, nickname: uniqueId.toUpperCase() });
 const gift = (who: string, repeatCount: number, diamondCount?: number): StreamEvent => ({
   type: 'gift',
+  platform: 'api',
   user: user(who),
   data: { giftName: 'Rose', repeatCount, ...(diamondCount === undefined ? {} : { diamondCount }) },
 });
-const like = (likeCount: number): StreamEvent => ({ type: 'like', user: user('l'), data: { likeCount } });
-const simple = (type: 'follow' | 'share' | 'subscribe'): StreamEvent => ({ type, user: user('s'), data: {} });
-const chat: StreamEvent = { type: 'chat', user: user('c'), data: { comment: 'hi' } };
+const like = (likeCount: number): StreamEvent => ({
+  type: 'like',
+  platform: 'api',
+  user: user('l'),
+  data: { likeCount },
+});
+const simple = (type: 'follow' | 'share' | 'subscribe'): StreamEvent => ({
+  type,
+  platform: 'api',
+  user: user('s'),
+  data: {},
+});
+const chat: StreamEvent = { type: 'chat', platform: 'api', user: user('c'), data: { comment: 'hi' } };
 
 const goal = (source: string, current = 0) =>
   widget({ id: `goal-${source}`, type: 'goal', source, target: 1000, current });

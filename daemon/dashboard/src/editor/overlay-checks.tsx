@@ -9,6 +9,7 @@ import { CopyButton, describeError, Notice } from '../ui.js';
 
 const TEST_GIFT: StreamEvent = {
   type: 'gift',
+  platform: 'api',
   user: { uniqueId: 'test_viewer', nickname: 'Test Viewer' },
   data: { giftName: 'Rose', repeatCount: 1, diamondCount: 1 },
 };

@@ -1,5 +1,5 @@
 // One rule of the list: its name, trigger, cooldown and conditions, its actions, and its place in the order.
-import { STREAM_EVENT_TYPES } from '../../../../shared/protocol/index.js';
+import { PLATFORMS, STREAM_EVENT_TYPES } from '../../../../shared/protocol/index.js';
 import type { Rule, RuleConditions } from '../../../../shared/rules.js';
 import { numberFromText, numberText, optionalNumberFromText } from '../fields.js';
 import type { Shared } from '../shared-data.js';
@@ -11,13 +11,13 @@ import { RuleTest } from './rule-test.js';
 
 /** The conditions that apply to each trigger (the engine ignores the others). */
 const CONDITIONS: Record<Rule['trigger'], readonly (keyof RuleConditions)[]> = {
-  gift: ['giftName', 'minRepeatCount', 'minDiamonds', 'userId'],
-  like: ['minLikes', 'everyLikes', 'userId'],
-  chat: ['command', 'chatIncludes', 'userId'],
-  follow: ['userId'],
-  share: ['userId'],
-  subscribe: ['userId'],
-  viewer: ['userId'],
+  gift: ['giftName', 'minRepeatCount', 'minDiamonds', 'userId', 'platform'],
+  like: ['minLikes', 'everyLikes', 'userId', 'platform'],
+  chat: ['command', 'chatIncludes', 'userId', 'platform'],
+  follow: ['userId', 'platform'],
+  share: ['userId', 'platform'],
+  subscribe: ['userId', 'platform'],
+  viewer: ['userId', 'platform'],
 };
 const CONDITION_LABELS: Record<keyof RuleConditions, string> = {
   giftName: 'Gift name is',
@@ -28,6 +28,7 @@ const CONDITION_LABELS: Record<keyof RuleConditions, string> = {
   userId: 'Only from user (uniqueId)',
   command: 'Chat command (first word, e.g. !dance)',
   everyLikes: 'Every this many likes in the room',
+  platform: 'Only from platform',
 };
 const NUMERIC_CONDITIONS = new Set<keyof RuleConditions>([
   'minRepeatCount',
@@ -51,6 +52,10 @@ function rawConditions(record: Record<string, unknown>): RuleConditions {
     ) {
       out[key] = value;
     }
+    if (key === 'platform') {
+      const platform = PLATFORMS.find((p) => p === value);
+      if (platform) out.platform = platform;
+    }
   }
   return out;
 }
@@ -69,6 +74,25 @@ function Conditions(props: { rule: Rule; fields: RuleFields; onChange: (r: Rule)
       {CONDITIONS[rule.trigger].map((key) => {
         const numeric = NUMERIC_CONDITIONS.has(key);
         const value = rule.conditions[key];
+        if (key === 'platform')
+          return (
+            <RuleField key={key} fields={fields} sub="conditions.platform" label={CONDITION_LABELS[key]}>
+              {(a11y) => (
+                <select
+                  {...a11y}
+                  value={rule.conditions.platform ?? ''}
+                  onChange={(e) => setCondition('platform', e.currentTarget.value)}
+                >
+                  <option value="">any</option>
+                  {PLATFORMS.map((p) => (
+                    <option key={p} value={p}>
+                      {p}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </RuleField>
+          );
         return (
           <RuleField key={key} fields={fields} sub={`conditions.${key}`} label={CONDITION_LABELS[key]}>
             {(a11y) => (
