@@ -9,6 +9,8 @@ export const ReadyMessage = v.object({
   adminKey: v.optional(v.string()),
   /** Overlay ids in force at start. */
   overlayIds: v.optional(v.array(v.string())),
+  /** The stand-in OBS of the action sinks. */
+  obsUrl: v.optional(v.string()),
 });
 export type ReadyMessage = v.InferOutput<typeof ReadyMessage>;
 
