@@ -26,16 +26,31 @@ const TtsSettings = v.object({
   userCooldownMs: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.maxValue(86_400_000)), 0),
 });
 
-/** Sections of later capabilities (points, the journal, event sources): kept as given until then. */
+/** Sections of later capabilities (event sources): kept as given until then. */
 const Reserved = v.optional(v.record(v.string(), v.unknown()), {});
+
+const perAction = v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1_000_000)), 0);
+/** Points a viewer earns (decisions-2 §7): per diamond given, like, chat message, follow and share. */
+const PointsSettings = v.object({
+  perDiamond: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1_000_000)), 1),
+  perLike: perAction,
+  perChat: perAction,
+  perFollow: perAction,
+  perShare: perAction,
+});
+
+/** The event journal (decisions-2 §7): events older than this many days are removed. */
+const JournalSettings = v.object({
+  retentionDays: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1), v.maxValue(3650)), 180),
+});
 
 const OBS_URL = v.optional(wsUrl, 'ws://127.0.0.1:4455');
 const secret = v.pipe(v.string(), v.maxLength(500));
 const common = {
   streamerbot: v.optional(v.object({ url: v.optional(httpUrl, 'http://127.0.0.1:7474') }), {}),
   tts: v.optional(TtsSettings, {}),
-  points: Reserved,
-  journal: Reserved,
+  points: v.optional(PointsSettings, {}),
+  journal: v.optional(JournalSettings, {}),
   sources: Reserved,
 };
 

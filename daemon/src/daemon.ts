@@ -17,6 +17,7 @@ import type { DevDashboard, DevPage } from './http/dev-page.js';
 import { createControlGuard, createFrontDoor, createUpgradeListener } from './http/front-door.js';
 import { compiledPageRenderer } from './http/page.js';
 import { StatusParts } from './http/status-parts.js';
+import { Journal } from './journal/journal.js';
 import { type DataDir, initDataDir, readAdminKey } from './store/data-dir.js';
 import type { OverlayRegistry } from './store/overlay-registry.js';
 import { OverlayStore } from './store/overlay-store.js';
@@ -71,6 +72,8 @@ export interface RunningDaemon {
   actions: ActionRunner;
   /** settings.json: OBS, Streamer.bot, speech (GET/PUT /api/settings). */
   settings: SettingsStore;
+  /** events.db: every accepted event, sessions, viewer figures (decisions-2 §7). */
+  journal: Journal;
   /** Parts added to GET /status, e.g. `statusFields.set('tiktok', () => source.status())`. */
   statusFields: StatusParts;
   /** The tunnel hostname in force; set it when a tunnel comes up. */
@@ -132,7 +135,12 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     ...(options.now ? { now: options.now } : {}),
   });
   const limiter = new ConnectionLimiter(options.maxConnectionsPerIp ?? 10);
+  const settings = new SettingsStore(dataDir.settingsFile, log);
+  await settings.load();
+  // Every accepted event, written before it is answered; its seq numbers every message of the hub.
+  const journal = Journal.open({ path: dataDir.eventsFile, log, points: () => settings.current().points });
   const hub = new Hub({
+    sequence: { next: () => journal.nextSeq(), peek: () => journal.peekSeq() },
     tokens,
     slots: limiter,
     getOverlay: (id) => overlays.get(id),
@@ -148,8 +156,6 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       hub.closeOverlay(change.overlayId);
     }
   });
-  const settings = new SettingsStore(dataDir.settingsFile, log);
-  await settings.load();
   // What fired rules do beyond overlay commands (webhooks, Streamer.bot), with its log and queues.
   // OBS for `obs` actions: connected once the rules have one, following the settings at once.
   const obs = new ObsConnection({ settings: () => settings.current().obs, log });
@@ -174,7 +180,24 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const pipeline = options.eventHandlers
     ? undefined
     : createEventPipeline({ hub, overlays, rules, log }, { actions });
-  const ingest = createIngest({ hub, overlays, rules, log }, options.eventHandlers ?? pipeline?.handlers);
+  const ingest = createIngest(
+    { hub, overlays, rules, log, journal },
+    options.eventHandlers ?? pipeline?.handlers,
+  );
+  // Retention: events older than the settings say go, at start and every six hours.
+  const prune = () => {
+    try {
+      const removed = journal.prune(settings.current().journal.retentionDays);
+      if (removed > 0)
+        log(
+          `[journal] removed ${removed} events older than ${settings.current().journal.retentionDays} days`,
+        );
+    } catch (err) {
+      log(`[journal] could not remove old events: ${errorMessage(err)}`);
+    }
+  };
+  prune();
+  const pruneTimer = setInterval(prune, 6 * 60 * 60 * 1000).unref();
 
   let boundPort = 0;
   const statusFields = new StatusParts();
@@ -209,6 +232,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     obs,
     speech,
     settings,
+    journal,
     server,
     frontDoor,
     controlGuard: createControlGuard(frontDoorOptions),
@@ -303,6 +327,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     ingest,
     actions,
     settings,
+    journal,
     statusFields,
     get tunnelHost() {
       return state.tunnelHost;
@@ -322,6 +347,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         pipeline?.close();
         actions.close();
         clearInterval(sweepTimer);
+        clearInterval(pruneTimer);
         await obs.close();
         await hub.close();
         await devPage?.close();
@@ -334,6 +360,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         ]);
         server.closeAllConnections();
         await stopped;
+        journal.close();
       })();
       return closing;
     },

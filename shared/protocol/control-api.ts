@@ -167,3 +167,51 @@ export const ObsTestResult = v.union([
   v.object({ ok: v.literal(false), error: v.string() }),
 ]);
 export type ObsTestResult = v.InferOutput<typeof ObsTestResult>;
+
+const count = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+
+/** One journaled event in `GET /api/events` (decisions-2 §7). */
+export const JournaledEvent = v.object({
+  seq: count,
+  at: v.string(),
+  source: v.string(),
+  session: count,
+  event: StreamEvent,
+});
+/** `GET /api/events?after=&limit=&type=` → a page of the journal, oldest first; `next` asks for more. */
+export const EventPage = v.object({ events: v.array(JournaledEvent), next: v.nullable(count) });
+export type EventPage = v.InferOutput<typeof EventPage>;
+
+export const ViewerFigures = v.object({
+  uniqueId: v.string(),
+  nickname: v.string(),
+  diamonds: count,
+  likes: count,
+  chats: count,
+  points: v.number(),
+});
+export type ViewerFigures = v.InferOutput<typeof ViewerFigures>;
+
+/** One stream session of `GET /api/sessions`, newest first. */
+export const SessionSummary = v.object({
+  id: count,
+  startedAt: v.string(),
+  endedAt: v.nullable(v.string()),
+  totals: v.object({
+    gifts: count,
+    diamonds: count,
+    likes: count,
+    follows: count,
+    shares: count,
+    subscribes: count,
+    chats: count,
+    peakViewers: count,
+  }),
+  topGifters: v.array(ViewerFigures),
+});
+export const SessionList = v.array(SessionSummary);
+export type SessionSummary = v.InferOutput<typeof SessionSummary>;
+
+export const LEADERBOARD_METRICS = ['diamonds', 'likes', 'chats', 'points'] as const;
+/** `GET /api/leaderboard?scope=session|all&metric=…` → the top viewers. */
+export const Leaderboard = v.array(ViewerFigures);

@@ -6,10 +6,15 @@ import { parseJsonWith } from './parse.js';
 import { Uuid } from './primitives.js';
 import { OverlayMeta, Widget } from './widgets.js';
 
+/** A message number (decisions-2 §7): increasing per daemon, across events and commands. */
+const Seq = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+
 export const ClientInit = v.object({
   action: v.literal('init'),
   overlayId: Uuid,
   token: v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
+  /** The last `seq` the page saw: what came after it is sent again, marked `replayed`. */
+  resumeFrom: v.optional(Seq),
 });
 export type ClientInit = v.InferOutput<typeof ClientInit>;
 /** Every message a client may send; `init` is the only one. */
@@ -27,17 +32,34 @@ const OverlayUpdate = v.object({
   overlay: OverlayMeta,
   widgets: v.array(Widget),
 });
-const StreamEventMessage = v.object({ type: v.literal('stream-event'), event: StreamEvent });
+/** What every journaled message carries: its number, when it happened, and whether it is sent again. */
+const numbered = {
+  seq: v.optional(Seq),
+  /** Milliseconds since the epoch when it happened (a replayed alert too old is not shown). */
+  at: v.optional(v.number()),
+  replayed: v.optional(v.literal(true)),
+};
+const StreamEventMessage = v.object({ type: v.literal('stream-event'), event: StreamEvent, ...numbered });
 export const OverlayCommand = v.object({
   type: v.literal('overlay-command'),
   ...OverlayCommandInput.entries,
   payload: v.record(v.string(), v.unknown()),
+  ...numbered,
+});
+/** After a resume's replayed messages: which `seq`s were covered, how many, and whether some were lost. */
+const Resumed = v.object({
+  type: v.literal('resumed'),
+  from: Seq,
+  to: Seq,
+  replayed: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+  gap: v.boolean(),
 });
 export const ServerMessage = v.variant('type', [
   ServerInit,
   OverlayUpdate,
   StreamEventMessage,
   OverlayCommand,
+  Resumed,
 ]);
 export type OverlayCommand = v.InferOutput<typeof OverlayCommand>;
 export type ServerMessage = v.InferOutput<typeof ServerMessage>;

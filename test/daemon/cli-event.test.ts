@@ -52,6 +52,8 @@ describe('overlay-daemon event', () => {
     expect(result.stdout).toBe('sent gift event: Alice sent 5 × Rose\nfired 1 rule: thanks\n');
     expect(await client.next((m) => m.type === 'stream-event')).toEqual({
       type: 'stream-event',
+      seq: expect.any(Number),
+      at: expect.any(Number),
       event: {
         type: 'gift',
         // Posted through the control API: from no platform.

@@ -198,7 +198,7 @@ describe('overlays', () => {
   it.each([
     ['DELETE', '/api/overlays', 'GET, HEAD, POST'],
     ['GET', '/api/overlays/00000000-0000-4000-8000-000000000000/commands', 'POST'],
-    ['GET', '/api/events', 'POST'],
+    ['DELETE', '/api/events', 'GET, HEAD, POST'],
     ['DELETE', '/api/rules', 'GET, HEAD, PUT'],
     ['GET', '/api/media/clips/a.png', 'PUT, DELETE'],
     ['POST', '/api/clients', 'GET, HEAD'],
@@ -245,6 +245,8 @@ describe('events and commands', () => {
     expect(await res.json()).toEqual({ delivered: 1 });
     expect(await client.next((m) => m.type === 'overlay-command')).toEqual({
       type: 'overlay-command',
+      seq: expect.any(Number),
+      at: expect.any(Number),
       command: 'set-text',
       widgetId: 'welcome',
       payload: { text: 'Hi' },

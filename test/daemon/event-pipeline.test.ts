@@ -97,6 +97,8 @@ describe('rules', () => {
     expect(order.map((m) => m.type)).toEqual(['stream-event', 'overlay-command']);
     expect(order[1]).toEqual({
       type: 'overlay-command',
+      seq: expect.any(Number),
+      at: expect.any(Number),
       command: 'show-alert',
       widgetId: 'alerts',
       payload: { text: 'Alice sent 5 × Rose', duration: 1500 },

@@ -72,6 +72,8 @@ describe('TikTok source in the daemon', () => {
     });
     expect(await client.next((m) => m.type === 'stream-event')).toEqual({
       type: 'stream-event',
+      seq: expect.any(Number),
+      at: expect.any(Number),
       event: {
         type: 'chat',
         platform: 'tiktok',

@@ -205,6 +205,8 @@ describe('broadcasts', () => {
     for (const client of [a, b]) {
       expect(await client.next((m) => m.type === 'stream-event')).toEqual({
         type: 'stream-event',
+        seq: expect.any(Number),
+        at: expect.any(Number),
         event: { ...event, platform: 'api' },
       });
     }
@@ -220,6 +222,8 @@ describe('broadcasts', () => {
     expect(res.status).toBe(202);
     expect(await target.next((m) => m.type === 'overlay-command')).toEqual({
       type: 'overlay-command',
+      seq: expect.any(Number),
+      at: expect.any(Number),
       ...command,
     });
     // The untargeted client gets the next broadcast but never the command.

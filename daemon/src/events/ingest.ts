@@ -16,6 +16,7 @@
 //   their own `EventHandler` and passing it in `extraHandlers`); each handler gets the event and the context.
 import type { StreamEvent } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
+import type { Journal } from '../journal/journal.js';
 import type { OverlayStore } from '../store/overlay-store.js';
 import type { RulesStore } from '../store/rules-store.js';
 import type { Hub } from '../ws/hub.js';
@@ -25,6 +26,8 @@ export interface IngestContext {
   overlays: OverlayStore;
   rules: RulesStore;
   log: (line: string) => void;
+  /** events.db: an event is written there before anything else happens to it (decisions-2 §7). */
+  journal?: Journal;
 }
 
 /** What a step may report synchronously about an event: the ids of the rules it fired. */
@@ -40,19 +43,31 @@ export interface IngestReport {
   firedRules: string[];
 }
 
-export type Ingest = (event: StreamEvent) => IngestReport;
+/** `requireJournal`: refuse the event (throw JournalWriteError) when the journal cannot take it. */
+export type Ingest = (event: StreamEvent, options?: { requireJournal?: boolean }) => IngestReport;
 
-/** interface §6.2: every stream event reaches every subscribed client as `stream-event`. */
-const broadcastStreamEvent: EventHandler = (event, ctx) => {
-  ctx.hub.broadcastEvent(event);
-};
+/** The journal could not write the event: it was not accepted (POST /api/events answers 503). */
+export class JournalWriteError extends Error {}
 
 export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] = []): Ingest {
-  const handlers: EventHandler[] = [broadcastStreamEvent, ...extraHandlers];
   const fail = (err: unknown) => ctx.log(`[ingest] handling an event failed: ${errorMessage(err)}`);
-  return (event) => {
+  return (event, options) => {
+    // Written first: once this returns, a crash loses nothing (decisions-2 §7: accepted means kept).
+    let seq: number | undefined;
+    if (ctx.journal) {
+      try {
+        seq = ctx.journal.append(event, event.platform);
+      } catch (err) {
+        const message = `the event journal could not be written: ${errorMessage(err)}`;
+        // The control API refuses the event; a live source still shows it on the overlays.
+        if (options?.requireJournal) throw new JournalWriteError(message);
+        ctx.log(`[journal] ${message}`);
+      }
+    }
+    // interface §6.2: every stream event reaches every subscribed client as `stream-event`.
+    ctx.hub.broadcastEvent(event, seq);
     const firedRules: string[] = [];
-    for (const handler of handlers) {
+    for (const handler of extraHandlers) {
       try {
         const result = handler(event, ctx);
         if (result instanceof Promise) result.catch(fail);

@@ -26,6 +26,8 @@ import type { ObsConnection } from '../actions/obs.js';
 import type { ActionRunner } from '../actions/runner.js';
 import type { Speech } from '../actions/speech.js';
 import { errorMessage } from '../errors.js';
+import { type Ingest, JournalWriteError } from '../events/ingest.js';
+import type { Journal } from '../journal/journal.js';
 import type { LimitDecision } from '../licence/limits.js';
 import {
   checkMediaName,
@@ -45,6 +47,7 @@ import type { SettingsStore } from '../store/settings-store.js';
 import type { Hub } from '../ws/hub.js';
 import { JSON_MAX_DEPTH, jsonTooDeep, readBody } from './body.js';
 import { etagOf, ifMatchHolds, overlayEtag } from './etag.js';
+import { mountHistory } from './history.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 
 export interface ControlApiContext {
@@ -53,7 +56,7 @@ export interface ControlApiContext {
   hub: Hub;
   mediaDir: string;
   /** The seam every stream event goes through (ingest.ts). */
-  ingest: (event: v.InferOutput<typeof StreamEvent>) => { firedRules: string[] };
+  ingest: Ingest;
   log: (line: string) => void;
   /** Tier limits of the licence (licence/licence-manager.ts); absent: no limits. */
   limits?: CreationLimits | undefined;
@@ -61,6 +64,8 @@ export interface ControlApiContext {
   actions: ActionRunner;
   /** settings.json (GET/PUT /api/settings). */
   settings: SettingsStore;
+  /** events.db: history, sessions, leaderboards (decisions-2 §7). */
+  journal: Journal;
   /** The OBS connection (its "test connection"). */
   obs: ObsConnection;
   /** Speech with the OS's voices (the voice list and the settings' sample). */
@@ -183,7 +188,13 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   app.post('/api/events', async (req, res) => {
     const event = await readJson(req, res, StreamEvent);
     if (!event) return;
-    const { firedRules } = ctx.ingest(event);
+    let firedRules: string[];
+    try {
+      ({ firedRules } = ctx.ingest(event, { requireJournal: true }));
+    } catch (err) {
+      if (err instanceof JournalWriteError) return sendError(res, 'unavailable', err.message);
+      throw err;
+    }
     sendJson(res, 202, { accepted: true, firedRules } satisfies EventReceipt);
   });
 
@@ -272,6 +283,8 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
       sendError(res, 'unavailable', errorMessage(err));
     }
   });
+
+  mountHistory(app, ctx.journal);
 
   app.get('/api/media', async (_req, res) => sendJson(res, 200, await listMedia(ctx.mediaDir)));
 

@@ -33,6 +33,10 @@ export interface DataDir {
   daemonFile: string;
   /** OBS, Streamer.bot and speech settings (decisions-2 §6), mode 0600: it holds the OBS password. */
   settingsFile: string;
+  /** The event journal: every accepted event, sessions and viewer figures (SQLite, decisions-2 §7). */
+  eventsFile: string;
+  /** Where `restore` keeps the state it replaced. */
+  backupsDir: string;
   /** Speech rendered to WAV, served at /tts/<hash>.wav and kept an hour after its last use. */
   ttsDir: string;
   /** This start made the admin key (a new data directory, or admin.key deleted): the sign-in link is new. */
@@ -53,6 +57,8 @@ export function dataDirPaths(root: string): DataDir {
     daemonFile: join(root, 'daemon.json'),
     settingsFile: join(root, 'settings.json'),
     ttsDir: join(root, 'tts'),
+    eventsFile: join(root, 'events.db'),
+    backupsDir: join(root, 'backups'),
   };
 }
 

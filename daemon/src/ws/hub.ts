@@ -10,6 +10,7 @@ import {
   type StreamEvent,
 } from '../../../shared/protocol/index.js';
 import type { PageTokens } from './page-tokens.js';
+import { type ReplayEntry, ReplayLog } from './replay.js';
 
 /** Close codes of RFC 6455 §7.4.1 that the daemon uses. */
 const CLOSE = {
@@ -48,6 +49,11 @@ interface HubOptions {
    * own, the oldest closed (1008) to admit a new one, so idle sockets cannot lock OBS out.
    */
   maxWaitingPerIp?: number;
+  /**
+   * Numbers for messages (decisions-2 §7), shared with the event journal so they never repeat, even
+   * across restarts. Without it the hub counts from 1.
+   */
+  sequence?: { next(): number; peek(): number };
   log?: (line: string) => void;
 }
 
@@ -81,6 +87,20 @@ function shortReason(reason: string): string {
 
 function ignore(): void {}
 
+/** A kept message as it is sent again. */
+function replayedMessage(entry: ReplayEntry) {
+  const numbered = { seq: entry.seq, at: entry.at, replayed: true } as const;
+  return entry.kind === 'event'
+    ? { type: 'stream-event' as const, event: entry.event, ...numbered }
+    : {
+        type: 'overlay-command' as const,
+        command: entry.command.command,
+        widgetId: entry.command.widgetId,
+        payload: entry.command.payload,
+        ...numbered,
+      };
+}
+
 function closeUninitialised(ws: WebSocket): void {
   ws.close(CLOSE.policyViolation, 'init not received in time');
 }
@@ -102,7 +122,11 @@ export class Hub {
   /** Connections without `init`, per address, oldest first (a Set keeps insertion order). */
   readonly #waiting = new Map<string, Set<WebSocket>>();
   readonly #commandListeners = new Set<(overlayId: string, command: OverlayCommandInput) => void>();
-  readonly #options: Required<Omit<HubOptions, 'log'>> & { log: (line: string) => void };
+  readonly #options: Required<Omit<HubOptions, 'log' | 'sequence'>> & { log: (line: string) => void };
+  readonly #sequence: { next(): number; peek(): number };
+  /** The last `seq` handed out. */
+  #lastSeq: number;
+  readonly #replay: ReplayLog;
   readonly #heartbeat: NodeJS.Timeout;
   #closing = false;
   /** The listeners every connection shares; `this` is the connection. */
@@ -121,6 +145,11 @@ export class Hub {
       log: (line) => console.error(line),
       ...options,
     };
+    let counter = 0;
+    this.#sequence = options.sequence ?? { next: () => ++counter, peek: () => counter + 1 };
+    const first = this.#sequence.peek();
+    this.#lastSeq = first - 1;
+    this.#replay = new ReplayLog(first);
     this.#heartbeat = setInterval(() => this.#ping(), this.#options.pingIntervalMs);
     this.#heartbeat.unref();
     const clients = this.#clients;
@@ -199,7 +228,7 @@ export class Hub {
       ws.close(CLOSE.policyViolation, shortReason(`bad init: ${parsed.error}`));
       return;
     }
-    const { overlayId, token } = parsed.value;
+    const { overlayId, token, resumeFrom } = parsed.value;
     const overlay = this.#options.getOverlay(overlayId);
     if (!this.#options.tokens.consume(token, overlayId) || !overlay) {
       ws.close(CLOSE.policyViolation, 'invalid token for this overlay');
@@ -225,6 +254,30 @@ export class Hub {
       ws,
       encodeServerMessage({ type: 'init', overlay: { name, width, height }, widgets: overlay.widgets }),
     );
+    // All in this turn: nothing live can come between the replayed messages and `resumed`.
+    if (resumeFrom !== undefined) this.#resume(ws, overlayId, resumeFrom);
+  }
+
+  /** decisions-2 §7: what the page missed after `from`, each marked `replayed`, then `resumed`. */
+  #resume(ws: WebSocket, overlayId: string, from: number): void {
+    const { entries, gap } = this.#replay.since(overlayId, from);
+    for (const entry of entries) this.#deliver(ws, encodeServerMessage(replayedMessage(entry)));
+    this.#deliver(
+      ws,
+      encodeServerMessage({
+        type: 'resumed',
+        from,
+        to: Math.max(from, this.#lastSeq),
+        replayed: entries.length,
+        gap,
+      }),
+    );
+  }
+
+  #nextSeq(): number {
+    const seq = this.#sequence.next();
+    this.#lastSeq = seq;
+    return seq;
   }
 
   /** Takes a connection out of its address's waiting budget (init received, evicted or closed). */
@@ -289,9 +342,12 @@ export class Hub {
   }
 
   /** `stream-event`: to every subscribed client of every overlay. */
-  broadcastEvent(event: StreamEvent): number {
+  broadcastEvent(event: StreamEvent, seq?: number, at = Date.now()): number {
+    if (seq === undefined) seq = this.#nextSeq();
+    else this.#lastSeq = Math.max(this.#lastSeq, seq);
+    this.#replay.recordEvent(seq, at, event);
     // Serialised and encoded once for every client of every overlay.
-    const data = Buffer.from(encodeServerMessage({ type: 'stream-event', event }));
+    const data = Buffer.from(encodeServerMessage({ type: 'stream-event', event, seq, at }));
     let sent = 0;
     for (const overlayId of this.#byOverlay.keys()) sent += this.#sendToOverlay(overlayId, data);
     return sent;
@@ -299,7 +355,10 @@ export class Hub {
 
   /** `overlay-command`: to the clients of the targeted overlay. */
   sendCommand(overlayId: string, command: OverlayCommandInput): number {
-    // Encoded only when someone has the overlay open (rules often target overlays nobody shows now).
+    const seq = this.#nextSeq();
+    const at = Date.now();
+    // Kept for a page that comes back; encoded only when someone has the overlay open now.
+    this.#replay.recordCommand(overlayId, seq, at, command);
     const sent = this.#byOverlay.get(overlayId)?.size
       ? this.#sendToOverlay(
           overlayId,
@@ -309,6 +368,8 @@ export class Hub {
               command: command.command,
               widgetId: command.widgetId,
               payload: command.payload,
+              seq,
+              at,
             }),
           ),
         )
@@ -325,6 +386,7 @@ export class Hub {
 
   /** Closes the connections of an overlay that no longer exists. */
   closeOverlay(overlayId: string, reason = 'overlay deleted'): void {
+    this.#replay.forget(overlayId);
     for (const ws of this.#byOverlay.get(overlayId) ?? []) ws.close(CLOSE.normal, reason);
   }
 

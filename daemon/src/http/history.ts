@@ -1,0 +1,137 @@
+// The journal's routes (decisions-2 §7): events after a seq, stream sessions with their totals, one
+// session as CSV, and leaderboards. Queries are checked by one schema each; a bad one names its field.
+import type { ServerResponse } from 'node:http';
+import type { Polka, Request } from 'polka';
+import * as v from 'valibot';
+import {
+  type EventPage,
+  LEADERBOARD_METRICS,
+  parseWith,
+  type SessionSummary,
+  STREAM_EVENT_TYPES,
+  type StreamEvent,
+} from '../../../shared/protocol/index.js';
+import type { Journal } from '../journal/journal.js';
+import { sendError, sendJson } from './responses.js';
+
+/** A whole number in a query string. */
+const wholeNumber = (max: number) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d{1,15}$/, 'must be a whole number'),
+    v.transform(Number),
+    v.maxValue(max, `must be at most ${max}`),
+  );
+
+const EventsQuery = v.object({
+  after: v.optional(wholeNumber(Number.MAX_SAFE_INTEGER), '0'),
+  limit: v.optional(v.pipe(wholeNumber(500), v.minValue(1, 'must be at least 1')), '100'),
+  type: v.optional(v.picklist(STREAM_EVENT_TYPES, `must be one of ${STREAM_EVENT_TYPES.join(', ')}`)),
+});
+
+const LeaderboardQuery = v.object({
+  scope: v.optional(v.picklist(['session', 'all'], 'must be session or all'), 'session'),
+  metric: v.optional(
+    v.picklist(LEADERBOARD_METRICS, `must be one of ${LEADERBOARD_METRICS.join(', ')}`),
+    'diamonds',
+  ),
+  limit: v.optional(v.pipe(wholeNumber(100), v.minValue(1, 'must be at least 1')), '10'),
+});
+
+/** The query string as one value per name (a repeated name is refused by the schema's types). */
+function queryOf(req: Request): Record<string, unknown> {
+  const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+  const out: Record<string, unknown> = {};
+  for (const key of new Set(query.keys())) {
+    const all = query.getAll(key);
+    out[key] = all.length === 1 ? all[0] : all;
+  }
+  return out;
+}
+
+/** A CSV cell: quoted when needed, and never read as a formula by a spreadsheet. */
+function cell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  let text = String(value);
+  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+const CSV_COLUMNS = [
+  'seq',
+  'time',
+  'platform',
+  'type',
+  'uniqueId',
+  'nickname',
+  'giftName',
+  'repeatCount',
+  'diamonds',
+  'likeCount',
+  'comment',
+  'viewerCount',
+] as const;
+
+function csvRow(seq: number, at: string, event: StreamEvent): string {
+  const data = event.data as Record<string, unknown>;
+  const diamonds =
+    event.type === 'gift' ? (event.data.diamondCount ?? 0) * event.data.repeatCount : undefined;
+  return [
+    seq,
+    at,
+    event.platform,
+    event.type,
+    event.user.uniqueId,
+    event.user.nickname,
+    data.giftName,
+    data.repeatCount,
+    diamonds,
+    data.likeCount,
+    data.comment,
+    data.viewerCount,
+  ]
+    .map(cell)
+    .join(',');
+}
+
+export function mountHistory(app: Polka, journal: Journal): void {
+  app.get('/api/events', (req, res) => {
+    const query = parseWith(EventsQuery, queryOf(req));
+    if (!query.ok) return sendError(res, 'bad_request', query.error);
+    const page: EventPage = journal.events({
+      after: query.value.after,
+      limit: query.value.limit,
+      type: query.value.type,
+    });
+    sendJson(res, 200, page);
+  });
+
+  app.get('/api/sessions', (_req, res) => sendJson(res, 200, journal.sessions() satisfies SessionSummary[]));
+
+  app.get('/api/sessions/:id/events.csv', (req, res: ServerResponse) => {
+    const id = req.params.id ?? '';
+    if (!/^\d{1,15}$/.test(id) || !journal.hasSession(Number(id)))
+      return sendError(res, 'not_found', 'No session has that id');
+    res.writeHead(200, {
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename="session-${id}.csv"`,
+      'Cache-Control': 'no-store',
+    });
+    // Rows in chunks: a long stream's session is not held in memory as one string.
+    let chunk = `${CSV_COLUMNS.join(',')}\r\n`;
+    for (const row of journal.sessionEvents(Number(id))) {
+      chunk += `${csvRow(row.seq, row.at, row.event)}\r\n`;
+      if (chunk.length > 64 * 1024) {
+        res.write(chunk);
+        chunk = '';
+      }
+    }
+    res.end(chunk);
+  });
+
+  app.get('/api/leaderboard', (req, res) => {
+    const query = parseWith(LeaderboardQuery, queryOf(req));
+    if (!query.ok) return sendError(res, 'bad_request', query.error);
+    sendJson(res, 200, journal.leaderboard(query.value.scope, query.value.metric, query.value.limit));
+  });
+}

@@ -1,0 +1,118 @@
+// What the hub keeps to resume a page (decisions-2 §7): the recent `stream-event`s (every overlay gets
+// them) and each overlay's recent `overlay-command`s, each with its `seq` and time. A page that comes
+// back with `resumeFrom` gets what it missed from here, in `seq` order.
+import type { OverlayCommandInput, StreamEvent } from '../../../shared/protocol/index.js';
+
+/** Kept at least this long… */
+const WINDOW_MS = 5 * 60 * 1000;
+/** …and at least this many (per ring); past the cap the oldest go whatever their age. */
+const MIN_KEPT = 500;
+const EVENTS_CAP = 20_000;
+const COMMANDS_CAP = 5_000;
+
+export type ReplayEntry =
+  | { seq: number; at: number; kind: 'event'; event: StreamEvent }
+  | { seq: number; at: number; kind: 'command'; command: OverlayCommandInput };
+
+/** Entries in `seq` order; the oldest leave once they are both older than the window and beyond the minimum. */
+class Ring {
+  readonly #entries: ReplayEntry[] = [];
+  #head = 0;
+  /** The highest `seq` no longer kept. */
+  prunedUpTo: number;
+
+  constructor(
+    readonly cap: number,
+    prunedUpTo: number,
+  ) {
+    this.prunedUpTo = prunedUpTo;
+  }
+
+  get size(): number {
+    return this.#entries.length - this.#head;
+  }
+
+  push(entry: ReplayEntry, now: number): void {
+    this.#entries.push(entry);
+    while (
+      this.size > this.cap ||
+      (this.size > MIN_KEPT && (this.#entries[this.#head]?.at ?? now) < now - WINDOW_MS)
+    ) {
+      this.prunedUpTo = this.#entries[this.#head]?.seq ?? this.prunedUpTo;
+      this.#head++;
+    }
+    // Compact now and then rather than shift on every push.
+    if (this.#head > 1024 && this.#head * 2 > this.#entries.length) {
+      this.#entries.splice(0, this.#head);
+      this.#head = 0;
+    }
+  }
+
+  /** Entries with a `seq` above `from`, oldest first. */
+  after(from: number): ReplayEntry[] {
+    let lo = this.#head;
+    let hi = this.#entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.#entries[mid]?.seq ?? 0) <= from) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.#entries.slice(lo);
+  }
+}
+
+export class ReplayLog {
+  readonly #events: Ring;
+  readonly #commands = new Map<string, Ring>();
+  readonly #firstSeq: number;
+
+  /** `firstSeq`: the first number this daemon hands out; a resume from before it cannot be complete. */
+  constructor(firstSeq: number) {
+    this.#firstSeq = firstSeq;
+    this.#events = new Ring(EVENTS_CAP, firstSeq - 1);
+  }
+
+  recordEvent(seq: number, at: number, event: StreamEvent): void {
+    this.#events.push({ seq, at, kind: 'event', event }, at);
+  }
+
+  recordCommand(overlayId: string, seq: number, at: number, command: OverlayCommandInput): void {
+    let ring = this.#commands.get(overlayId);
+    if (!ring) {
+      ring = new Ring(COMMANDS_CAP, this.#firstSeq - 1);
+      this.#commands.set(overlayId, ring);
+    }
+    ring.push({ seq, at, kind: 'command', command }, at);
+  }
+
+  /** What an overlay's page missed after `from`, in `seq` order, and whether some of it is no longer kept. */
+  since(overlayId: string, from: number): { entries: ReplayEntry[]; gap: boolean } {
+    const events = this.#events.after(from);
+    const ring = this.#commands.get(overlayId);
+    const commands = ring?.after(from) ?? [];
+    const gap = from < this.#events.prunedUpTo || from < (ring?.prunedUpTo ?? this.#firstSeq - 1);
+    if (commands.length === 0) return { entries: events, gap };
+    if (events.length === 0) return { entries: commands, gap };
+    // Two sorted lists into one.
+    const entries: ReplayEntry[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < events.length || j < commands.length) {
+      const e = events[i];
+      const c = commands[j];
+      if (c === undefined || (e !== undefined && e.seq < c.seq)) {
+        if (e) entries.push(e);
+        i++;
+      } else {
+        entries.push(c);
+        j++;
+      }
+    }
+    return { entries, gap };
+  }
+
+  /** An overlay that no longer exists keeps nothing. */
+  forget(overlayId: string): void {
+    this.#commands.delete(overlayId);
+  }
+}
