@@ -1,0 +1,348 @@
+// The event journal (decisions-2 §7) against the real daemon and the real SQLite file: nothing lost to a
+// kill -9 after the 202, history pages, sessions and their CSV, leaderboards and points, a corrupt file
+// moved aside, and resuming a page with what it missed.
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Journal } from '../../daemon/src/journal/journal.js';
+import type { ServerMessage } from '../../shared/protocol/index.js';
+import { killCliProcesses, spawnCli } from '../support/cli.js';
+import { api, makeDataDir, pageToken, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { until } from '../support/wait.js';
+import { connectWs, type TestWsClient } from '../support/ws.js';
+
+const user = (name: string) => ({ uniqueId: name.toLowerCase(), nickname: name });
+const gift = (name: string, giftName: string, repeatCount: number, diamondCount: number) => ({
+  type: 'gift',
+  user: user(name),
+  data: { giftName, repeatCount, diamondCount },
+});
+const chat = (name: string, comment: string) => ({ type: 'chat', user: user(name), data: { comment } });
+
+afterEach(() => killCliProcesses());
+
+describe('a kill -9 right after the 202', () => {
+  it('loses none of the accepted events', async () => {
+    const dir = await makeDataDir();
+    const run = spawnCli(['--port', '0', '--data-dir', dir]);
+    const port = Number(
+      (
+        await until(
+          () => /http:\/\/127\.0\.0\.1:(\d+)\/overlay\//.exec(run.stdout())?.[1],
+          'the daemon to listen',
+          15_000,
+        )
+      ).toString(),
+    );
+    const key = (await readFile(join(dir, 'admin.key'), 'utf8')).trim();
+    const accepted: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/api/events`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(chat('Kim', `message ${i}`)),
+      });
+      if (res.status === 202) accepted.push(i);
+    }
+    // No goodbye: the process dies the moment the last 202 arrived.
+    run.child.kill('SIGKILL');
+    await run.exited;
+    expect(accepted).toHaveLength(50);
+    const db = new Database(join(dir, 'events.db'), { readonly: true });
+    try {
+      const rows = db.prepare("SELECT event FROM events WHERE type = 'chat' ORDER BY seq").all() as {
+        event: string;
+      }[];
+      expect(rows.map((r) => (JSON.parse(r.event) as { data: { comment: string } }).data.comment)).toEqual(
+        accepted.map((i) => `message ${i}`),
+      );
+    } finally {
+      db.close();
+    }
+  }, 30_000);
+});
+
+describe('history', () => {
+  let daemon: TestDaemon;
+  beforeAll(async () => {
+    daemon = await startTestDaemon();
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+  });
+
+  it('pages through the journal after a seq, by type, and names a bad query field', async () => {
+    for (let i = 0; i < 7; i++) await api(daemon, 'POST', '/api/events', chat('Ann', `hello ${i}`));
+    await api(daemon, 'POST', '/api/events', gift('Bob', 'Rose', 3, 1));
+    const first = (await (await api(daemon, 'GET', '/api/events?limit=5')).json()) as {
+      events: { seq: number; source: string; event: { type: string; platform: string } }[];
+      next: number;
+    };
+    expect(first.events).toHaveLength(5);
+    expect(first.events[0]).toMatchObject({ source: 'api', event: { type: 'chat', platform: 'api' } });
+    const rest = (await (await api(daemon, 'GET', `/api/events?after=${first.next}&limit=500`)).json()) as {
+      events: { seq: number }[];
+      next: number | null;
+    };
+    expect(rest.events).toHaveLength(3);
+    expect(rest.next).toBeNull();
+    const seqs = [...first.events, ...rest.events].map((e) => e.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    const gifts = (await (await api(daemon, 'GET', '/api/events?type=gift')).json()) as { events: unknown[] };
+    expect(gifts.events).toHaveLength(1);
+    for (const [query, field] of [
+      ['limit=501', 'limit'],
+      ['limit=0', 'limit'],
+      ['after=-1', 'after'],
+      ['type=raid', 'type'],
+    ] as const) {
+      const res = await api(daemon, 'GET', `/api/events?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
+        new RegExp(`^${field}: `),
+      );
+    }
+  });
+
+  it('keeps session totals and top gifters, and exports a session as CSV a spreadsheet reads safely', async () => {
+    await api(daemon, 'POST', '/api/events', gift('Whale', 'Lion', 1, 29_999));
+    await api(daemon, 'POST', '/api/events', { type: 'like', user: user('Ann'), data: { likeCount: 15 } });
+    await api(daemon, 'POST', '/api/events', {
+      type: 'viewer',
+      user: user('Host'),
+      data: { viewerCount: 321 },
+    });
+    await api(daemon, 'POST', '/api/events', chat('Mallory', '=HYPERLINK("http://evil.test","click")'));
+    const [session] = (await (await api(daemon, 'GET', '/api/sessions')).json()) as {
+      id: number;
+      endedAt: string | null;
+      totals: Record<string, number>;
+      topGifters: { uniqueId: string; diamonds: number }[];
+    }[];
+    expect(session?.endedAt).toBeNull();
+    expect(session?.totals).toEqual({
+      gifts: 4,
+      diamonds: 30_002,
+      likes: 15,
+      follows: 0,
+      shares: 0,
+      subscribes: 0,
+      chats: 8,
+      peakViewers: 321,
+    });
+    expect(session?.topGifters.map((g) => [g.uniqueId, g.diamonds])).toEqual([
+      ['whale', 29_999],
+      ['bob', 3],
+    ]);
+    const csv = await api(daemon, 'GET', `/api/sessions/${session?.id}/events.csv`);
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    const lines = (await csv.text()).trim().split('\r\n');
+    expect(lines[0]).toBe(
+      'seq,time,platform,type,uniqueId,nickname,giftName,repeatCount,diamonds,likeCount,comment,viewerCount',
+    );
+    expect(lines).toHaveLength(13);
+    expect(lines.find((l) => l.includes('whale'))).toMatch(/,api,gift,whale,Whale,Lion,1,29999,,,$/);
+    // A formula is written as text: quoted, with a leading apostrophe.
+    expect(lines.at(-1)).toContain(`"'=HYPERLINK(""http://evil.test"",""click"")"`);
+    expect((await api(daemon, 'GET', '/api/sessions/999/events.csv')).status).toBe(404);
+  });
+
+  it('ranks viewers by diamonds, likes, chats or points, with points from the settings', async () => {
+    const top = (await (await api(daemon, 'GET', '/api/leaderboard?metric=diamonds')).json()) as {
+      uniqueId: string;
+      points: number;
+    }[];
+    expect(top.map((v) => v.uniqueId)).toEqual(['whale', 'bob']);
+    // The default: a point per diamond.
+    expect(top[0]?.points).toBe(29_999);
+    const chats = (await (await api(daemon, 'GET', '/api/leaderboard?scope=all&metric=chats')).json()) as {
+      uniqueId: string;
+      chats: number;
+    }[];
+    expect(chats[0]).toMatchObject({ uniqueId: 'ann', chats: 7 });
+
+    const settings = (await (await api(daemon, 'GET', '/api/settings')).json()) as Record<string, unknown>;
+    const saved = await api(daemon, 'PUT', '/api/settings', {
+      ...settings,
+      points: { perDiamond: 0, perChat: 10, perLike: 1 },
+    });
+    expect(saved.status).toBe(200);
+    await api(daemon, 'POST', '/api/events', chat('Newbie', 'first!'));
+    const points = (await (await api(daemon, 'GET', '/api/leaderboard?metric=points&limit=100')).json()) as {
+      uniqueId: string;
+      points: number;
+    }[];
+    expect(points.find((v) => v.uniqueId === 'newbie')?.points).toBe(10);
+    for (const query of ['metric=hearts', 'scope=forever', 'limit=101']) {
+      expect((await api(daemon, 'GET', `/api/leaderboard?${query}`)).status, query).toBe(400);
+    }
+    const bad = await api(daemon, 'PUT', '/api/settings', { ...settings, points: { perChat: -1 } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(
+      /^points\.perChat: /,
+    );
+  });
+});
+
+describe('sessions', () => {
+  it('start a new one after 30 minutes without events', async () => {
+    const dir = await makeDataDir();
+    let now = Date.parse('2026-11-20T20:00:00Z');
+    const journal = Journal.open({ path: join(dir, 'events.db'), log: () => {}, now: () => now });
+    try {
+      journal.append({ type: 'follow', platform: 'tiktok', user: user('A'), data: {} }, 'tiktok');
+      now += 29 * 60_000;
+      journal.append({ type: 'follow', platform: 'tiktok', user: user('B'), data: {} }, 'tiktok');
+      now += 31 * 60_000;
+      journal.append({ type: 'follow', platform: 'tiktok', user: user('C'), data: {} }, 'tiktok');
+      const sessions = journal.sessions();
+      expect(sessions.map((s) => s.totals.follows)).toEqual([1, 2]);
+      expect(sessions[1]?.endedAt).toBe('2026-11-20T20:29:00.000Z');
+      expect(sessions[0]?.endedAt).toBeNull();
+    } finally {
+      journal.close();
+    }
+  });
+});
+
+describe('a corrupt events.db', () => {
+  it('is moved aside with one clear line, and the daemon runs on with a new journal', async () => {
+    const dir = await makeDataDir();
+    await writeFile(join(dir, 'events.db'), 'this is not a database, it is a shopping list '.repeat(200));
+    const daemon = await startTestDaemon({ dataDir: dir });
+    try {
+      const aside = (await readdir(dir)).filter((f) => f.startsWith('events.db.corrupt-'));
+      expect(aside).toHaveLength(1);
+      const lines = daemon.logs.filter((l) => l.startsWith('[journal]'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`moved aside to ${join(dir, aside[0] ?? '')}`);
+      expect((await api(daemon, 'POST', '/api/events', chat('Ann', 'still here'))).status).toBe(202);
+      const page = (await (await api(daemon, 'GET', '/api/events')).json()) as { events: unknown[] };
+      expect(page.events).toHaveLength(1);
+    } finally {
+      await daemon.close();
+    }
+  });
+});
+
+describe('resume', () => {
+  let daemon: TestDaemon;
+  let overlayId: string;
+  beforeAll(async () => {
+    daemon = await startTestDaemon();
+    overlayId = daemon.overlays.list()[0]!.id;
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+  });
+
+  async function open(resumeFrom?: number): Promise<TestWsClient> {
+    const token = await pageToken(daemon, overlayId);
+    const client = await connectWs(`ws://127.0.0.1:${daemon.port}`);
+    client.ws.send(
+      JSON.stringify({
+        action: 'init',
+        overlayId,
+        token,
+        ...(resumeFrom !== undefined ? { resumeFrom } : {}),
+      }),
+    );
+    await client.next((m) => m.type === 'init');
+    return client;
+  }
+
+  const seqOf = (m: ServerMessage) => ('seq' in m ? (m.seq ?? -1) : -1);
+
+  it('replays what the page missed, in order, marked replayed, then says resumed, then goes live', async () => {
+    const first = await open();
+    await api(daemon, 'POST', '/api/events', chat('Ann', 'before'));
+    const seen = seqOf(await first.next((m) => m.type === 'stream-event'));
+    first.close();
+    await first.closed;
+    await api(daemon, 'POST', '/api/events', chat('Ann', 'missed 1'));
+    await api(daemon, 'POST', `/api/overlays/${overlayId}/commands`, {
+      command: 'set-text',
+      widgetId: 'welcome',
+      payload: { text: 'missed command' },
+    });
+    await api(daemon, 'POST', '/api/events', chat('Ann', 'missed 2'));
+
+    const again = await open(seen);
+    const resumed = await again.next((m) => m.type === 'resumed');
+    const replayed = again.received.filter(
+      (m) => (m.type === 'stream-event' || m.type === 'overlay-command') && m.replayed === true,
+    );
+    expect(replayed.map((m) => (m.type === 'stream-event' ? m.event.data.comment : m.type))).toEqual([
+      'missed 1',
+      'overlay-command',
+      'missed 2',
+    ]);
+    const seqs = replayed.map(seqOf);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(seqs[0]).toBeGreaterThan(seen);
+    expect(resumed).toMatchObject({ type: 'resumed', from: seen, replayed: 3, gap: false });
+    if (resumed.type === 'resumed') expect(resumed.to).toBeGreaterThanOrEqual(seqs.at(-1) ?? 0);
+
+    await api(daemon, 'POST', '/api/events', chat('Ann', 'live'));
+    const live = await again.next((m) => m.type === 'stream-event' && !m.replayed);
+    expect(live.type === 'stream-event' && live.event.data.comment).toBe('live');
+    again.close();
+  });
+
+  it('loses and doubles nothing when events keep arriving while a page resumes', async () => {
+    const watcher = await open();
+    await api(daemon, 'POST', '/api/events', chat('Load', 'start'));
+    const from = seqOf(await watcher.next((m) => m.type === 'stream-event'));
+    watcher.close();
+    // Events go on arriving before, during and after the resume.
+    let posting = true;
+    let posted = 0;
+    const poster = (async () => {
+      while (posting) {
+        const res = await api(daemon, 'POST', '/api/events', chat('Load', `n${posted}`));
+        if (res.status === 202) posted++;
+      }
+    })();
+    await until(() => (posted >= 20 ? true : undefined), '20 events before the resume');
+    const resuming = await open(from);
+    await until(() => (posted >= 60 ? true : undefined), '40 more during and after it');
+    posting = false;
+    await poster;
+    await until(
+      () => (resuming.received.filter((m) => m.type === 'stream-event').length >= posted ? true : undefined),
+      'every event',
+    );
+    const events = resuming.received.filter((m) => m.type === 'stream-event');
+    const comments = events.map((m) => (m.type === 'stream-event' ? m.event.data.comment : ''));
+    expect(comments).toEqual(Array.from({ length: posted }, (_, i) => `n${i}`));
+    const resumedAt = resuming.received.findIndex((m) => m.type === 'resumed');
+    // Everything before `resumed` is replayed, everything after it live.
+    expect(resuming.received.slice(1, resumedAt).every((m) => 'replayed' in m && m.replayed)).toBe(true);
+    expect(resuming.received.slice(resumedAt + 1).some((m) => 'replayed' in m && m.replayed)).toBe(false);
+    resuming.close();
+  }, 20_000);
+
+  it('says gap when the page resumes from before what the daemon still has', async () => {
+    const dir = await makeDataDir();
+    const first = await startTestDaemon({ dataDir: dir });
+    const id = first.overlays.list()[0]!.id;
+    await api(first, 'POST', '/api/events', chat('Ann', 'old'));
+    const lastSeq = ((await (await api(first, 'GET', '/api/events')).json()) as { events: { seq: number }[] })
+      .events[0]!.seq;
+    await first.close();
+    // The daemon restarted: what happened before is not kept in memory for pages.
+    const second = await startTestDaemon({ dataDir: dir });
+    try {
+      await api(second, 'POST', '/api/events', chat('Ann', 'new'));
+      const token = await pageToken(second, id);
+      const client = await connectWs(`ws://127.0.0.1:${second.port}`);
+      client.ws.send(JSON.stringify({ action: 'init', overlayId: id, token, resumeFrom: lastSeq - 1 }));
+      const resumed = await client.next((m) => m.type === 'resumed');
+      expect(resumed).toMatchObject({ gap: true, replayed: 1 });
+      client.close();
+    } finally {
+      await second.close();
+    }
+  });
+});
