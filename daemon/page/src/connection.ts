@@ -38,6 +38,27 @@ function writeAttempt(n: number): void {
   }
 }
 
+/** The last `seq` this page saw, per overlay, kept across reloads (decisions-2 §7: resume after a reload). */
+const seqKey = (overlayId: string) => `overlay-seq:${overlayId}`;
+
+export function readLastSeq(overlayId: string): number | undefined {
+  try {
+    const value = sessionStorage.getItem(seqKey(overlayId));
+    const n = Number(value);
+    return value !== null && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeLastSeq(overlayId: string, seq: number): void {
+  try {
+    sessionStorage.setItem(seqKey(overlayId), String(seq));
+  } catch {
+    // Storage may be disabled: the page then starts afresh after a reload.
+  }
+}
+
 interface ConnectionHooks {
   onMessage(message: ServerMessage): void;
   onState(state: 'open' | 'closed'): void;
@@ -65,19 +86,39 @@ export function connect(globals: PageGlobals, hooks: ConnectionHooks): void {
     scheduleReload();
     return;
   }
+  let lastSeq = readLastSeq(globals.overlayId);
   socket.addEventListener('open', () => {
-    socket.send(encodeClientMessage({ action: 'init', overlayId: globals.overlayId, token: globals.token }));
+    socket.send(
+      encodeClientMessage({
+        action: 'init',
+        overlayId: globals.overlayId,
+        token: globals.token,
+        // Every reconnect is a reload: the page asks for what it missed since the last message it saw.
+        ...(lastSeq !== undefined ? { resumeFrom: lastSeq } : {}),
+      }),
+    );
   });
   socket.addEventListener('message', (event: MessageEvent<unknown>) => {
     if (typeof event.data !== 'string') return;
     const parsed = parseServerMessage(event.data);
     // A message that does not validate is ignored, never half-applied.
     if (!parsed.ok) return;
-    if (parsed.value.type === 'init') {
+    const message = parsed.value;
+    if (message.type === 'init') {
       writeAttempt(0);
       hooks.onState('open');
     }
-    hooks.onMessage(parsed.value);
+    const seq =
+      message.type === 'resumed'
+        ? message.to
+        : message.type === 'stream-event' || message.type === 'overlay-command'
+          ? message.seq
+          : undefined;
+    if (seq !== undefined && (lastSeq === undefined || seq > lastSeq)) {
+      lastSeq = seq;
+      writeLastSeq(globals.overlayId, seq);
+    }
+    hooks.onMessage(message);
   });
   socket.addEventListener('close', scheduleReload);
   socket.addEventListener('error', () => socket.close());

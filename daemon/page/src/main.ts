@@ -3,6 +3,11 @@ import { connect } from './connection.js';
 import { readGlobals } from './globals.js';
 import { OverlayView } from './overlay-view.js';
 
+/** A replayed alert or sound older than this is not shown or played (decisions-2 §7). */
+const STALE_MS = 60_000;
+const isStale = (message: { replayed?: true; at?: number }) =>
+  message.replayed === true && message.at !== undefined && Date.now() - message.at > STALE_MS;
+
 const stage = document.getElementById('stage');
 const globals = readGlobals();
 if (stage instanceof HTMLElement) {
@@ -25,10 +30,10 @@ if (stage instanceof HTMLElement) {
             if (message.overlayId === globals.overlayId) view.replace(message.overlay, message.widgets);
             break;
           case 'stream-event':
-            view.onStreamEvent(message.event);
+            view.onStreamEvent(message.event, isStale(message));
             break;
           case 'overlay-command':
-            view.onCommand(message);
+            view.onCommand(message, isStale(message));
             break;
         }
       },

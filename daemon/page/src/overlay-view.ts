@@ -121,7 +121,8 @@ export class OverlayView {
     this.stage.replaceChildren(fragment);
   }
 
-  onStreamEvent(event: StreamEvent): void {
+  /** `stale`: a replayed event from more than a minute ago: it updates the lists, but raises no alert. */
+  onStreamEvent(event: StreamEvent, stale = false): void {
     for (const widget of this.widgets) {
       const rt = this.rt(widget.id);
       if (widget.type === 'chat' && event.type === 'chat') {
@@ -134,7 +135,7 @@ export class OverlayView {
       } else if (widget.type === 'event-list' && eventListShows(widget, event.type)) {
         pushBounded(rt.events, describeEvent(event), widget.maxEvents);
         this.redraw(widget);
-      } else if (widget.type === 'alert' && alertAnnounces(widget, event.type)) {
+      } else if (widget.type === 'alert' && !stale && alertAnnounces(widget, event.type)) {
         // Only the event types the widget lists: a rule's `show-alert` for the same event would otherwise alert twice.
         const avatarUrl = httpsUrl(event.user.profilePictureUrl);
         const pictureUrl = event.type === 'gift' ? httpsUrl(event.data.giftPictureUrl) : undefined;
@@ -152,8 +153,10 @@ export class OverlayView {
   }
 
   /** interface §6.2 rule 2: an unknown command, or one for an unknown widget, is ignored silently. */
-  onCommand(message: OverlayCommand): void {
+  onCommand(message: OverlayCommand, stale = false): void {
     const { command, payload } = message;
+    // A replayed alert or sound from more than a minute ago would only confuse: skipped.
+    if (stale && (command === 'show-alert' || command === 'play-sound')) return;
     if (message.widgetId === PAGE) {
       if (command === 'play-sound') this.playSound(payload);
       return;
