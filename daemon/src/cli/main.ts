@@ -1,6 +1,10 @@
 // The `overlay-daemon` command line (decisions §3): start (the default) and status.
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DaemonStatus, parseWith } from '../../../shared/protocol/index.js';
+import { BackupError, createBackup, restoreBackup } from '../backup/backup.js';
 import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from '../daemon.js';
 import { errorMessage } from '../errors.js';
 import { isTikTokUsername, startTikTokService } from '../events/tiktok-service.js';
@@ -15,6 +19,7 @@ import {
   readAdminKey,
   rotateAdminKey,
 } from '../store/data-dir.js';
+import { readRunningDaemon } from '../store/running-daemon.js';
 import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../tunnel/remote-access.js';
 import { DASHBOARD_HELP, runDashboardCommand } from './dashboard.js';
 import { EVENT_HELP, runEventCommand } from './event.js';
@@ -33,6 +38,8 @@ Usage:
   overlay-daemon event <type> [options]      send a test stream event (gift, like, chat…) to the server
   overlay-daemon dashboard [--port N]        open the dashboard of the running server, signed in
   overlay-daemon new-key [--data-dir DIR]    replace the admin key (old sign-in links stop working)
+  overlay-daemon backup [FILE]       one .tar.gz of overlays, rules, media, settings and the event journal
+  overlay-daemon restore FILE        put a backup in place (the current state is kept under backups/)
   overlay-daemon <command> --help    help on one command
 
 Run "overlay-daemon start --help" for the server's options.
@@ -61,6 +68,29 @@ const NEW_KEY_HELP = `Usage: overlay-daemon new-key [--data-dir DIR]
 Replaces the admin key of the data directory. The dashboard's sign-in link carries it: after a
 link was shown on stream, this makes it worthless. A running server takes the new key at once;
 open dashboards ask to sign in again ("overlay-daemon dashboard" opens it signed in).
+
+Options:
+  --data-dir DIR the data directory (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
+  -h, --help     show this help
+`;
+
+const BACKUP_HELP = `Usage: overlay-daemon backup [FILE] [--data-dir DIR] [--include-secrets]
+
+Writes one .tar.gz (default: overlay-daemon-backup-<time>.tar.gz here) with the overlays, rules,
+media, settings and a consistent copy of the event journal. It works while the server runs.
+
+Options:
+  --include-secrets  also the OBS password, the admin key, the licence and the tunnel token
+                     (keep such a file as private as the data directory itself)
+  --data-dir DIR     the data directory (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
+  -h, --help         show this help
+`;
+
+const RESTORE_HELP = `Usage: overlay-daemon restore FILE [--data-dir DIR]
+
+Puts a backup in place. Every file in it is checked first; if any is wrong, nothing changes. The
+current overlays, rules, media, settings and journal move to <data dir>/backups/<time>/. Stop the
+server first.
 
 Options:
   --data-dir DIR the data directory (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
@@ -101,6 +131,7 @@ function parseCommandLine(argv: string[]) {
       cloudflared: { type: 'string' },
       tiktok: { type: 'string' },
       'tiktok-sign-key': { type: 'string' },
+      'include-secrets': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -199,6 +230,62 @@ const COMMANDS: readonly Command[] = [
           'Open the dashboard with: overlay-daemon dashboard\n',
       );
       return 0;
+    },
+  },
+  {
+    name: 'backup',
+    help: () => BACKUP_HELP,
+    run: async (values, positionals, io) => {
+      if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+      const dirs = dataDirPaths(values['data-dir'] ?? defaultDataDir());
+      if (!existsSync(dirs.root)) {
+        io.err(`overlay-daemon: there is no data directory at ${dirs.root}\n`);
+        return 1;
+      }
+      const now = new Date();
+      const file = resolve(
+        positionals[0] ??
+          `overlay-daemon-backup-${now.toISOString().slice(0, 19).replace(/[:T]/g, '-')}.tar.gz`,
+      );
+      try {
+        const result = await createBackup(dirs, file, {
+          includeSecrets: values['include-secrets'] === true,
+          now,
+        });
+        io.out(
+          `Backup written: ${result.file} (${result.members} files, ${(result.bytes / 1024).toFixed(0)} KiB)` +
+            `${values['include-secrets'] ? ', secrets included: keep it private' : ', without secrets'}.\n`,
+        );
+        return 0;
+      } catch (err) {
+        io.err(`overlay-daemon: the backup could not be written: ${errorMessage(err)}\n`);
+        return 1;
+      }
+    },
+  },
+  {
+    name: 'restore',
+    help: () => RESTORE_HELP,
+    run: async (values, positionals, io) => {
+      const [file, extra] = positionals;
+      if (!file) throw new UsageError('restore needs the backup file');
+      if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+      const dirs = dataDirPaths(values['data-dir'] ?? defaultDataDir());
+      const running = await readRunningDaemon(dirs.daemonFile);
+      if (running) {
+        io.err(`overlay-daemon: the server is running on ${running.url}; stop it first, then restore\n`);
+        return 1;
+      }
+      try {
+        await mkdir(dirs.root, { recursive: true, mode: 0o700 });
+        const { keptIn, manifest } = await restoreBackup(dirs, resolve(file));
+        io.out(`Restored the backup of ${manifest.createdAt}. What was there before is in ${keptIn}.\n`);
+        return 0;
+      } catch (err) {
+        const why = err instanceof BackupError ? err.message : errorMessage(err);
+        io.err(`overlay-daemon: ${file} was not restored, nothing changed: ${why}\n`);
+        return 1;
+      }
     },
   },
   {

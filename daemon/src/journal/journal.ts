@@ -52,6 +52,9 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`,
 ];
 
+/** How many schema versions this daemon knows (a newer journal is not opened). */
+export const MIGRATION_COUNT = MIGRATIONS.length;
+
 /** A session ends after this long without events (decisions-2 §7). */
 const SESSION_IDLE_MS = 30 * 60 * 1000;
 /** `seq`s are reserved in blocks, so numbers never repeat across restarts without a write per message. */
