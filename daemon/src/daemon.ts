@@ -1,4 +1,6 @@
 // Composes the daemon: data directory, overlay and rule stores, WebSocket hub, HTTP routes, on one port.
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer } from 'node:net';
@@ -7,10 +9,12 @@ import type { RuleList } from '../../shared/rules.js';
 import { ObsConnection } from './actions/obs.js';
 import { ActionRunner } from './actions/runner.js';
 import { Speech } from './actions/speech.js';
+import { restoreBackup } from './backup/backup.js';
 import { errorMessage } from './errors.js';
 import { createIngest, type EventHandler, type Ingest } from './events/ingest.js';
 import { createEventPipeline } from './events/pipeline.js';
 import { createHttpApp, type PageRenderer, requestListener } from './http/app.js';
+import { pendingRestoreFile } from './http/backup-routes.js';
 import { ConnectionLimiter } from './http/connection-limit.js';
 import type { CreationLimits } from './http/control-api.js';
 import type { DevDashboard, DevPage } from './http/dev-page.js';
@@ -118,6 +122,17 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const log = options.log ?? ((line: string) => console.error(line));
   await checkCanListen(options.port, options.host);
   const dataDir = await initDataDir(options.dataDir);
+  // A backup imported through the dashboard is put in place now, before anything reads the files.
+  const pending = pendingRestoreFile(dataDir);
+  if (existsSync(pending)) {
+    try {
+      const { keptIn, manifest } = await restoreBackup(dataDir, pending);
+      log(`[backup] restored the backup of ${manifest.createdAt}; what was there before is in ${keptIn}`);
+    } catch (err) {
+      log(`[backup] the imported backup was not restored, nothing changed: ${errorMessage(err)}`);
+    }
+    await rm(pending, { force: true });
+  }
   const keys = { current: await readAdminKey(dataDir) };
   const overlays = new OverlayStore(dataDir, {
     log,
@@ -233,6 +248,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     speech,
     settings,
     journal,
+    dataDir,
     server,
     frontDoor,
     controlGuard: createControlGuard(frontDoorOptions),

@@ -215,3 +215,9 @@ export type SessionSummary = v.InferOutput<typeof SessionSummary>;
 export const LEADERBOARD_METRICS = ['diamonds', 'likes', 'chats', 'points'] as const;
 /** `GET /api/leaderboard?scope=session|all&metric=…` → the top viewers. */
 export const Leaderboard = v.array(ViewerFigures);
+
+/** `GET /api/sessions/:id/minutes`: a session's figures per minute, for its chart. */
+export const SessionMinutes = v.array(
+  v.object({ minute: v.string(), gifts: count, diamonds: count, likes: count, chats: count }),
+);
+export type SessionMinutes = v.InferOutput<typeof SessionMinutes>;

@@ -1,5 +1,5 @@
 // The streamer's dashboard in Chromium against the real daemon: sign-in, editor, media, rules, test events.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -771,5 +771,78 @@ describe('actions and settings', () => {
     } finally {
       await obs.close();
     }
+  });
+});
+
+describe('history and backups', () => {
+  it('shows stream sessions with totals, a per-minute chart, top gifters, and a CSV download', async () => {
+    const post = (event: unknown) => api('/api/events', { method: 'POST', body: JSON.stringify(event) });
+    const viewer = (name: string) => ({ uniqueId: name.toLowerCase(), nickname: name });
+    await post({
+      type: 'gift',
+      user: viewer('Whale'),
+      data: { giftName: 'Lion', repeatCount: 1, diamondCount: 29999 },
+    });
+    await post({
+      type: 'gift',
+      user: viewer('Rosa'),
+      data: { giftName: 'Rose', repeatCount: 12, diamondCount: 1 },
+    });
+    await post({ type: 'like', user: viewer('Fan'), data: { likeCount: 40 } });
+    await post({ type: 'chat', user: viewer('Fan'), data: { comment: 'what a stream' } });
+    await openTab('History');
+    const sessions = dashboard.getByRole('list', { name: 'Stream sessions' });
+    await sessions.getByRole('button').first().waitFor();
+    const details = dashboard.getByRole('region', { name: /^Stream of / });
+    await expect
+      .poll(() => details.locator('[data-total="Diamonds"]').textContent(), POLL)
+      .toMatch(/^[\d,]+$/);
+    const diamonds = Number(
+      (await details.locator('[data-total="Diamonds"]').textContent())?.replace(/,/g, ''),
+    );
+    expect(diamonds).toBeGreaterThanOrEqual(30_011);
+    // uPlot drew the chart on a canvas.
+    await details.locator('.history-chart canvas').first().waitFor();
+    const top = dashboard.getByRole('list', { name: 'Top gifters of this stream' });
+    expect(await top.locator('li').first().textContent()).toBe('Whale — 29,999 diamonds');
+    await dashboard.getByLabel('Rank by').selectOption('likes');
+    await dashboard.getByRole('list', { name: 'All-time leaderboard' }).getByText('Fan — 40 likes').waitFor();
+    const [download] = await Promise.all([
+      dashboard.waitForEvent('download'),
+      details.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
+    const csv = await readFile((await download.path()) ?? '', 'utf8');
+    expect(csv.split('\r\n')[0]).toBe(
+      'seq,time,platform,type,uniqueId,nickname,giftName,repeatCount,diamonds,likeCount,comment,viewerCount',
+    );
+    expect(csv).toContain(',gift,whale,Whale,Lion,1,29999,');
+    await shot(dashboard, 'dashboard-history.png');
+  });
+
+  it('exports a backup and imports it back, checked before anything changes', async () => {
+    await openTab('Settings');
+    const [download] = await Promise.all([
+      dashboard.waitForEvent('download'),
+      dashboard.getByRole('button', { name: 'Export a backup' }).click(),
+    ]);
+    const archive = await readFile((await download.path()) ?? '');
+    expect([archive[0], archive[1]]).toEqual([0x1f, 0x8b]);
+    await dashboard.getByText(/^Backup downloaded/).waitFor();
+
+    await dashboard.getByLabel('Import a backup').setInputFiles({
+      name: 'broken.tar.gz',
+      mimeType: 'application/gzip',
+      buffer: Buffer.from('not a backup'),
+    });
+    await dashboard.getByText(/^Not imported, nothing changed: backup: it is not a readable/).waitFor();
+    await dashboard.getByLabel('Import a backup').setInputFiles({
+      name: 'backup.tar.gz',
+      mimeType: 'application/gzip',
+      buffer: archive,
+    });
+    await dashboard.getByText(/restart overlay-daemon to put it in place/).waitFor();
+    const pending = join(daemon.dataDir.root, 'restore-pending.tar.gz');
+    expect((await readFile(pending)).equals(archive)).toBe(true);
+    await rm(pending);
   });
 });

@@ -159,6 +159,66 @@ describe('backup and restore', () => {
   }, 30_000);
 });
 
+describe('export and import through the control API', () => {
+  it('downloads a backup of the running daemon, and puts an import in place at the next start', async () => {
+    const dir = await makeDataDir();
+    const daemon = await startTestDaemon({ dataDir: dir });
+    let archive: Buffer;
+    try {
+      for (let i = 0; i < 5; i++) await api(daemon, 'POST', '/api/events', chat(`exported ${i}`));
+      const res = await api(daemon, 'GET', '/api/backup');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/gzip');
+      expect(res.headers.get('content-disposition')).toMatch(
+        /^attachment; filename="overlay-daemon-backup-.*\.tar\.gz"$/,
+      );
+      archive = Buffer.from(await res.arrayBuffer());
+
+      // A hostile one is refused at once, naming why; nothing waits for the restart.
+      const hostile = await fetch(`${daemon.url}/api/restore`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${daemon.adminKey}`, 'Content-Type': 'application/gzip' },
+        body: new Uint8Array(
+          rawArchive([
+            { path: 'manifest.json', body: MANIFEST },
+            { path: '../x.json', body: '{}' },
+          ]),
+        ),
+      });
+      expect(hostile.status).toBe(400);
+      expect(((await hostile.json()) as { error: { message: string } }).error.message).toMatch(
+        /^backup: .*outside the backup/,
+      );
+      expect((await readdir(dir)).includes('restore-pending.tar.gz')).toBe(false);
+
+      await api(daemon, 'PUT', '/api/rules', []);
+      for (let i = 0; i < 3; i++) await api(daemon, 'POST', '/api/events', chat(`later ${i}`));
+      const imported = await fetch(`${daemon.url}/api/restore`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${daemon.adminKey}`, 'Content-Type': 'application/gzip' },
+        body: new Uint8Array(archive),
+      });
+      expect(imported.status).toBe(202);
+      expect(await imported.json()).toMatchObject({ restartNeeded: true });
+    } finally {
+      await daemon.close();
+    }
+    const again = await startTestDaemon({ dataDir: dir });
+    try {
+      expect(again.logs.some((l) => l.startsWith('[backup] restored the backup of'))).toBe(true);
+      const page = (await (await api(again, 'GET', '/api/events')).json()) as {
+        events: { event: { data: { comment: string } } }[];
+      };
+      expect(page.events.map((e) => e.event.data.comment)).toEqual(
+        [0, 1, 2, 3, 4].map((i) => `exported ${i}`),
+      );
+      expect((await readdir(dir)).includes('restore-pending.tar.gz')).toBe(false);
+    } finally {
+      await again.close();
+    }
+  }, 30_000);
+});
+
 describe('a hostile or broken archive', () => {
   const cases: [string, Buffer, RegExp][] = [
     [

@@ -10,6 +10,7 @@ import {
   ErrorBody,
   type EventReceipt,
   EventReceipt as EventReceiptSchema,
+  Leaderboard,
   type MediaEntry,
   MediaList,
   ObsTestResult,
@@ -21,8 +22,13 @@ import {
   type QueueState,
   QueueState as QueueStateSchema,
   RuleTestResult,
+  SessionList,
+  type SessionMinutes,
+  SessionMinutes as SessionMinutesSchema,
+  type SessionSummary,
   SpeechSample,
   type StreamEvent,
+  type ViewerFigures,
   VoiceList,
 } from '../../../shared/protocol/index.js';
 import { type Rule, type RuleList, RuleList as RuleListSchema } from '../../../shared/rules.js';
@@ -177,6 +183,46 @@ export class ControlApi {
   /** Runs a rule's actions once (saved or not) and answers with their outcomes. */
   testRule(rule: Rule): Promise<RuleTestResult> {
     return this.typed(RuleTestResult, '/api/rules/test', { method: 'POST', json: { rule } });
+  }
+  sessions(): Promise<SessionSummary[]> {
+    return this.typed(SessionList, '/api/sessions');
+  }
+  sessionMinutes(id: number): Promise<SessionMinutes> {
+    return this.typed(SessionMinutesSchema, `/api/sessions/${id}/minutes`);
+  }
+  leaderboard(
+    scope: 'session' | 'all',
+    metric: 'diamonds' | 'likes' | 'chats' | 'points',
+  ): Promise<ViewerFigures[]> {
+    return this.typed(Leaderboard, `/api/leaderboard?scope=${scope}&metric=${metric}&limit=10`);
+  }
+  /** A file the daemon answers (a CSV, a backup), as a Blob: the key goes in a header, never in a link. */
+  async download(path: string): Promise<Blob> {
+    const headers: Record<string, string> = {};
+    if (this.key) headers.Authorization = `Bearer ${this.key}`;
+    let response: Response;
+    try {
+      response = await fetch(path, { headers, cache: 'no-store' });
+    } catch {
+      throw new ApiError(
+        0,
+        'network',
+        'The overlay daemon is not reachable. Is overlay-daemon still running?',
+      );
+    }
+    if (!response.ok) {
+      const parsed = parseWith(ErrorBody, await response.json().catch(() => undefined));
+      throw new ApiError(
+        response.status,
+        parsed.ok ? parsed.value.error.code : `http_${response.status}`,
+        parsed.ok ? parsed.value.error.message : `${response.status} ${response.statusText}`,
+      );
+    }
+    return response.blob();
+  }
+  /** Uploads a backup: checked now, put in place when the daemon next starts. */
+  importBackup(file: Blob): Promise<unknown> {
+    return this.request('/api/restore', { method: 'POST', body: file, contentType: 'application/gzip' });
   }
   clients(): Promise<ClientCounts> {
     return this.typed(ClientCountsSchema, '/api/clients');

@@ -5,6 +5,7 @@ import type { RuleList } from '../../../shared/rules.js';
 import { ActionsView } from './actions-view.js';
 import { type ApiError, ControlApi, type MediaItem } from './api.js';
 import { Editor } from './editor/editor.js';
+import { HistoryView } from './history-view.js';
 import { MediaView } from './media-view.js';
 import { OverlaysView } from './overlays-view.js';
 import { RulesView } from './rules/rules-view.js';
@@ -15,13 +16,14 @@ import { StatusView } from './status-view.js';
 import { TestPanel } from './test-panel.js';
 import { describeError, Notice } from './ui.js';
 
-type Tab = 'overlays' | 'rules' | 'media' | 'test' | 'actions' | 'settings' | 'status';
+type Tab = 'overlays' | 'rules' | 'media' | 'test' | 'actions' | 'history' | 'settings' | 'status';
 const TABS: readonly { id: Tab; label: string }[] = [
   { id: 'overlays', label: 'Overlays' },
   { id: 'rules', label: 'Rules' },
   { id: 'media', label: 'Media' },
   { id: 'test', label: 'Test events' },
   { id: 'actions', label: 'Actions' },
+  { id: 'history', label: 'History' },
   { id: 'settings', label: 'Settings' },
   { id: 'status', label: 'Status' },
 ];
@@ -132,6 +134,7 @@ export function App(props: { adminKey: string | undefined }) {
         {tab === 'media' && <MediaView shared={shared} />}
         {tab === 'test' && <TestPanel shared={shared} />}
         {tab === 'actions' && <ActionsView shared={shared} />}
+        {tab === 'history' && <HistoryView shared={shared} />}
         {tab === 'settings' && <SettingsView shared={shared} />}
         {tab === 'status' && <StatusView shared={shared} />}
       </main>

@@ -30,6 +30,77 @@ const draftOf = (s: Settings): Draft => ({
   userCooldownMs: String(s.tts.userCooldownMs),
 });
 
+/** Export: a backup of everything but secrets; Import: checked now, put in place at the next start. */
+function Backups(props: { api: ControlApi }) {
+  const [note, setNote] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
+  const [busy, setBusy] = useState(false);
+  const exportNow = async () => {
+    setBusy(true);
+    setNote(undefined);
+    try {
+      const blob = await props.api.download('/api/backup');
+      const url = URL.createObjectURL(blob);
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = `overlay-daemon-backup-${new Date().toISOString().slice(0, 10)}.tar.gz`;
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      setNote({
+        kind: 'ok',
+        text: `Backup downloaded (${(blob.size / 1024).toFixed(0)} KiB, without secrets).`,
+      });
+    } catch (err) {
+      setNote({ kind: 'error', text: describeError(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const importFile = async (file: File | undefined) => {
+    if (!file) return;
+    setBusy(true);
+    setNote(undefined);
+    try {
+      await props.api.importBackup(file);
+      setNote({
+        kind: 'ok',
+        text: 'The backup was checked and is ready: restart overlay-daemon to put it in place (what is there now is kept under backups/ in the data directory).',
+      });
+    } catch (err) {
+      setNote({ kind: 'error', text: `Not imported, nothing changed: ${describeError(err)}` });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="card grid" aria-labelledby="backup-title">
+      <h3 id="backup-title">Backup</h3>
+      <p class="muted">
+        One file with your overlays, rules, media, settings (without the OBS password) and the event history.
+      </p>
+      <div class="row">
+        <button type="button" onClick={() => void exportNow()} disabled={busy}>
+          Export a backup
+        </button>
+        <label class="upload">
+          Import a backup
+          <input
+            type="file"
+            accept=".tar.gz,.tgz,application/gzip"
+            disabled={busy}
+            onChange={(e) => {
+              const input = e.currentTarget;
+              void importFile(input.files?.[0]).then(() => {
+                input.value = '';
+              });
+            }}
+          />
+        </label>
+      </div>
+      {note && <Notice kind={note.kind}>{note.text}</Notice>}
+    </section>
+  );
+}
+
 /** "Test connection": one attempt with the saved OBS settings, and what came of it. */
 function ObsTest(props: { api: ControlApi }) {
   const [busy, setBusy] = useState(false);
@@ -271,6 +342,7 @@ export function SettingsView(props: { shared: Shared }) {
       </form>
       {note && <Notice kind={note.kind}>{note.text}</Notice>}
       <SpeechSample api={api} />
+      <Backups api={api} />
     </section>
   );
 }

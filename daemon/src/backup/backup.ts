@@ -248,6 +248,35 @@ async function validate(
 /** What a restore replaces, in the data directory. */
 const RESTORED = ['overlays', 'media', 'rules.json', 'settings.json', 'events.db', ...SECRET_FILES] as const;
 
+/** Checks an archive as a restore would, and changes nothing (the dashboard's import before its restart). */
+export async function verifyBackup(dirs: DataDir, file: string): Promise<v.InferOutput<typeof Manifest>> {
+  const members = await inspect(file);
+  const staging = await mkdtemp(join(dirs.root, '.restore-'));
+  try {
+    await extract(file, staging, members);
+    return await validate(staging, members);
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+async function extract(file: string, staging: string, members: Map<string, number>): Promise<void> {
+  await tar.x({
+    file,
+    cwd: staging,
+    strict: true,
+    preservePaths: false,
+    preserveOwner: false,
+    // Only what was inspected; anything else (a link slipped past) is not written.
+    filter: (path, entry) => {
+      const p = path.replace(/\/+$/, '');
+      return 'type' in entry && entry.type === 'Directory'
+        ? DIRECTORIES.has(p) || p.startsWith('media/')
+        : members.has(p);
+    },
+  });
+}
+
 export async function restoreBackup(
   dirs: DataDir,
   file: string,
@@ -256,20 +285,7 @@ export async function restoreBackup(
   const members = await inspect(file);
   const staging = await mkdtemp(join(dirs.root, '.restore-'));
   try {
-    await tar.x({
-      file,
-      cwd: staging,
-      strict: true,
-      preservePaths: false,
-      preserveOwner: false,
-      // Only what was inspected; anything else (a link slipped past) is not written.
-      filter: (path, entry) => {
-        const p = path.replace(/\/+$/, '');
-        return 'type' in entry && entry.type === 'Directory'
-          ? DIRECTORIES.has(p) || p.startsWith('media/')
-          : members.has(p);
-      },
-    });
+    await extract(file, staging, members);
     const manifest = await validate(staging, members);
     // The OBS password stays when the backup was made without secrets.
     if (members.has('settings.json') && !manifest.includesSecrets) {

@@ -41,10 +41,12 @@ import {
 } from '../media/media.js';
 import { type FiredAction, fireRule } from '../rules/engine.js';
 import { sampleEvent } from '../rules/sample-event.js';
+import type { DataDir } from '../store/data-dir.js';
 import type { OverlayStore } from '../store/overlay-store.js';
 import type { RulesStore } from '../store/rules-store.js';
 import type { SettingsStore } from '../store/settings-store.js';
 import type { Hub } from '../ws/hub.js';
+import { mountBackupRoutes } from './backup-routes.js';
 import { JSON_MAX_DEPTH, jsonTooDeep, readBody } from './body.js';
 import { etagOf, ifMatchHolds, overlayEtag } from './etag.js';
 import { mountHistory } from './history.js';
@@ -64,6 +66,8 @@ export interface ControlApiContext {
   actions: ActionRunner;
   /** settings.json (GET/PUT /api/settings). */
   settings: SettingsStore;
+  /** The data directory's paths (backups). */
+  dataDir: DataDir;
   /** events.db: history, sessions, leaderboards (decisions-2 §7). */
   journal: Journal;
   /** The OBS connection (its "test connection"). */
@@ -285,6 +289,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   });
 
   mountHistory(app, ctx.journal);
+  mountBackupRoutes(app, ctx.dataDir, ctx.log);
 
   app.get('/api/media', async (_req, res) => sendJson(res, 200, await listMedia(ctx.mediaDir)));
 

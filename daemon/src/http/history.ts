@@ -7,6 +7,7 @@ import {
   type EventPage,
   LEADERBOARD_METRICS,
   parseWith,
+  type SessionMinutes,
   type SessionSummary,
   STREAM_EVENT_TYPES,
   type StreamEvent,
@@ -127,6 +128,13 @@ export function mountHistory(app: Polka, journal: Journal): void {
       }
     }
     res.end(chunk);
+  });
+
+  app.get('/api/sessions/:id/minutes', (req, res) => {
+    const id = req.params.id ?? '';
+    if (!/^\d{1,15}$/.test(id) || !journal.hasSession(Number(id)))
+      return sendError(res, 'not_found', 'No session has that id');
+    sendJson(res, 200, journal.minutes(Number(id)) satisfies SessionMinutes);
   });
 
   app.get('/api/leaderboard', (req, res) => {

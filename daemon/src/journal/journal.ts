@@ -427,6 +427,24 @@ export class Journal {
     }
   }
 
+  /** Gifts, diamonds, likes and chats per minute of a session, for its chart. */
+  minutes(
+    session: number,
+  ): { minute: string; gifts: number; diamonds: number; likes: number; chats: number }[] {
+    const rows = this.#db
+      .prepare(
+        `SELECT at / 60000 AS m,
+           SUM(CASE WHEN type = 'gift' THEN json_extract(event, '$.data.repeatCount') ELSE 0 END) AS gifts,
+           SUM(CASE WHEN type = 'gift' THEN IFNULL(json_extract(event, '$.data.diamondCount'), 0)
+             * json_extract(event, '$.data.repeatCount') ELSE 0 END) AS diamonds,
+           SUM(CASE WHEN type = 'like' THEN json_extract(event, '$.data.likeCount') ELSE 0 END) AS likes,
+           SUM(type = 'chat') AS chats
+         FROM events WHERE session = ? GROUP BY m ORDER BY m`,
+      )
+      .all(session) as { m: number; gifts: number; diamonds: number; likes: number; chats: number }[];
+    return rows.map(({ m, ...figures }) => ({ minute: new Date(m * 60_000).toISOString(), ...figures }));
+  }
+
   /** The session in progress (or the last one), or undefined before any event. */
   currentSession(): number | undefined {
     if (this.#session) return this.#session.id;

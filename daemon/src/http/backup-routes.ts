@@ -1,0 +1,81 @@
+// The dashboard's Export and Import (decisions-2 §7): a backup of the running daemon downloaded as one
+// .tar.gz, and an upload checked at once like `overlay-daemon restore` checks it, then put in place at
+// the daemon's next start (the journal and the stores are not swapped under a running server).
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Polka } from 'polka';
+import { BackupError, createBackup, verifyBackup } from '../backup/backup.js';
+import { errorMessage } from '../errors.js';
+import type { DataDir } from '../store/data-dir.js';
+import { sendError, sendJson } from './responses.js';
+
+/** The largest import taken over HTTP (the journal of a long career of streams fits). */
+const IMPORT_MAX_BYTES = 2 * 1024 * 1024 * 1024;
+
+/** Where an import waits for the next start. */
+export const pendingRestoreFile = (dirs: DataDir) => join(dirs.root, 'restore-pending.tar.gz');
+
+class TooLarge extends Error {}
+
+/** Writes the request body to `file`, refusing more than `max` bytes (declared or streamed). */
+async function saveBody(req: IncomingMessage, file: string, max: number): Promise<void> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > max) throw new TooLarge();
+  let size = 0;
+  const cap = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      done(size > max ? new TooLarge() : null, chunk);
+    },
+  });
+  await pipeline(req, cap, createWriteStream(file, { mode: 0o600 }));
+}
+
+export function mountBackupRoutes(app: Polka, dirs: DataDir, log: (line: string) => void): void {
+  app.get('/api/backup', async (_req, res: ServerResponse) => {
+    const work = await mkdtemp(join(dirs.root, '.export-'));
+    const file = join(work, 'backup.tar.gz');
+    try {
+      await createBackup(dirs, file, { includeSecrets: false });
+      const { size } = await stat(file);
+      const name = `overlay-daemon-backup-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.tar.gz`;
+      res.writeHead(200, {
+        'Content-Type': 'application/gzip',
+        'Content-Length': size,
+        'Content-Disposition': `attachment; filename="${name}"`,
+        'Cache-Control': 'no-store',
+      });
+      await pipeline(createReadStream(file), res);
+    } catch (err) {
+      if (!res.headersSent) sendError(res, 'internal', `the backup could not be made: ${errorMessage(err)}`);
+      else res.destroy();
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  });
+
+  app.post('/api/restore', async (req, res) => {
+    const work = await mkdtemp(join(dirs.root, '.import-'));
+    const file = join(work, 'import.tar.gz');
+    try {
+      await saveBody(req, file, IMPORT_MAX_BYTES);
+      const manifest = await verifyBackup(dirs, file);
+      await rename(file, pendingRestoreFile(dirs));
+      log(`[backup] a backup of ${manifest.createdAt} was imported: it is put in place at the next start`);
+      sendJson(res, 202, { createdAt: manifest.createdAt, restartNeeded: true });
+    } catch (err) {
+      if (err instanceof TooLarge)
+        return sendError(res, 'payload_too_large', `a backup may be at most ${IMPORT_MAX_BYTES} bytes`, {
+          Connection: 'close',
+        });
+      if (err instanceof BackupError) return sendError(res, 'bad_request', `backup: ${err.message}`);
+      sendError(res, 'internal', `the backup could not be read: ${errorMessage(err)}`);
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  });
+}
