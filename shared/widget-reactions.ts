@@ -51,8 +51,22 @@ export function widgetReactsTo(widget: Widget, event: StreamEvent): boolean {
     case 'counter':
       return widget.source !== undefined && amountFor(widget.source, event) > 0;
     case 'top-gifters':
+      if (journalRanked(widget))
+        // Ranked from the journal: any event that adds to a viewer's figures may move it.
+        return (
+          event.type === 'gift' ||
+          event.type === 'like' ||
+          event.type === 'chat' ||
+          event.type === 'follow' ||
+          event.type === 'share'
+        );
       return diamondsOf(event) > 0;
     default:
       return false;
   }
+}
+
+/** A top-gifters widget whose ranking comes from the event journal (it names a scope or a metric). */
+export function journalRanked(widget: Widget): boolean {
+  return widget.type === 'top-gifters' && (widget.scope !== undefined || widget.metric !== undefined);
 }

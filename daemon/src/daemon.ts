@@ -194,7 +194,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   });
   const pipeline = options.eventHandlers
     ? undefined
-    : createEventPipeline({ hub, overlays, rules, log }, { actions });
+    : createEventPipeline({ hub, overlays, rules, log, journal }, { actions });
   const ingest = createIngest(
     { hub, overlays, rules, log, journal },
     options.eventHandlers ?? pipeline?.handlers,

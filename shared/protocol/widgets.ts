@@ -111,10 +111,22 @@ const Gifter = v.object({
   uniqueId: v.string(),
   nickname: v.string(),
   diamonds: nonNegativeInt,
+  /** The figure of the widget's `metric` when it is not diamonds (likes, chats or points). */
+  value: v.optional(v.number()),
 });
+/** What a ranking counts (decisions-2 §7), and over which time. */
+export const RANKING_METRICS = ['diamonds', 'likes', 'chats', 'points'] as const;
+export type RankingMetric = (typeof RANKING_METRICS)[number];
+
 const TopGiftersWidget = v.object({
   ...widgetBase,
   type: v.literal('top-gifters'),
+  /**
+   * `session`: this stream; `all`: every stream in the journal. With either this or `metric` set the
+   * ranking comes from the event journal; without both, from the gifts since the widget was last reset.
+   */
+  scope: v.optional(v.picklist(['session', 'all'])),
+  metric: v.optional(v.picklist(RANKING_METRICS)),
   maxEntries: v.optional(v.pipe(positiveInt, v.maxValue(50)), 5),
   entries: v.optional(v.pipe(v.array(Gifter), v.maxLength(50)), []),
   color: v.optional(colour),

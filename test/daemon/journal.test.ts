@@ -185,6 +185,48 @@ describe('history', () => {
   });
 });
 
+describe('a top-gifters widget ranked from the journal', () => {
+  it('ranks by its metric over its scope, and the page gets the figures', async () => {
+    const daemon = await startTestDaemon();
+    try {
+      const created = await api(daemon, 'POST', '/api/overlays', {
+        name: 'Ranks',
+        width: 800,
+        height: 600,
+        widgets: [
+          { id: 'likers', type: 'top-gifters', x: 0, y: 0, scope: 'all', metric: 'likes', maxEntries: 2 },
+          { id: 'classic', type: 'top-gifters', x: 0, y: 200 },
+        ],
+      });
+      const { id } = (await created.json()) as { id: string };
+      const like = (name: string, likeCount: number) => ({
+        type: 'like',
+        user: user(name),
+        data: { likeCount },
+      });
+      await api(daemon, 'POST', '/api/events', like('Ann', 10));
+      await api(daemon, 'POST', '/api/events', like('Bob', 30));
+      await api(daemon, 'POST', '/api/events', like('Ann', 25));
+      await api(daemon, 'POST', '/api/events', like('Cy', 1));
+      const widgets = await until(async () => {
+        const overlay = (await (await api(daemon, 'GET', `/api/overlays/${id}`)).json()) as {
+          widgets: { id: string; entries: { uniqueId: string; value?: number }[] }[];
+        };
+        const likers = overlay.widgets.find((w) => w.id === 'likers');
+        return likers?.entries.length === 2 && likers.entries[0]?.value === 35 ? overlay.widgets : undefined;
+      }, 'the ranking');
+      expect(widgets.find((w) => w.id === 'likers')?.entries.map((e) => [e.uniqueId, e.value])).toEqual([
+        ['ann', 35],
+        ['bob', 30],
+      ]);
+      // Without scope or metric, a widget counts gifts as before: likes leave it empty.
+      expect(widgets.find((w) => w.id === 'classic')?.entries).toEqual([]);
+    } finally {
+      await daemon.stop();
+    }
+  });
+});
+
 describe('sessions', () => {
   it('start a new one after 30 minutes without events', async () => {
     const dir = await makeDataDir();

@@ -306,7 +306,9 @@ export class OverlayView {
             el(
               'li',
               'gifter',
-              `${entry.nickname || entry.uniqueId} — ${DIAMONDS.format(entry.diamonds)} diamonds`,
+              widget.metric && widget.metric !== 'diamonds'
+                ? `${entry.nickname || entry.uniqueId} — ${DIAMONDS.format(entry.value ?? 0)} ${widget.metric}`
+                : `${entry.nickname || entry.uniqueId} — ${DIAMONDS.format(entry.diamonds)} diamonds`,
             ),
           );
         }

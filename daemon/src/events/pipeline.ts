@@ -13,7 +13,7 @@
 // - `reset` (API or rule) zeroes the kept state too: the pipeline listens to every command the hub sends.
 import type { OverlayCommandInput, StreamEvent, Widget } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
-import { widgetReactsTo } from '../../../shared/widget-reactions.js';
+import { journalRanked, widgetReactsTo } from '../../../shared/widget-reactions.js';
 import { ActionRunner } from '../actions/runner.js';
 import { errorMessage } from '../errors.js';
 import { RuleEngine } from '../rules/engine.js';
@@ -95,6 +95,24 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
         widgets = mergeWidgets(widgets, next);
         changed = true;
       }
+    }
+    // Rankings from the journal: read once per flush, after the events it already holds.
+    if (ctx.journal && ops.some((op) => op.kind === 'event')) {
+      const journal = ctx.journal;
+      const ranked = widgets.map((w) => {
+        if (w.type !== 'top-gifters' || !journalRanked(w)) return w;
+        const metric = w.metric ?? 'diamonds';
+        const entries = journal.leaderboard(w.scope ?? 'session', metric, w.maxEntries).map((v) => ({
+          uniqueId: v.uniqueId,
+          nickname: v.nickname,
+          diamonds: v.diamonds,
+          ...(metric === 'diamonds' ? {} : { value: v[metric] }),
+        }));
+        if (JSON.stringify(entries) === JSON.stringify(w.entries)) return w;
+        changed = true;
+        return { ...w, entries };
+      });
+      widgets = ranked;
     }
     if (!changed) return;
     overlays.update({ ...overlay, widgets }).then(

@@ -1,6 +1,6 @@
 // Widget state the daemon keeps (goal progress, counters, top gifters): how events and commands change it.
 import type { StreamEvent, Widget, WidgetOf } from '../../../shared/protocol/index.js';
-import { amountFor, diamondsOf } from '../../../shared/widget-reactions.js';
+import { amountFor, diamondsOf, journalRanked } from '../../../shared/widget-reactions.js';
 
 type Gifter = WidgetOf<'top-gifters'>['entries'][number];
 
@@ -35,6 +35,8 @@ function applyToWidget(widget: Widget, event: StreamEvent): Widget | undefined {
       return amount > 0 ? { ...widget, value: add(widget.value, amount) } : undefined;
     }
     case 'top-gifters': {
+      // The journal ranks these (events/pipeline.ts), not the events one by one.
+      if (journalRanked(widget)) return undefined;
       const diamonds = diamondsOf(event);
       if (diamonds <= 0) return undefined;
       const gifter = { uniqueId: event.user.uniqueId, nickname: event.user.nickname };

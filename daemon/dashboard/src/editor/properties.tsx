@@ -250,11 +250,45 @@ function KindFields(props: { f: WidgetFields; media: MediaItem[] }): ComponentCh
             min={1}
             max={50}
           />
+          <ChoiceProp
+            f={f}
+            name="scope"
+            label="Ranks"
+            value={(w.scope ?? w.metric) ? (w.scope ?? 'session') : 'widget'}
+            choices={RANKING_SCOPES}
+            set={(scope) =>
+              scope === 'widget'
+                ? withField(withField(w, 'scope', undefined), 'metric', undefined)
+                : { ...w, scope }
+            }
+          />
+          {(w.scope || w.metric) && (
+            <ChoiceProp
+              f={f}
+              name="metric"
+              label="By"
+              value={w.metric ?? 'diamonds'}
+              choices={RANKING_METRIC_CHOICES}
+              set={(metric) => ({ ...w, scope: w.scope ?? 'session', metric })}
+            />
+          )}
           {colour(w)}
         </>
       );
   }
 }
+
+const RANKING_SCOPES = [
+  { value: 'widget', label: 'gifts since the widget was reset' },
+  { value: 'session', label: 'this stream (from the event history)' },
+  { value: 'all', label: 'all streams (from the event history)' },
+] as const;
+const RANKING_METRIC_CHOICES = [
+  { value: 'diamonds', label: 'diamonds' },
+  { value: 'likes', label: 'likes' },
+  { value: 'chats', label: 'chat messages' },
+  { value: 'points', label: 'points' },
+] as const;
 
 /** Where the widget sits on the canvas, and its size (empty: as large as its content). */
 function BoxFields(props: { f: WidgetFields }) {
