@@ -78,6 +78,19 @@ export const SourceStatus = v.object({
   connectedSince: v.optional(v.string()),
   /** Milliseconds until the next attempt, while reconnecting or offline. */
   retryInMs: v.optional(v.pipe(v.number(), v.minValue(0))),
+  /**
+   * The last connection losses that ended in a reconnect (decisions-2 §7), newest last: when, for how
+   * long, and how many missed messages the room's recent messages gave back (`recovered: true`).
+   */
+  gaps: v.optional(
+    v.array(
+      v.object({
+        at: v.string(),
+        durationMs: v.pipe(v.number(), v.minValue(0)),
+        recovered: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+      }),
+    ),
+  ),
 });
 export type SourceStatus = v.InferOutput<typeof SourceStatus>;
 

@@ -132,6 +132,19 @@ function TikTokCard(props: { tiktok: SourceStatus }) {
           </div>
         )}
       </dl>
+      {t.gaps && t.gaps.length > 0 && (
+        <>
+          <h4>Connection gaps</h4>
+          <ul class="gaps" aria-label="Connection gaps">
+            {[...t.gaps].reverse().map((g) => (
+              <li key={g.at}>
+                {clock(g.at)}: away {formatWait(g.durationMs)}, {g.recovered} missed message
+                {g.recovered === 1 ? '' : 's'} recovered
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
     </div>
   );
 }

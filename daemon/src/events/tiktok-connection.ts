@@ -23,13 +23,19 @@ interface TikTokConnectionOptions {
    * the free tier's daily limits are a known cause of refused connections.
    */
   signApiKey?: string;
+  /**
+   * Emit the message batch the sign server returns with the connection (the library's
+   * `processInitialData`): the room's recent messages, decoded and emitted before connect() resolves.
+   */
+  recent?: boolean;
 }
 
 /** Connections made with these options. */
 export function tiktokConnections(
   options: TikTokConnectionOptions = {},
-): (username: string) => LiveConnection {
-  return (username) => tiktokConnection(username, options);
+): (username: string, per?: { recent?: boolean }) => LiveConnection {
+  return (username, per) =>
+    tiktokConnection(username, { ...options, ...(per?.recent ? { recent: true } : {}) });
 }
 
 /**
@@ -52,7 +58,7 @@ export function tiktokConnection(username: string, options: TikTokConnectionOpti
       const lib = await import('tiktok-live-connector');
       requests.signal.throwIfAborted();
       connection = new lib.TikTokLiveConnection(username, {
-        processInitialData: false,
+        processInitialData: options.recent === true,
         ...(options.signApiKey ? { signApiKey: options.signApiKey } : {}),
         // Its typing asks for a cookie jar too, but the HTTP client always sets its own over what is passed here.
         webClientOptions: { signal: requests.signal } as WebcastGotHttpConfig,

@@ -15,6 +15,8 @@ import {
 /** Stands in for TikTokLiveConnection: an EventEmitter whose connect() the test settles. */
 class FakeConnection extends EventEmitter {
   disconnects = 0;
+  /** Asked for the room's recent messages (a reconnect). */
+  recent = false;
   private settle: { resolve: () => void; reject: (e: unknown) => void } | undefined;
   connect(): Promise<unknown> {
     return new Promise<void>((resolve, reject) => {
@@ -50,8 +52,9 @@ function setup(random = () => 0.5) {
   const lines: string[] = [];
   const source = new TikTokSource({
     username: '@streamer',
-    createConnection: () => {
+    createConnection: (_username, options) => {
       const c = new FakeConnection();
+      c.recent = options?.recent === true;
       connections.push(c);
       return c;
     },
@@ -121,6 +124,35 @@ describe('TikTokSource events', () => {
     c.emit('gift', v3.giftRoseStreakStart);
     t.timers.advance(6000);
     expect(t.events.map((e) => e.type === 'gift' && e.data.repeatCount)).toEqual([1]);
+  });
+
+  it('gives back what a dropped connection missed: the recent messages, once, marked recovered', async () => {
+    const t = setup();
+    const c = await connected(t);
+    expect(c.recent).toBe(false);
+    const chat = (id: string, content: string) => ({ ...v3.chat, common: { msgId: id }, content });
+    c.emit('chat', chat('m1', 'seen live'));
+    c.emit('disconnected', { code: 1006 });
+    t.timers.advance(1000);
+    const again = t.latest();
+    // The reconnect asks for the room's recent messages; the library emits them before connect() resolves.
+    expect(again.recent).toBe(true);
+    again.emit('chat', chat('m1', 'seen live'));
+    again.emit('chat', chat('m2', 'said while we were away'));
+    again.emit('follow', { ...v3.follow, common: { msgId: 'm3' } });
+    again.accept();
+    await flush();
+    again.emit('chat', chat('m4', 'live again'));
+    expect(t.events.map((e) => [e.type, e.type === 'chat' ? e.data.comment : '', e.data.recovered])).toEqual([
+      ['chat', 'seen live', undefined],
+      ['chat', 'said while we were away', true],
+      ['follow', '', true],
+      ['chat', 'live again', undefined],
+    ]);
+    const gaps = t.source.status().gaps ?? [];
+    expect(gaps).toHaveLength(1);
+    expect(gaps[0]).toMatchObject({ durationMs: 1000, recovered: 2 });
+    expect(t.lines.some((l) => l.includes('2 missed messages recovered'))).toBe(true);
   });
 
   it('turns like totals into deltas and restarts them on a new connection', async () => {

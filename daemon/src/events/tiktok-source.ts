@@ -27,7 +27,14 @@ export interface LiveConnection {
   disconnect(): Promise<unknown> | undefined;
   removeAllListeners(): unknown;
 }
-export type ConnectionFactory = (username: string) => LiveConnection;
+/**
+ * `recent`: also emit the room's recent messages the platform sends with the connection (a reconnect
+ * asks for them, to give back what was missed meanwhile; a first connection does not: they are old).
+ */
+export type ConnectionFactory = (username: string, options?: { recent?: boolean }) => LiveConnection;
+
+/** Connection losses kept for /status. */
+const GAPS_KEPT = 20;
 
 export type SourceState = SourceStatus['state'];
 export type { SourceStatus };
@@ -205,6 +212,12 @@ export class TikTokSource {
   private retryTimer: TimerHandle | undefined;
   private retryAt: number | undefined;
   private connectTimer: TimerHandle | undefined;
+  /** When the connection was lost (on the injected clock), until a reconnect gives back what it can. */
+  private lostAt: number | undefined;
+  /** The reconnect under way emits the room's recent messages: those are marked `recovered`. */
+  private recovering = false;
+  private recoveredCount = 0;
+  private readonly gaps: { at: string; durationMs: number; recovered: number }[] = [];
   private lastViewerCount: number | undefined;
   private readonly timers: Timers;
   private readonly random: () => number;
@@ -241,6 +254,7 @@ export class TikTokSource {
         ? { connectedSince: this.isoAt(this.connectedAt, now) }
         : {}),
       ...(this.retryAt !== undefined ? { retryInMs: Math.max(0, this.retryAt - now) } : {}),
+      ...(this.gaps.length ? { gaps: this.gaps.map((g) => ({ ...g })) } : {}),
     };
   }
 
@@ -269,7 +283,11 @@ export class TikTokSource {
     const generation = ++this.generation;
     let connection: LiveConnection;
     try {
-      connection = this.options.createConnection(this.username);
+      this.recovering = this.lostAt !== undefined;
+      this.recoveredCount = 0;
+      connection = this.recovering
+        ? this.options.createConnection(this.username, { recent: true })
+        : this.options.createConnection(this.username);
     } catch (error) {
       this.fail(error, 'could not create the connection');
       return;
@@ -287,6 +305,20 @@ export class TikTokSource {
         if (generation !== this.generation || !this.running) return;
         this.clearConnectTimer();
         this.connectedAt = this.timers.now();
+        if (this.lostAt !== undefined) {
+          // The gap is closed: how long it was, and how much of it came back.
+          this.gaps.push({
+            at: this.isoAt(this.lostAt, this.connectedAt),
+            durationMs: this.connectedAt - this.lostAt,
+            recovered: this.recoveredCount,
+          });
+          if (this.gaps.length > GAPS_KEPT) this.gaps.shift();
+          this.log(
+            `back after ${formatWait(this.connectedAt - this.lostAt)}; ${this.recoveredCount} missed message${this.recoveredCount === 1 ? '' : 's'} recovered`,
+          );
+          this.lostAt = undefined;
+        }
+        this.recovering = false;
         this.rateLimitStreak = 0;
         this.likes.reset();
         this.lastViewerCount = undefined;
@@ -355,6 +387,9 @@ export class TikTokSource {
   }
 
   private lostConnection(kind: FailureKind, message: string): void {
+    // A live stream that ended is no gap: the next connection starts a new stream.
+    if (kind !== 'offline') this.lostAt ??= this.timers.now();
+    else this.lostAt = undefined;
     const stable =
       this.connectedAt !== undefined && this.timers.now() - this.connectedAt >= this.backoff.stableMs;
     if (stable) this.attempts = 0;
@@ -416,6 +451,11 @@ export class TikTokSource {
 
   private deliver(event: StreamEvent | undefined): void {
     if (!event) return;
+    if (this.recovering) {
+      // From the room's recent messages of a reconnect, not seen before (ids are de-duplicated).
+      this.recoveredCount++;
+      event = { ...event, data: { ...event.data, recovered: true } } as StreamEvent;
+    }
     try {
       this.options.onEvent(event);
     } catch (error) {
