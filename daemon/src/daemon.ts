@@ -57,6 +57,11 @@ export interface DaemonOptions {
   limits?: CreationLimits;
   /** Steps of event handling after the broadcast; default: the rules and widget state (event-pipeline.ts). */
   eventHandlers?: EventHandler[];
+  /**
+   * false: events are not written to the journal (its routes still answer, from what it holds). Only
+   * the benchmark's "journal off" run uses this; a streamer's daemon always keeps its journal.
+   */
+  journalEvents?: boolean;
   log?: (line: string) => void;
 }
 
@@ -196,7 +201,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     ? undefined
     : createEventPipeline({ hub, overlays, rules, log, journal }, { actions });
   const ingest = createIngest(
-    { hub, overlays, rules, log, journal },
+    { hub, overlays, rules, log, ...(options.journalEvents === false ? {} : { journal }) },
     options.eventHandlers ?? pipeline?.handlers,
   );
   // Retention: events older than the settings say go, at start and every six hours.

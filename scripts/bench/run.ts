@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark in turn against its baseline and writes BENCHMARKS.md at the repository root.
 //
-// Options: --only a,b (fanout memory pages gatekeeper screen growth actions), --out FILE (default BENCHMARKS.md).
+// Options: --only a,b (fanout memory pages gatekeeper screen growth actions journal), --out FILE (default BENCHMARKS.md).
 // BENCH_CPU_PROF=DIR starts the server children with --cpu-prof so their profiles land in DIR.
 import { mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -23,6 +23,7 @@ const BUDGET_MS: Record<string, number> = {
   screen: 60_000,
   growth: 70_000,
   actions: 60_000,
+  journal: 120_000,
 };
 
 type Runner = (ctx: BenchContext) => Promise<Section[]>;
@@ -60,6 +61,10 @@ const BENCHMARKS: Record<string, { title: string; run: Runner }> = {
   actions: {
     title: '7. Actions',
     run: async (ctx) => [await (await import('./actions.js')).runActions(ctx)],
+  },
+  journal: {
+    title: '8. Journal',
+    run: async (ctx) => [await (await import('./journal.js')).runJournal(ctx)],
   },
 };
 

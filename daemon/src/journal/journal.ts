@@ -12,6 +12,8 @@ export type EventSource = 'api' | 'tiktok' | 'twitch' | 'youtube';
 
 /** Schema versions, applied in order; `PRAGMA user_version` says how many ran. */
 const MIGRATIONS: readonly string[] = [
+  // Each event row carries what it adds to its session and its viewer; a trigger adds it, so an event
+  // is one INSERT (one call into SQLite, one implicit transaction) on the daemon's hot path.
   `CREATE TABLE events (
      seq INTEGER PRIMARY KEY,
      at INTEGER NOT NULL,
@@ -19,13 +21,24 @@ const MIGRATIONS: readonly string[] = [
      type TEXT NOT NULL,
      session INTEGER NOT NULL,
      user_id TEXT NOT NULL,
+     nickname TEXT NOT NULL,
+     gifts INTEGER NOT NULL,
+     diamonds INTEGER NOT NULL,
+     likes INTEGER NOT NULL,
+     chats INTEGER NOT NULL,
+     follows INTEGER NOT NULL,
+     shares INTEGER NOT NULL,
+     subscribes INTEGER NOT NULL,
+     viewers INTEGER NOT NULL,
+     points INTEGER NOT NULL,
      event TEXT NOT NULL
    );
    CREATE INDEX events_type ON events (type, seq);
-   CREATE INDEX events_session ON events (session, seq);
-   CREATE INDEX events_at ON events (at);
    CREATE TABLE sessions (
      id INTEGER PRIMARY KEY,
+     -- A session's events are the seqs from first_seq to last_seq (one session at a time): no index needed.
+     first_seq INTEGER NOT NULL,
+     last_seq INTEGER NOT NULL,
      started_at INTEGER NOT NULL,
      ended_at INTEGER,
      last_at INTEGER NOT NULL,
@@ -48,8 +61,20 @@ const MIGRATIONS: readonly string[] = [
      points INTEGER NOT NULL DEFAULT 0,
      PRIMARY KEY (session, user_id)
    ) WITHOUT ROWID;
-   CREATE INDEX viewers_user ON viewers (user_id);
-   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`,
+   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+   CREATE TRIGGER events_add AFTER INSERT ON events BEGIN
+     UPDATE sessions SET last_at = NEW.at, last_seq = NEW.seq, gifts = gifts + NEW.gifts, diamonds = diamonds + NEW.diamonds,
+       likes = likes + NEW.likes, follows = follows + NEW.follows, shares = shares + NEW.shares,
+       subscribes = subscribes + NEW.subscribes, chats = chats + NEW.chats,
+       peak_viewers = MAX(peak_viewers, NEW.viewers)
+     WHERE id = NEW.session;
+     INSERT INTO viewers (session, user_id, nickname, diamonds, likes, chats, points)
+       SELECT NEW.session, NEW.user_id, NEW.nickname, NEW.diamonds, NEW.likes, NEW.chats, NEW.points
+       WHERE NEW.diamonds + NEW.likes + NEW.chats + NEW.points > 0
+     ON CONFLICT (session, user_id) DO UPDATE SET nickname = excluded.nickname,
+       diamonds = diamonds + excluded.diamonds, likes = likes + excluded.likes,
+       chats = chats + excluded.chats, points = points + excluded.points;
+   END;`,
 ];
 
 /** How many schema versions this daemon knows (a newer journal is not opened). */
@@ -57,6 +82,8 @@ export const MIGRATION_COUNT = MIGRATIONS.length;
 
 /** A session ends after this long without events (decisions-2 §7). */
 const SESSION_IDLE_MS = 30 * 60 * 1000;
+/** How often the WAL is checkpointed into the database file. */
+const CHECKPOINT_MS = 2000;
 /** `seq`s are reserved in blocks, so numbers never repeat across restarts without a write per message. */
 const SEQ_BLOCK = 1000;
 
@@ -175,10 +202,20 @@ export class Journal {
   #nextSeq: number;
   #reservedTo: number;
   #session: { id: number; lastAt: number } | undefined;
+  readonly #checkpointTimer: NodeJS.Timeout;
 
   private constructor(db: Database.Database, options: JournalOptions) {
     this.#db = db;
     this.#options = options;
+    // The WAL is folded into the database every few seconds, between events rather than inside one.
+    this.#checkpointTimer = setInterval(() => {
+      try {
+        this.#db.pragma('wal_checkpoint(PASSIVE)');
+      } catch (err) {
+        options.log(`[journal] checkpoint failed: ${errorMessage(err)}`);
+      }
+    }, CHECKPOINT_MS);
+    this.#checkpointTimer.unref();
     const meta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
     const maxSeq = (db.prepare('SELECT MAX(seq) AS m FROM events').get() as { m: number | null }).m ?? 0;
     const reserved = Number(meta.get('seq_reserved')?.value ?? 0);
@@ -191,67 +228,60 @@ export class Journal {
     this.#session = open;
 
     this.#insert = db.prepare(
-      'INSERT INTO events (seq, at, source, type, session, user_id, event) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      `INSERT INTO events (seq, at, source, type, session, user_id, nickname, gifts, diamonds, likes, chats,
+         follows, shares, subscribes, viewers, points, event) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const newSession = db.prepare('INSERT INTO sessions (started_at, last_at) VALUES (?, ?)');
+    const newSession = db.prepare(
+      'INSERT INTO sessions (first_seq, last_seq, started_at, last_at) VALUES (?, ?, ?, ?)',
+    );
     const endSession = db.prepare('UPDATE sessions SET ended_at = last_at WHERE id = ?');
-    const addToSession = db.prepare(
-      `UPDATE sessions SET last_at = ?, gifts = gifts + ?, diamonds = diamonds + ?, likes = likes + ?,
-         follows = follows + ?, shares = shares + ?, subscribes = subscribes + ?, chats = chats + ?,
-         peak_viewers = MAX(peak_viewers, ?) WHERE id = ?`,
-    );
-    const addToViewer = db.prepare(
-      `INSERT INTO viewers (session, user_id, nickname, diamonds, likes, chats, points) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (session, user_id) DO UPDATE SET nickname = excluded.nickname,
-         diamonds = diamonds + excluded.diamonds, likes = likes + excluded.likes,
-         chats = chats + excluded.chats, points = points + excluded.points`,
-    );
     const reserve = db.prepare(
       "INSERT INTO meta (key, value) VALUES ('seq_reserved', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
-    this.#append = db.transaction((event: StreamEvent, source: string): number => {
-      const now = this.#now();
+    // Rare steps (a new session, a new block of seq numbers) in a transaction of their own.
+    const prepare = db.transaction((now: number, seq: number) => {
       if (this.#session && now - this.#session.lastAt > SESSION_IDLE_MS) {
         endSession.run(this.#session.id);
         this.#session = undefined;
       }
-      if (!this.#session) {
-        const id = Number(newSession.run(now, now).lastInsertRowid);
-        this.#session = { id, lastAt: now };
-      }
-      const session = this.#session;
-      session.lastAt = now;
-      const seq = this.#nextSeq++;
+      if (!this.#session)
+        this.#session = { id: Number(newSession.run(seq, seq, now, now).lastInsertRowid), lastAt: now };
       if (seq > this.#reservedTo) {
         this.#reservedTo = seq + SEQ_BLOCK;
         reserve.run(String(this.#reservedTo));
       }
-      this.#insert.run(seq, now, source, event.type, session.id, event.user.uniqueId, JSON.stringify(event));
+    });
+    this.#append = (event: StreamEvent, source: string): number => {
+      const now = this.#now();
+      const seq = this.#nextSeq;
+      if (!this.#session || now - this.#session.lastAt > SESSION_IDLE_MS || seq > this.#reservedTo)
+        prepare(now, seq);
+      const session = this.#session as { id: number; lastAt: number };
       const c = contribution(event, this.#options.points?.() ?? DEFAULT_POINTS);
-      addToSession.run(
+      // One statement: the event, and through the trigger its session's totals and its viewer's figures.
+      this.#insert.run(
+        seq,
         now,
+        source,
+        event.type,
+        session.id,
+        event.user.uniqueId,
+        event.user.nickname,
         c.gifts,
         c.diamonds,
         c.likes,
+        c.chats,
         c.follows,
         c.shares,
         c.subscribes,
-        c.chats,
         c.viewers,
-        session.id,
+        c.points,
+        JSON.stringify(event),
       );
-      if (event.type !== 'viewer')
-        addToViewer.run(
-          session.id,
-          event.user.uniqueId,
-          event.user.nickname,
-          c.diamonds,
-          c.likes,
-          c.chats,
-          c.points,
-        );
+      this.#nextSeq = seq + 1;
+      session.lastAt = now;
       return seq;
-    });
+    };
   }
 
   /**
@@ -281,6 +311,8 @@ export class Journal {
       // In WAL mode a commit is in the file when it returns; a process killed after it loses nothing.
       db.pragma('synchronous = NORMAL');
       db.pragma('busy_timeout = 2000');
+      // Checkpoints run from a timer (see the constructor), not inside the commit of an event.
+      db.pragma('wal_autocheckpoint = 0');
       const check = db.pragma('quick_check', { simple: true });
       if (check !== 'ok') throw new Error(`integrity check: ${String(check)}`);
       const version = Number(db.pragma('user_version', { simple: true }));
@@ -308,6 +340,11 @@ export class Journal {
   /** Writes one accepted event and answers its `seq` (in the file when this returns). */
   append(event: StreamEvent, source: string): number {
     return this.#append(event, source);
+  }
+
+  /** Writes several events in one transaction (one commit), answering their `seq`s in order. */
+  appendBatch(events: readonly { event: StreamEvent; source: string }[]): number[] {
+    return this.#db.transaction(() => events.map(({ event, source }) => this.#append(event, source)))();
   }
 
   /** A `seq` for a message that is not journaled (an overlay command), from the same sequence. */
@@ -408,9 +445,9 @@ export class Journal {
   /** A session's events, oldest first, in pages (for the CSV export). */
   *sessionEvents(id: number): Generator<JournaledEvent> {
     const statement = this.#db.prepare(
-      'SELECT seq, at, source, session, event FROM events WHERE session = ? ORDER BY seq',
+      'SELECT seq, at, source, session, event FROM events WHERE seq BETWEEN (SELECT first_seq FROM sessions WHERE id = ?) AND (SELECT last_seq FROM sessions WHERE id = ?) AND session = ? ORDER BY seq',
     );
-    for (const r of statement.iterate(id) as Iterable<{
+    for (const r of statement.iterate(id, id, id) as Iterable<{
       seq: number;
       at: number;
       source: string;
@@ -434,14 +471,16 @@ export class Journal {
     const rows = this.#db
       .prepare(
         `SELECT at / 60000 AS m,
-           SUM(CASE WHEN type = 'gift' THEN json_extract(event, '$.data.repeatCount') ELSE 0 END) AS gifts,
-           SUM(CASE WHEN type = 'gift' THEN IFNULL(json_extract(event, '$.data.diamondCount'), 0)
-             * json_extract(event, '$.data.repeatCount') ELSE 0 END) AS diamonds,
-           SUM(CASE WHEN type = 'like' THEN json_extract(event, '$.data.likeCount') ELSE 0 END) AS likes,
-           SUM(type = 'chat') AS chats
-         FROM events WHERE session = ? GROUP BY m ORDER BY m`,
+           SUM(gifts) AS gifts, SUM(diamonds) AS diamonds, SUM(likes) AS likes, SUM(chats) AS chats
+         FROM events WHERE seq BETWEEN (SELECT first_seq FROM sessions WHERE id = ?) AND (SELECT last_seq FROM sessions WHERE id = ?) AND session = ? GROUP BY m ORDER BY m`,
       )
-      .all(session) as { m: number; gifts: number; diamonds: number; likes: number; chats: number }[];
+      .all(session, session, session) as {
+      m: number;
+      gifts: number;
+      diamonds: number;
+      likes: number;
+      chats: number;
+    }[];
     return rows.map(({ m, ...figures }) => ({ minute: new Date(m * 60_000).toISOString(), ...figures }));
   }
 
@@ -476,7 +515,12 @@ export class Journal {
   /** Removes events older than `days` (sessions and viewer figures stay: they are the stream's record). */
   prune(days: number): number {
     const before = this.#now() - days * 24 * 60 * 60 * 1000;
-    return this.#db.prepare('DELETE FROM events WHERE at < ?').run(before).changes;
+    // Times grow with seq: the last event too old bounds what goes, without an index on the time.
+    const last = this.#db.prepare('SELECT MAX(seq) AS seq FROM events WHERE at < ?').get(before) as {
+      seq: number | null;
+    };
+    if (last.seq === null) return 0;
+    return this.#db.prepare('DELETE FROM events WHERE seq <= ?').run(last.seq).changes;
   }
 
   /** A consistent copy of the database to `path` while it stays in use (SQLite's online backup). */
@@ -485,6 +529,7 @@ export class Journal {
   }
 
   close(): void {
+    clearInterval(this.#checkpointTimer);
     if (this.#db.open) this.#db.close();
   }
 }

@@ -2,7 +2,7 @@
 // It runs the compiled daemon (dist/, what `npx overlay-daemon` runs), not the TypeScript sources through
 // the tsx loader, whose transform wraps every function expression in a naming helper called per request.
 //
-// Usage: daemon-server.ts --data-dir DIR [--rules FILE]
+// Usage: daemon-server.ts --data-dir DIR [--rules FILE] [--no-journal] [--keep-rules]
 // The demo rule of a fresh data directory is removed at start (rules.json = []), so an event costs
 // what it costs a streamer without rules: broadcast, rules engine with nothing to fire, widget
 // state. Benchmarks that measure rules PUT their own list, or (past the free tier's five) give
@@ -14,7 +14,14 @@ import { type RunningDaemon, startDaemon } from '../../../dist/daemon/src/daemon
 import { RuleList } from '../../../dist/shared/rules.js';
 import { serveCommands } from '../ipc.js';
 
-const { values } = parseArgs({ options: { 'data-dir': { type: 'string' }, rules: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    'data-dir': { type: 'string' },
+    rules: { type: 'string' },
+    'no-journal': { type: 'boolean' },
+    'keep-rules': { type: 'boolean' },
+  },
+});
 const dataDir = values['data-dir'];
 if (!dataDir) throw new Error('--data-dir is required');
 
@@ -24,14 +31,17 @@ const daemon: RunningDaemon = await startDaemon({
   host: '127.0.0.1',
   dataDir,
   watchSettleMs: 50,
+  ...(values['no-journal'] ? { journalEvents: false } : {}),
   log: (line) => {
     if (verbose) process.stderr.write(`[daemon] ${line}\n`);
   },
 });
 // Checked by the same schema as PUT /api/rules, which fills in the defaults.
 const rules = v.parse(RuleList, values.rules ? JSON.parse(await readFile(values.rules, 'utf8')) : []);
-const replaced = await daemon.rules.replace(rules);
-if (!replaced.ok) throw new Error(`could not put the rules in force: ${replaced.message}`);
+if (!values['keep-rules']) {
+  const replaced = await daemon.rules.replace(rules);
+  if (!replaced.ok) throw new Error(`could not put the rules in force: ${replaced.message}`);
+}
 
 serveCommands(() => daemon.close());
 process.send?.({
