@@ -54,9 +54,11 @@ export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] =
   return (event, options) => {
     // Written first: once this returns, a crash loses nothing (decisions-2 §7: accepted means kept).
     let seq: number | undefined;
+    // Serialised once: the journal stores this text and the hub sends it.
+    const json = JSON.stringify(event);
     if (ctx.journal) {
       try {
-        seq = ctx.journal.append(event, event.platform);
+        seq = ctx.journal.append(event, event.platform, json);
       } catch (err) {
         const message = `the event journal could not be written: ${errorMessage(err)}`;
         // The control API refuses the event; a live source still shows it on the overlays.
@@ -65,7 +67,7 @@ export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] =
       }
     }
     // interface §6.2: every stream event reaches every subscribed client as `stream-event`.
-    ctx.hub.broadcastEvent(event, seq);
+    ctx.hub.broadcastEvent(event, seq, Date.now(), json);
     const firedRules: string[] = [];
     for (const handler of extraHandlers) {
       try {

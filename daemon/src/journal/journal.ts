@@ -198,7 +198,7 @@ export class Journal {
   readonly #db: Database.Database;
   readonly #options: JournalOptions;
   readonly #insert: Database.Statement;
-  readonly #append: (event: StreamEvent, source: string) => number;
+  readonly #append: (event: StreamEvent, source: string, json?: string) => number;
   #nextSeq: number;
   #reservedTo: number;
   #session: { id: number; lastAt: number } | undefined;
@@ -251,7 +251,7 @@ export class Journal {
         reserve.run(String(this.#reservedTo));
       }
     });
-    this.#append = (event: StreamEvent, source: string): number => {
+    this.#append = (event: StreamEvent, source: string, json?: string): number => {
       const now = this.#now();
       const seq = this.#nextSeq;
       if (!this.#session || now - this.#session.lastAt > SESSION_IDLE_MS || seq > this.#reservedTo)
@@ -276,7 +276,7 @@ export class Journal {
         c.subscribes,
         c.viewers,
         c.points,
-        JSON.stringify(event),
+        json ?? JSON.stringify(event),
       );
       this.#nextSeq = seq + 1;
       session.lastAt = now;
@@ -337,9 +337,12 @@ export class Journal {
     return this.#options.now?.() ?? Date.now();
   }
 
-  /** Writes one accepted event and answers its `seq` (in the file when this returns). */
-  append(event: StreamEvent, source: string): number {
-    return this.#append(event, source);
+  /**
+   * Writes one accepted event and answers its `seq` (in the file when this returns). `json`: the event
+   * already serialised (the hub sends the same text), so it is not serialised twice.
+   */
+  append(event: StreamEvent, source: string, json?: string): number {
+    return this.#append(event, source, json);
   }
 
   /** Writes several events in one transaction (one commit), answering their `seq`s in order. */

@@ -342,12 +342,17 @@ export class Hub {
   }
 
   /** `stream-event`: to every subscribed client of every overlay. */
-  broadcastEvent(event: StreamEvent, seq?: number, at = Date.now()): number {
+  broadcastEvent(event: StreamEvent, seq?: number, at = Date.now(), eventJson?: string): number {
     if (seq === undefined) seq = this.#nextSeq();
     else this.#lastSeq = Math.max(this.#lastSeq, seq);
     this.#replay.recordEvent(seq, at, event);
-    // Serialised and encoded once for every client of every overlay.
-    const data = Buffer.from(encodeServerMessage({ type: 'stream-event', event, seq, at }));
+    // Serialised and encoded once for every client of every overlay (from the event's own JSON when
+    // the caller has it: the same text as encodeServerMessage would write).
+    const data = Buffer.from(
+      eventJson === undefined
+        ? encodeServerMessage({ type: 'stream-event', event, seq, at })
+        : `{"type":"stream-event","event":${eventJson},"seq":${seq},"at":${at}}`,
+    );
     let sent = 0;
     for (const overlayId of this.#byOverlay.keys()) sent += this.#sendToOverlay(overlayId, data);
     return sent;
