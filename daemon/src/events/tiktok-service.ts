@@ -38,7 +38,7 @@ function describeStatus(status: SourceStatus): string {
 
 /** Starts the source at once; `GET /status` carries `tiktok: {source, username, state, attempts, lastError?, …}`. */
 export function startTikTokService(
-  daemon: Pick<RunningDaemon, 'ingest' | 'statusFields'>,
+  daemon: Pick<RunningDaemon, 'ingest' | 'statusFields'> & Partial<Pick<RunningDaemon, 'journal'>>,
   options: TikTokServiceOptions,
 ): TikTokService {
   const log = options.log ?? ((line: string) => console.error(line));
@@ -58,6 +58,8 @@ export function startTikTokService(
       if (status.state === lastState) return;
       lastState = status.state;
       log(describeStatus(status));
+      // The stream ended: so does its session in the journal (decisions-2 §7).
+      if (status.state === 'offline') daemon.journal?.endSession();
     },
     log,
   });
