@@ -14,10 +14,11 @@ import {
   type LatencyFigures,
   measureLatency,
   measureThroughput,
+  medianThroughput,
   type ThroughputFigures,
 } from './fanout-measure.js';
 import { type Section, table } from './report.js';
-import { fmt, median, ratio, summarize } from './stats.js';
+import { fmt, ratio, summarize } from './stats.js';
 
 const N = 100;
 const LATENCY_EVENTS = 600;
@@ -161,8 +162,8 @@ export async function runActions(ctx: BenchContext): Promise<Section> {
       `actions: speech ${speech ? `${fmt(speech.per100.p50)} ms per 100 characters` : 'engine missing'}`,
     );
 
-    const plainTput = medianOf(rounds.get(sides[0] as Side) ?? []);
-    const busyTput = medianOf(rounds.get(busySide) ?? []);
+    const plainTput = medianThroughput(rounds.get(sides[0] as Side) ?? []);
+    const busyTput = medianThroughput(rounds.get(busySide) ?? []);
     return actionsSection({
       plain: { latency: plainLatency, throughput: plainTput },
       busy: { latency: busyLatency, throughput: busyTput },
@@ -181,15 +182,6 @@ export async function runActions(ctx: BenchContext): Promise<Section> {
     await localObs.close();
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-function medianOf(rounds: ThroughputFigures[]): ThroughputFigures {
-  return {
-    eventsPerSec: median(rounds.map((r) => r.eventsPerSec)),
-    deliveriesPerSec: median(rounds.map((r) => r.deliveriesPerSec)),
-    serverCpuUsPerEvent: median(rounds.map((r) => r.serverCpuUsPerEvent)),
-    events: rounds.reduce((sum, r) => sum + r.events, 0),
-  };
 }
 
 /** Until the daemon is connected to the OBS at `url` (a settings change reconnects it). */

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { ControlClient, Subscribers } from './clients.js';
 import { giftBody } from './clients.js';
 import { cpuSeconds } from './proc.js';
-import { type Summary, summarize } from './stats.js';
+import { median, type Summary, summarize } from './stats.js';
 
 let nextSeq = 1;
 
@@ -84,5 +84,15 @@ export async function measureThroughput(
     deliveriesPerSec: deliveries / elapsedSec,
     serverCpuUsPerEvent: ((cpuAfter - cpuBefore) * 1e6) / sent,
     events: sent,
+  };
+}
+
+/** The median of throughput rounds, figure by figure (rounds alternate between the servers compared). */
+export function medianThroughput(rounds: readonly ThroughputFigures[]): ThroughputFigures {
+  return {
+    eventsPerSec: median(rounds.map((r) => r.eventsPerSec)),
+    deliveriesPerSec: median(rounds.map((r) => r.deliveriesPerSec)),
+    serverCpuUsPerEvent: median(rounds.map((r) => r.serverCpuUsPerEvent)),
+    events: rounds.reduce((sum, r) => sum + r.events, 0),
   };
 }

@@ -6,10 +6,11 @@ import {
   type LatencyFigures,
   measureLatency,
   measureThroughput,
+  medianThroughput,
   type ThroughputFigures,
 } from './fanout-measure.js';
 import { type Section, table } from './report.js';
-import { fmt, median, ratio, summarize } from './stats.js';
+import { fmt, ratio, summarize } from './stats.js';
 
 const FANOUT_SIZES = [10, 100, 1000] as const;
 
@@ -42,15 +43,6 @@ interface Side {
 
 function emptyLatency(): LatencyFigures {
   return { latency: summarize([]), events: 0 };
-}
-
-function medianThroughput(rounds: ThroughputFigures[]): ThroughputFigures {
-  return {
-    eventsPerSec: median(rounds.map((r) => r.eventsPerSec)),
-    deliveriesPerSec: median(rounds.map((r) => r.deliveriesPerSec)),
-    serverCpuUsPerEvent: median(rounds.map((r) => r.serverCpuUsPerEvent)),
-    events: rounds.reduce((sum, r) => sum + r.events, 0),
-  };
 }
 
 export async function runFanout(ctx: BenchContext): Promise<{ section: Section; result: FanoutResult }> {

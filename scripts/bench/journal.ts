@@ -11,9 +11,14 @@ import type { StreamEvent } from '../../dist/shared/protocol/index.js';
 import { startServerChild } from './child.js';
 import { ControlClient, giftBody, Subscribers, type Target } from './clients.js';
 import { type BenchContext, type DaemonChild, startDaemonChild } from './context.js';
-import { measureLatency, measureThroughput, type ThroughputFigures } from './fanout-measure.js';
+import {
+  measureLatency,
+  measureThroughput,
+  medianThroughput,
+  type ThroughputFigures,
+} from './fanout-measure.js';
 import { type Section, table } from './report.js';
-import { fmt, median, ratio, type Summary, summarize } from './stats.js';
+import { fmt, ratio, type Summary, summarize } from './stats.js';
 
 const N = 100;
 const LATENCY_EVENTS = 400;
@@ -28,15 +33,6 @@ interface Side {
   child: DaemonChild;
   subs: Subscribers;
   control: ControlClient;
-}
-
-function medianOf(rounds: ThroughputFigures[]): ThroughputFigures {
-  return {
-    eventsPerSec: median(rounds.map((r) => r.eventsPerSec)),
-    deliveriesPerSec: median(rounds.map((r) => r.deliveriesPerSec)),
-    serverCpuUsPerEvent: median(rounds.map((r) => r.serverCpuUsPerEvent)),
-    events: rounds.reduce((sum, r) => sum + r.events, 0),
-  };
 }
 
 /** A varied stream: gifts from a few hundred viewers, likes, chats, follows, viewer counts. */
@@ -214,8 +210,8 @@ export async function runJournal(ctx: BenchContext): Promise<Section> {
             window: 4,
           }),
         );
-    const onTput = medianOf(rounds.get(sides[0] as Side) ?? []);
-    const offTput = medianOf(rounds.get(sides[1] as Side) ?? []);
+    const onTput = medianThroughput(rounds.get(sides[0] as Side) ?? []);
+    const offTput = medianThroughput(rounds.get(sides[1] as Side) ?? []);
     ctx.log(`journal: ${fmt(onTput.eventsPerSec)} events/s with it, ${fmt(offTput.eventsPerSec)} without`);
     for (const side of sides) await side.subs.close();
 
