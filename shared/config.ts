@@ -20,6 +20,16 @@ export const RemoteConfig = v.looseObject({
     /** Membership-platform tier id → our tier, e.g. `{"1234567": "premium"}`. */
     tiers: v.record(v.string(), Tier),
   }),
+  /**
+   * The platforms' application credentials a daemon may use when its settings.json has none
+   * (decisions-2 §8): the operator's Twitch client id and YouTube Data API key.
+   */
+  platforms: v.optional(
+    v.looseObject({
+      twitch: v.optional(v.looseObject({ client_id: v.pipe(v.string(), v.minLength(1), v.maxLength(100)) })),
+      youtube: v.optional(v.looseObject({ api_key: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) })),
+    }),
+  ),
 });
 export type RemoteConfig = v.InferOutput<typeof RemoteConfig>;
 

@@ -94,6 +94,30 @@ export const SourceStatus = v.object({
 });
 export type SourceStatus = v.InferOutput<typeof SourceStatus>;
 
+/**
+ * Every live source the daemon reads (decisions-2 §8), in `/status` `sources`: what it is and, in a
+ * streamer's words, how it is doing (`detail`, e.g. "quota used up for today"); `since` is the ISO time
+ * the state began.
+ */
+export const SOURCE_REPORT_STATES = [
+  'connecting',
+  'connected',
+  'reconnecting',
+  'backoff',
+  'error',
+  'offline',
+  'off',
+] as const;
+export type SourceReportState = (typeof SOURCE_REPORT_STATES)[number];
+export const SourceReport = v.object({
+  platform: v.picklist(['tiktok', 'twitch', 'youtube']),
+  channel: v.string(),
+  state: v.picklist(SOURCE_REPORT_STATES),
+  detail: v.optional(v.string()),
+  since: v.optional(v.string()),
+});
+export type SourceReport = v.InferOutput<typeof SourceReport>;
+
 /** The OBS connection of `obs` actions (decisions-2 §6): `off` until an action needs it. */
 export const OBS_STATES = ['connected', 'connecting', 'disconnected', 'off'] as const;
 export const ObsStatus = v.object({ state: v.picklist(OBS_STATES), lastError: v.optional(v.string()) });
@@ -105,6 +129,7 @@ export const StatusParts = v.object({
   licence: v.optional(LicenceStatus),
   tunnel: v.optional(ConnectorStatus),
   tiktok: v.optional(SourceStatus),
+  sources: v.optional(v.array(SourceReport)),
 });
 export type StatusParts = v.InferOutput<typeof StatusParts>;
 

@@ -19,12 +19,13 @@ export class StatusParts {
 
   /** Every registered part, read now. */
   read(): Parts {
-    const { licence, tunnel, tiktok, obs } = this.#readers;
+    const { licence, tunnel, tiktok, obs, sources } = this.#readers;
     return {
       ...(obs ? { obs: obs() } : {}),
       ...(licence ? { licence: licence() } : {}),
       ...(tunnel ? { tunnel: tunnel() } : {}),
       ...(tiktok ? { tiktok: tiktok() } : {}),
+      ...(sources ? { sources: sources() } : {}),
     };
   }
 }
