@@ -28,6 +28,13 @@ import { OverlayStore } from './store/overlay-store.js';
 import { RulesStore } from './store/rules-store.js';
 import { removeRunningDaemon, writeRunningDaemon } from './store/running-daemon.js';
 import { SettingsStore } from './store/settings-store.js';
+import type { SourceEntry } from '../../shared/settings.js';
+import type { RemoteConfig } from '../../shared/config.js';
+import { platformSources, type PlatformOptions } from './sources/factory.js';
+import { type SourceFactory, SourceManager } from './sources/manager.js';
+import { type PlatformUrls, platformUrlsFromEnv } from './sources/platform-urls.js';
+import { TikTokEventSource } from './sources/tiktok.js';
+import { systemTimers } from './timers.js';
 import { Hub } from './ws/hub.js';
 import { PageTokens } from './ws/page-tokens.js';
 
@@ -62,6 +69,16 @@ export interface DaemonOptions {
    * the benchmark's "journal off" run uses this; a streamer's daemon always keeps its journal.
    */
   journalEvents?: boolean;
+  /** Live sources for this run only (`--tiktok`, `--twitch`, `--youtube`), beside settings.json's `sources`. */
+  sources?: SourceEntry[];
+  /** Where the platforms are reached; default: the OVERLAY_TWITCH_* / OVERLAY_YOUTUBE_API_URL variables, else theirs. */
+  platformUrls?: PlatformUrls;
+  /** Options of each platform's source (the TikTok sign key, intervals). */
+  platforms?: PlatformOptions;
+  /** Builds each source: the real platforms by default, fakes in tests. */
+  sourceFactory?: SourceFactory;
+  /** The Gatekeeper's configuration in force: platform credentials when settings.json has none. */
+  remoteConfig?: () => RemoteConfig | undefined;
   log?: (line: string) => void;
 }
 
@@ -83,6 +100,8 @@ export interface RunningDaemon {
   settings: SettingsStore;
   /** events.db: every accepted event, sessions, viewer figures (decisions-2 §7). */
   journal: Journal;
+  /** Every live source (settings.json's and the command line's): `sources` in /status. */
+  sources: SourceManager;
   /** Parts added to GET /status, e.g. `statusFields.set('tiktok', () => source.status())`. */
   statusFields: StatusParts;
   /** The tunnel hostname in force; set it when a tunnel comes up. */
@@ -97,6 +116,7 @@ export interface RunningDaemon {
 }
 
 export const DEFAULT_PORT = 7890;
+
 export const DEFAULT_HOST = '127.0.0.1';
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -219,9 +239,30 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   prune();
   const pruneTimer = setInterval(prune, 6 * 60 * 60 * 1000).unref();
 
+  // Live sources (decisions-2 §8): settings.json's and the command line's, following the settings at once.
+  const platformUrls = options.platformUrls ?? platformUrlsFromEnv();
+  const sources = new SourceManager(
+    {
+      emit: (event) => {
+        ingest(event);
+      },
+      log,
+      urls: platformUrls,
+      timers: systemTimers(),
+      dataDir: dataDir.root,
+      twitchClientId: () =>
+        settings.current().twitch.clientId ?? options.remoteConfig?.()?.platforms?.twitch?.client_id,
+      youtubeApiKey: () =>
+        settings.current().youtube.apiKey ?? options.remoteConfig?.()?.platforms?.youtube?.api_key,
+      endSession: () => journal.endSession(),
+    },
+    options.sourceFactory ?? platformSources(options.platforms),
+  );
+
   let boundPort = 0;
   const statusFields = new StatusParts();
   statusFields.set('obs', () => obs.status());
+  statusFields.set('sources', () => sources.report());
   const state = { tunnelHost: options.tunnelHost };
   const server = createServer();
   // Idle keep-alive sockets are not counted against the per-IP limit; do not let them linger.
@@ -335,6 +376,13 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   await writeRunningDaemon(dataDir.daemonFile, url).catch((err: unknown) =>
     log(`[daemon] could not write ${dataDir.daemonFile}: ${errorMessage(err)}`),
   );
+  // The sources start once the daemon listens: from then on /status shows each of them.
+  sources.apply(settings.current().sources, options.sources ?? []);
+  settings.onChange((next) => sources.apply(next.sources));
+  // `tiktok` in /status (decisions §3): the detailed state of the first TikTok source, while one runs.
+  const firstTikTok = () =>
+    sources.running().find((s): s is TikTokEventSource => s instanceof TikTokEventSource);
+  statusFields.set('tiktok', () => firstTikTok()?.status());
   let closing: Promise<void> | undefined;
   return {
     port: boundPort,
@@ -349,6 +397,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     actions,
     settings,
     journal,
+    sources,
     statusFields,
     get tunnelHost() {
       return state.tunnelHost;
@@ -367,6 +416,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         pipeline?.close();
         actions.close();
+        await sources.close();
         clearInterval(sweepTimer);
         clearInterval(pruneTimer);
         await obs.close();

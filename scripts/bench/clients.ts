@@ -107,7 +107,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
-/** `event.data.seq` of a `stream-event`, or undefined for any other message. */
+/** A chat message whose text names its seq, as the platform benchmark's chat sends them. */
+export const chatSeqText = (seq: number) => `seq ${seq}`;
+const CHAT_SEQ = /^seq (\d+)$/;
+
+/** `event.data.seq` of a `stream-event` (or the seq a chat's text names), or undefined for any other message. */
 function streamEventSeq(text: string): number | undefined {
   let message: unknown;
   try {
@@ -117,7 +121,10 @@ function streamEventSeq(text: string): number | undefined {
   }
   if (!isRecord(message) || message.type !== 'stream-event' || !isRecord(message.event)) return undefined;
   const data = message.event.data;
-  return isRecord(data) && typeof data.seq === 'number' ? data.seq : undefined;
+  if (!isRecord(data)) return undefined;
+  if (typeof data.seq === 'number') return data.seq;
+  const named = typeof data.comment === 'string' ? CHAT_SEQ.exec(data.comment) : null;
+  return named ? Number(named[1]) : undefined;
 }
 
 interface EventTrack {

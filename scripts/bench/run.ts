@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark in turn against its baseline and writes BENCHMARKS.md at the repository root.
 //
-// Options: --only a,b (fanout memory pages gatekeeper screen growth actions journal), --out FILE (default BENCHMARKS.md).
+// Options: --only a,b (fanout memory pages gatekeeper screen growth actions journal platforms), --out FILE (default BENCHMARKS.md).
 // BENCH_CPU_PROF=DIR starts the server children with --cpu-prof so their profiles land in DIR.
 import { mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -24,6 +24,7 @@ const BUDGET_MS: Record<string, number> = {
   growth: 70_000,
   actions: 60_000,
   journal: 120_000,
+  platforms: 60_000,
 };
 
 type Runner = (ctx: BenchContext) => Promise<Section[]>;
@@ -65,6 +66,10 @@ const BENCHMARKS: Record<string, { title: string; run: Runner }> = {
   journal: {
     title: '8. Journal',
     run: async (ctx) => [await (await import('./journal.js')).runJournal(ctx)],
+  },
+  platforms: {
+    title: '9. Platforms',
+    run: async (ctx) => [await (await import('./platforms.js')).runPlatforms(ctx)],
   },
 };
 

@@ -118,6 +118,24 @@ export const SourceReport = v.object({
 });
 export type SourceReport = v.InferOutput<typeof SourceReport>;
 
+/**
+ * The Twitch sign-in (decisions-2 §8) as the dashboard drives it: `GET`, `POST` (starts the device code
+ * flow: open `verificationUri` and enter `userCode` before `expiresAt`) and `DELETE` (revokes and forgets)
+ * on `/api/sources/twitch/sign-in`. The same sign-in as `overlay-daemon connect twitch`.
+ */
+export const TWITCH_SIGN_IN_STATES = ['signed-out', 'pending', 'signed-in', 'failed'] as const;
+export const TwitchSignIn = v.object({
+  state: v.picklist(TWITCH_SIGN_IN_STATES),
+  /** The Twitch account signed in. */
+  login: v.optional(v.string()),
+  userCode: v.optional(v.string()),
+  verificationUri: v.optional(v.string()),
+  expiresAt: v.optional(v.string()),
+  /** Why the last sign-in failed, or why none can start (e.g. no client id). */
+  error: v.optional(v.string()),
+});
+export type TwitchSignIn = v.InferOutput<typeof TwitchSignIn>;
+
 /** The OBS connection of `obs` actions (decisions-2 §6): `off` until an action needs it. */
 export const OBS_STATES = ['connected', 'connecting', 'disconnected', 'off'] as const;
 export const ObsStatus = v.object({ state: v.picklist(OBS_STATES), lastError: v.optional(v.string()) });

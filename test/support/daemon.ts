@@ -5,6 +5,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DaemonOptions, type RunningDaemon, startDaemon } from '../../daemon/src/daemon.js';
+import type { PlatformUrls } from '../../daemon/src/sources/platform-urls.js';
 import { type ConnectOptions, connectWs, type TestWsClient } from './ws.js';
 
 // The daemon suites import their poller from here with the rest of their helpers.
@@ -16,6 +17,15 @@ export interface TestDaemon extends RunningDaemon {
   /** Stops the daemon and removes its data directory. */
   stop(): Promise<void>;
 }
+
+/** Every platform at a closed loopback port. */
+export const UNREACHABLE_PLATFORMS: PlatformUrls = {
+  twitchIrc: 'ws://127.0.0.1:9',
+  twitchEventSub: 'ws://127.0.0.1:9/ws',
+  twitchApi: 'http://127.0.0.1:9/helix',
+  twitchAuth: 'http://127.0.0.1:9',
+  youtubeApi: 'http://127.0.0.1:9/youtube/v3',
+};
 
 export async function makeDataDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'overlay-daemon-test-'));
@@ -31,6 +41,8 @@ export async function startTestDaemon(options: Partial<DaemonOptions> = {}): Pro
     port: 0,
     host: '127.0.0.1',
     watchSettleMs: 50,
+    // Nothing leaves the machine: a suite that adds a source without its fakes reaches a closed port.
+    platformUrls: UNREACHABLE_PLATFORMS,
     log: (line) => logs.push(line),
     ...options,
     dataDir,

@@ -51,7 +51,21 @@ describe('GET /config', () => {
     expect(revalidated.status).toBe(200);
   });
 
+  it("serves the operator's platform credentials (decisions-2 §8) for daemons without their own", async () => {
+    const custom = {
+      ...DEFAULT_CONFIG,
+      version: 3,
+      platforms: { twitch: { client_id: 'abc123clientid' }, youtube: { api_key: 'AIzaSyExampleKey_1' } },
+    };
+    await env.GATEKEEPER_KV.put('config', JSON.stringify(custom));
+    const body = await (await gatekeeper('/config')).json();
+    expect(body).toEqual(custom);
+    const parsed = parseWith(RemoteConfig, body);
+    expect(parsed.ok && parsed.value.platforms?.twitch?.client_id).toBe('abc123clientid');
+  });
+
   it.each([
+    ['a Twitch client id that is empty', JSON.stringify({ ...DEFAULT_CONFIG, platforms: { twitch: { client_id: '' } } })],
     ['not JSON', '{version: 2'],
     ['missing tiers', JSON.stringify({ ...DEFAULT_CONFIG, tiers: undefined })],
     ['an unknown tier value', JSON.stringify({ ...DEFAULT_CONFIG, membership: { tiers: { '1': 'gold' } } })],

@@ -4,13 +4,19 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DaemonStatus, parseWith } from '../../../shared/protocol/index.js';
+import {
+  channelProblem,
+  normaliseChannel,
+  SOURCE_PLATFORMS,
+  type SourceEntry,
+} from '../../../shared/settings.js';
 import { BackupError, createBackup, restoreBackup } from '../backup/backup.js';
 import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from '../daemon.js';
 import { errorMessage } from '../errors.js';
-import { isTikTokUsername, startTikTokService } from '../events/tiktok-service.js';
 import { dashboardSignInUrl } from '../http/dashboard.js';
 import { isLoopbackIp } from '../http/policy.js';
 import { PACKAGE_VERSION } from '../package-root.js';
+import { PlatformUrlError, type PlatformUrls, platformUrlsFromEnv } from '../sources/platform-urls.js';
 import {
   type DataDir,
   DataDirError,
@@ -58,6 +64,8 @@ Options:
   --gatekeeper URL       the licence server (default: $OVERLAY_GATEKEEPER_URL, else the public one)
   --cloudflared PATH     the tunnel connector (default: cloudflared on PATH)
   --tiktok USERNAME      receive the events of this TikTok LIVE stream (state in GET /status)
+  --twitch CHANNEL       also the chat (and, after "connect twitch", follows, subs, cheers, raids) of a Twitch channel
+  --youtube CHANNEL      also the live chat of a YouTube channel (@handle or UC… id; needs an API key in Settings)
   --tiktok-sign-key KEY  API key of the sign server TikTok connections go through (lifts the free
                          tier's daily limit; or $OVERLAY_TIKTOK_SIGN_KEY, which stays out of the process list)
   -h, --help             show this help
@@ -130,6 +138,8 @@ function parseCommandLine(argv: string[]) {
       gatekeeper: { type: 'string' },
       cloudflared: { type: 'string' },
       tiktok: { type: 'string' },
+      twitch: { type: 'string' },
+      youtube: { type: 'string' },
       'tiktok-sign-key': { type: 'string' },
       'include-secrets': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -335,6 +345,19 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
 
 type Values = ReturnType<typeof parseCommandLine>['values'];
 
+/** `--tiktok`, `--twitch`, `--youtube`: sources for this run, checked before anything starts. */
+function commandLineSources(values: Values): SourceEntry[] {
+  const sources: SourceEntry[] = [];
+  for (const platform of SOURCE_PLATFORMS) {
+    const channel = values[platform]?.trim();
+    if (channel === undefined) continue;
+    const problem = channelProblem(platform, channel);
+    if (problem) throw new UsageError(`--${platform} ${problem}, got "${channel}"`);
+    sources.push({ platform, channel: normaliseChannel(platform, channel), enabled: true });
+  }
+  return sources;
+}
+
 async function start(values: Values, io: CliIo): Promise<number> {
   const port =
     portFrom('--port', values.port, 0) ??
@@ -342,10 +365,14 @@ async function start(values: Values, io: CliIo): Promise<number> {
     DEFAULT_PORT;
   const initTimeoutMs = wholeNumberIn('--init-timeout-ms', values['init-timeout-ms'], 1, 600_000) ?? 5000;
   const host = values.host ?? DEFAULT_HOST;
-  if (values.tiktok !== undefined && !isTikTokUsername(values.tiktok))
-    throw new UsageError(
-      `--tiktok must be a TikTok username (letters, digits, . and _), got "${values.tiktok}"`,
-    );
+  const sources = commandLineSources(values);
+  let platformUrls: PlatformUrls;
+  try {
+    platformUrls = platformUrlsFromEnv();
+  } catch (err) {
+    if (err instanceof PlatformUrlError) throw new UsageError(err.message);
+    throw err;
+  }
   if (!isLoopbackHost(host)) {
     io.err(
       `warning: --host ${host} makes the overlay server reachable from other devices on your network.\n`,
@@ -360,6 +387,7 @@ async function start(values: Values, io: CliIo): Promise<number> {
     log: (line: string) => io.err(`${line}\n`),
   };
   const licence = createLicenceManager(dataDir, remoteOptions);
+  const signApiKey = values['tiktok-sign-key'] || process.env.OVERLAY_TIKTOK_SIGN_KEY || undefined;
   let daemon: RunningDaemon;
   try {
     daemon = await startDaemon({
@@ -369,6 +397,10 @@ async function start(values: Values, io: CliIo): Promise<number> {
       dataDir,
       dev: values.dev === true,
       initTimeoutMs,
+      sources,
+      platformUrls,
+      platforms: { tiktok: signApiKey ? { signApiKey } : {} },
+      remoteConfig: () => licence.config(),
       log: (line) => io.err(`${line}\n`),
     });
   } catch (err) {
@@ -390,15 +422,6 @@ async function start(values: Values, io: CliIo): Promise<number> {
     }
     return 1;
   }
-  // TikTok first: from the moment the daemon says it listens, /status shows the source (never absent).
-  const signApiKey = values['tiktok-sign-key'] || process.env.OVERLAY_TIKTOK_SIGN_KEY || undefined;
-  const tiktok = values.tiktok
-    ? startTikTokService(daemon, {
-        username: values.tiktok,
-        log: (line) => io.err(`${line}\n`),
-        ...(signApiKey ? { signApiKey } : {}),
-      })
-    : undefined;
   io.out(
     `overlay-daemon ${PACKAGE_VERSION} listening on ${daemon.url}${values.dev ? ' (dev: page served by Vite)' : ''}\n`,
   );
@@ -417,7 +440,6 @@ async function start(values: Values, io: CliIo): Promise<number> {
   io.out('press Ctrl+C to stop\n');
   const signal = await stopped;
   io.out(`${signal}: shutting down\n`);
-  await tiktok?.stop();
   await remote.close();
   await daemon.close();
   return 0;

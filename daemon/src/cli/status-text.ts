@@ -1,5 +1,5 @@
-// `overlay-daemon status` in words: is it running, the licence, remote access and TikTok LIVE.
-import type { DaemonStatus, LicenceStatus } from '../../../shared/protocol/index.js';
+// `overlay-daemon status` in words: is it running, the licence, remote access and each live source.
+import type { DaemonStatus, LicenceStatus, SourceReportState } from '../../../shared/protocol/index.js';
 import { formatWait } from '../../../shared/timers.js';
 
 const LICENCE_STATE: Record<LicenceStatus['state'], string> = {
@@ -11,11 +11,23 @@ const LICENCE_STATE: Record<LicenceStatus['state'], string> = {
   invalid: 'not valid: run overlay-daemon login',
 };
 
+const PLATFORM_NAME = { tiktok: 'TikTok LIVE', twitch: 'Twitch', youtube: 'YouTube' } as const;
+
+const SOURCE_STATE: Record<SourceReportState, string> = {
+  connecting: 'connecting',
+  connected: 'connected',
+  reconnecting: 'reconnecting',
+  backoff: 'waiting before trying again',
+  error: 'needs attention',
+  offline: 'not live',
+  off: 'turned off',
+};
+
 const day = (iso: string) => new Date(iso).toLocaleString();
 
 export function describeDaemonStatus(status: DaemonStatus, baseUrl: string): string {
   const lines = [`overlay-daemon is running at ${baseUrl}`];
-  const { licence, tunnel, tiktok } = status;
+  const { licence, tunnel, tiktok, sources } = status;
   if (licence) {
     const until = licence.valid_until ? `, until ${day(licence.valid_until)}` : '';
     lines.push(`  licence:       ${licence.tier} tier, ${LICENCE_STATE[licence.state]}${until}`);
@@ -39,6 +51,14 @@ export function describeDaemonStatus(status: DaemonStatus, baseUrl: string): str
       line = `${who} not connected${why}${next}`;
     }
     lines.push(`  TikTok LIVE:   ${line}`);
+  }
+  // Every source, TikTok's included, in one line each: the platform, the channel, its state in words.
+  for (const source of sources ?? []) {
+    if (source.platform === 'tiktok' && tiktok) continue;
+    const name = PLATFORM_NAME[source.platform];
+    const channel = source.platform === 'twitch' ? `#${source.channel}` : source.channel;
+    const detail = source.detail ? ` (${source.detail})` : '';
+    lines.push(`  ${`${name}:`.padEnd(14)} ${channel} ${SOURCE_STATE[source.state]}${detail}`);
   }
   lines.push('  (--json for the full answer of GET /status)');
   return `${lines.join('\n')}\n`;

@@ -2,7 +2,8 @@
 // that runs (licence, tunnel, TikTok) registers how to read its own, typed by the shared schema.
 import type { StatusParts as Parts } from '../../../shared/protocol/index.js';
 
-type Readers = { [K in keyof Parts]?: () => NonNullable<Parts[K]> };
+/** A reader may answer undefined: the part is left out (e.g. `tiktok` while no TikTok source runs). */
+type Readers = { [K in keyof Parts]?: () => Parts[K] | undefined };
 
 export class StatusParts {
   readonly #readers: Readers = {};
@@ -19,13 +20,12 @@ export class StatusParts {
 
   /** Every registered part, read now. */
   read(): Parts {
-    const { licence, tunnel, tiktok, obs, sources } = this.#readers;
-    return {
-      ...(obs ? { obs: obs() } : {}),
-      ...(licence ? { licence: licence() } : {}),
-      ...(tunnel ? { tunnel: tunnel() } : {}),
-      ...(tiktok ? { tiktok: tiktok() } : {}),
-      ...(sources ? { sources: sources() } : {}),
-    };
+    const parts: Parts = {};
+    // In this order in the JSON: OBS, licence, tunnel, TikTok, sources.
+    for (const name of ['obs', 'licence', 'tunnel', 'tiktok', 'sources'] as const) {
+      const value = this.#readers[name]?.();
+      if (value !== undefined) Object.assign(parts, { [name]: value });
+    }
+    return parts;
   }
 }

@@ -3,6 +3,8 @@
 // the tsx loader, whose transform wraps every function expression in a naming helper called per request.
 //
 // Usage: daemon-server.ts --data-dir DIR [--rules FILE] [--no-journal] [--keep-rules]
+//        [--source platform:channel]… [--twitch-irc URL] [--youtube-api URL]
+// Sources reach only the addresses given here (anything else points at a closed loopback port).
 // The demo rule of a fresh data directory is removed at start (rules.json = []), so an event costs
 // what it costs a streamer without rules: broadcast, rules engine with nothing to fire, widget
 // state. Benchmarks that measure rules PUT their own list, or (past the free tier's five) give
@@ -11,6 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { type RunningDaemon, startDaemon } from '../../../dist/daemon/src/daemon.js';
+import { DEFAULT_CONFIG } from '../../../dist/shared/config.js';
 import { RuleList } from '../../../dist/shared/rules.js';
 import { serveCommands } from '../ipc.js';
 
@@ -20,7 +23,22 @@ const { values } = parseArgs({
     rules: { type: 'string' },
     'no-journal': { type: 'boolean' },
     'keep-rules': { type: 'boolean' },
+    source: { type: 'string', multiple: true },
+    'twitch-irc': { type: 'string' },
+    'youtube-api': { type: 'string' },
   },
+});
+const closed = 'http://127.0.0.1:9';
+const platformUrls = {
+  twitchIrc: values['twitch-irc'] ?? 'ws://127.0.0.1:9',
+  twitchEventSub: 'ws://127.0.0.1:9/ws',
+  twitchApi: `${closed}/helix`,
+  twitchAuth: closed,
+  youtubeApi: values['youtube-api'] ?? `${closed}/youtube/v3`,
+};
+const sources = (values.source ?? []).map((spec) => {
+  const [platform, channel] = spec.split(':') as ['tiktok' | 'twitch' | 'youtube', string];
+  return { platform, channel, enabled: true };
 });
 const dataDir = values['data-dir'];
 if (!dataDir) throw new Error('--data-dir is required');
@@ -32,6 +50,10 @@ const daemon: RunningDaemon = await startDaemon({
   dataDir,
   watchSettleMs: 50,
   ...(values['no-journal'] ? { journalEvents: false } : {}),
+  platformUrls,
+  sources,
+  // Settings give a YouTube source its key; the bench's YouTube is a stand-in that takes any.
+  remoteConfig: () => ({ ...DEFAULT_CONFIG, platforms: { youtube: { api_key: 'bench-key' } } }),
   log: (line) => {
     if (verbose) process.stderr.write(`[daemon] ${line}\n`);
   },
