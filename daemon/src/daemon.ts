@@ -1,11 +1,14 @@
 // Composes the daemon: data directory, overlay and rule stores, WebSocket hub, HTTP routes, on one port.
-import { existsSync } from 'node:fs';
+import { existsSync, type Stats, unwatchFile as unwatchStat, watchFile as watchStat } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer } from 'node:net';
+import { join } from 'node:path';
 import { watch as watchFile } from 'chokidar';
+import type { RemoteConfig } from '../../shared/config.js';
 import type { RuleList } from '../../shared/rules.js';
+import type { SourceEntry } from '../../shared/settings.js';
 import { ObsConnection } from './actions/obs.js';
 import { ActionRunner } from './actions/runner.js';
 import { Speech } from './actions/speech.js';
@@ -22,18 +25,18 @@ import { createControlGuard, createFrontDoor, createUpgradeListener } from './ht
 import { compiledPageRenderer } from './http/page.js';
 import { StatusParts } from './http/status-parts.js';
 import { Journal } from './journal/journal.js';
+import { type PlatformOptions, platformSources } from './sources/factory.js';
+import { type SourceFactory, SourceManager } from './sources/manager.js';
+import { type PlatformUrls, platformUrlsFromEnv } from './sources/platform-urls.js';
+import { TikTokEventSource } from './sources/tiktok.js';
+import { readTwitchTokens, TWITCH_FILE } from './sources/twitch/auth.js';
+import { TwitchSignInService } from './sources/twitch/sign-in.js';
 import { type DataDir, initDataDir, readAdminKey } from './store/data-dir.js';
 import type { OverlayRegistry } from './store/overlay-registry.js';
 import { OverlayStore } from './store/overlay-store.js';
 import { RulesStore } from './store/rules-store.js';
 import { removeRunningDaemon, writeRunningDaemon } from './store/running-daemon.js';
 import { SettingsStore } from './store/settings-store.js';
-import type { SourceEntry } from '../../shared/settings.js';
-import type { RemoteConfig } from '../../shared/config.js';
-import { platformSources, type PlatformOptions } from './sources/factory.js';
-import { type SourceFactory, SourceManager } from './sources/manager.js';
-import { type PlatformUrls, platformUrlsFromEnv } from './sources/platform-urls.js';
-import { TikTokEventSource } from './sources/tiktok.js';
 import { systemTimers } from './timers.js';
 import { Hub } from './ws/hub.js';
 import { PageTokens } from './ws/page-tokens.js';
@@ -241,6 +244,12 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
 
   // Live sources (decisions-2 §8): settings.json's and the command line's, following the settings at once.
   const platformUrls = options.platformUrls ?? platformUrlsFromEnv();
+  const credentials = {
+    twitchClientId: () =>
+      settings.current().twitch.clientId ?? options.remoteConfig?.()?.platforms?.twitch?.client_id,
+    youtubeApiKey: () =>
+      settings.current().youtube.apiKey ?? options.remoteConfig?.()?.platforms?.youtube?.api_key,
+  };
   const sources = new SourceManager(
     {
       emit: (event) => {
@@ -250,14 +259,36 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       urls: platformUrls,
       timers: systemTimers(),
       dataDir: dataDir.root,
-      twitchClientId: () =>
-        settings.current().twitch.clientId ?? options.remoteConfig?.()?.platforms?.twitch?.client_id,
-      youtubeApiKey: () =>
-        settings.current().youtube.apiKey ?? options.remoteConfig?.()?.platforms?.youtube?.api_key,
+      ...credentials,
       endSession: () => journal.endSession(),
     },
     options.sourceFactory ?? platformSources(options.platforms),
   );
+
+  const twitchSignIn = new TwitchSignInService({
+    authUrl: platformUrls.twitchAuth,
+    dataDir: dataDir.root,
+    clientId: credentials.twitchClientId,
+    log,
+  });
+  // twitch.json written or removed (the dashboard's sign-in, `overlay-daemon connect twitch` in another
+  // terminal, `disconnect twitch`): the Twitch sources start again with it. Polled: the file may not exist.
+  // A renewal rewrites the file with the same account: only another account (or none) restarts them.
+  const twitchFile = join(dataDir.root, TWITCH_FILE);
+  const twitchAccount = async () => {
+    const tokens = await readTwitchTokens(dataDir.root).catch(() => undefined);
+    return tokens ? `${tokens.clientId}:${tokens.userId}` : '';
+  };
+  let signedInAs = await twitchAccount();
+  const onTwitchFile = (now: Stats, before: Stats) => {
+    if (now.mtimeMs === before.mtimeMs && now.nlink === before.nlink) return;
+    void twitchAccount().then((account) => {
+      if (account === signedInAs) return;
+      signedInAs = account;
+      sources.restart('twitch');
+    });
+  };
+  watchStat(twitchFile, { interval: 1000, persistent: false }, onTwitchFile);
 
   let boundPort = 0;
   const statusFields = new StatusParts();
@@ -289,6 +320,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   };
   const frontDoor = createFrontDoor(frontDoorOptions);
   const app = createHttpApp({
+    twitchSignIn,
     actions,
     obs,
     speech,
@@ -416,6 +448,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         pipeline?.close();
         actions.close();
+        twitchSignIn.close();
+        unwatchStat(twitchFile, onTwitchFile);
         await sources.close();
         clearInterval(sweepTimer);
         clearInterval(pruneTimer);

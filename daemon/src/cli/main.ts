@@ -27,6 +27,7 @@ import {
 } from '../store/data-dir.js';
 import { readRunningDaemon } from '../store/running-daemon.js';
 import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../tunnel/remote-access.js';
+import { CONNECT_HELP, runConnectCommand } from './connect.js';
 import { DASHBOARD_HELP, runDashboardCommand } from './dashboard.js';
 import { EVENT_HELP, runEventCommand } from './event.js';
 import { locateDaemon, portFrom } from './locate.js';
@@ -44,6 +45,7 @@ Usage:
   overlay-daemon event <type> [options]      send a test stream event (gift, like, chat…) to the server
   overlay-daemon dashboard [--port N]        open the dashboard of the running server, signed in
   overlay-daemon new-key [--data-dir DIR]    replace the admin key (old sign-in links stop working)
+  overlay-daemon connect twitch      sign in to Twitch for follows, subs, cheers, raids (disconnect twitch to undo)
   overlay-daemon backup [FILE]       one .tar.gz of overlays, rules, media, settings and the event journal
   overlay-daemon restore FILE        put a backup in place (the current state is kept under backups/)
   overlay-daemon <command> --help    help on one command
@@ -240,6 +242,22 @@ const COMMANDS: readonly Command[] = [
           'Open the dashboard with: overlay-daemon dashboard\n',
       );
       return 0;
+    },
+  },
+  {
+    name: 'connect',
+    help: () => CONNECT_HELP,
+    run: (values, positionals, io) => {
+      noMoreArguments(positionals.slice(1));
+      return runConnectCommand('connect', positionals[0], values, io);
+    },
+  },
+  {
+    name: 'disconnect',
+    help: () => CONNECT_HELP,
+    run: (values, positionals, io) => {
+      noMoreArguments(positionals.slice(1));
+      return runConnectCommand('disconnect', positionals[0], values, io);
     },
   },
   {

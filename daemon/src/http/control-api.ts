@@ -50,6 +50,8 @@ import { mountBackupRoutes } from './backup-routes.js';
 import { JSON_MAX_DEPTH, jsonTooDeep, readBody } from './body.js';
 import { etagOf, ifMatchHolds, overlayEtag } from './etag.js';
 import { mountHistory } from './history.js';
+import { mountSourceRoutes } from './source-routes.js';
+import type { TwitchSignInService } from '../sources/twitch/sign-in.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 
 export interface ControlApiContext {
@@ -74,6 +76,8 @@ export interface ControlApiContext {
   obs: ObsConnection;
   /** Speech with the OS's voices (the voice list and the settings' sample). */
   speech: Speech;
+  /** The Twitch sign-in of the Sources view. */
+  twitchSignIn: TwitchSignInService;
   /** Lets only local control clients with the admin key through (front-door.ts createControlGuard). */
   controlGuard: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }
@@ -289,6 +293,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   });
 
   mountHistory(app, ctx.journal);
+  mountSourceRoutes(app, ctx.twitchSignIn);
   mountBackupRoutes(app, ctx.dataDir, ctx.log);
 
   app.get('/api/media', async (_req, res) => sendJson(res, 200, await listMedia(ctx.mediaDir)));

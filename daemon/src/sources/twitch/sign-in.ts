@@ -9,8 +9,6 @@ export interface TwitchSignInOptions {
   authUrl: string;
   dataDir: string;
   clientId(): string | undefined;
-  /** The sign-in changed (made or removed): Twitch sources pick it up. */
-  changed(): void;
   log(line: string): void;
 }
 
@@ -46,7 +44,11 @@ export class TwitchSignInService {
     if (this.#pending) return this.state();
     const clientId = this.options.clientId();
     if (!clientId) throw new NoTwitchClientId();
-    const flow = await startDeviceFlow({ authUrl: this.options.authUrl, clientId });
+    const flow = await startDeviceFlow({
+      authUrl: this.options.authUrl,
+      clientId,
+      dataDir: this.options.dataDir,
+    });
     const abort = new AbortController();
     const pending = {
       userCode: flow.userCode,
@@ -60,8 +62,8 @@ export class TwitchSignInService {
       async (tokens) => {
         if (this.#pending !== pending) return;
         this.#pending = undefined;
+        // Running Twitch sources see twitch.json change and start again with it.
         this.options.log(`[twitch] signed in as ${tokens.login}`);
-        this.options.changed();
       },
       (err: unknown) => {
         if (this.#pending !== pending) return;
@@ -83,7 +85,6 @@ export class TwitchSignInService {
       dataDir: this.options.dataDir,
       log: this.options.log,
     }).disconnect();
-    this.options.changed();
   }
 
   close(): void {

@@ -1,0 +1,103 @@
+// `overlay-daemon connect twitch` and `disconnect twitch` (decisions-2 §8): the device code flow in the
+// terminal (a code and a link to open on any device), the tokens kept in twitch.json (mode 0600), and
+// their revocation. A running server picks the change up by itself.
+import { readFile } from 'node:fs/promises';
+import { parseJsonWith } from '../../../shared/protocol/index.js';
+import { StoredSettings } from '../../../shared/settings.js';
+import { errorMessage } from '../errors.js';
+import { GatekeeperClient, gatekeeperUrl } from '../licence/gatekeeper-client.js';
+import { readCachedConfig } from '../licence/remote-config-cache.js';
+import { PlatformUrlError, platformUrlsFromEnv } from '../sources/platform-urls.js';
+import { readTwitchTokens, startDeviceFlow, TwitchAuth } from '../sources/twitch/auth.js';
+import { dataDirPaths, defaultDataDir } from '../store/data-dir.js';
+import { UsageError } from './usage-error.js';
+
+export const CONNECT_HELP = `Usage: overlay-daemon connect twitch [--data-dir DIR] [--gatekeeper URL]
+       overlay-daemon disconnect twitch [--data-dir DIR]
+
+connect twitch signs in to Twitch for follows, subscriptions, cheers, raids and viewer counts (chat
+needs no sign-in): it shows a code and a link; open the link on any device, sign in as the channel's
+broadcaster and enter the code. The sign-in is kept in twitch.json in the data directory (private to
+you) and renewed by itself. disconnect twitch revokes it at Twitch and deletes the file.
+
+The Twitch client id comes from settings.json (twitch.clientId, set in the dashboard's Sources view),
+else from the Gatekeeper's configuration.
+
+Options:
+  --data-dir DIR     the data directory (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
+  --gatekeeper URL   where to ask for the client id (default: $OVERLAY_GATEKEEPER_URL, else the public one)
+  -h, --help         show this help
+`;
+
+interface ConnectIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** settings.json's client id, else the cached Gatekeeper config's, else a fresh one's. */
+async function findClientId(root: string, gatekeeper: string | undefined): Promise<string | undefined> {
+  const paths = dataDirPaths(root);
+  const text = await readFile(paths.settingsFile, 'utf8').catch(() => undefined);
+  if (text) {
+    const parsed = parseJsonWith(StoredSettings, text);
+    if (parsed.ok && parsed.value.twitch.clientId) return parsed.value.twitch.clientId;
+  }
+  const cached = await readCachedConfig(paths.remoteConfigFile);
+  if (cached.platforms?.twitch?.client_id) return cached.platforms.twitch.client_id;
+  const fetched = await new GatekeeperClient(gatekeeperUrl(gatekeeper)).config().catch(() => undefined);
+  return fetched?.ok ? fetched.value.platforms?.twitch?.client_id : undefined;
+}
+
+export async function runConnectCommand(
+  verb: 'connect' | 'disconnect',
+  platform: string | undefined,
+  values: { 'data-dir'?: string; gatekeeper?: string },
+  io: ConnectIo,
+): Promise<number> {
+  if (platform !== 'twitch')
+    throw new UsageError(
+      platform === undefined
+        ? `${verb} needs a platform: ${verb} twitch`
+        : `${verb} works for twitch only (YouTube needs an API key in Settings, TikTok nothing), got "${platform}"`,
+    );
+  let authUrl: string;
+  try {
+    authUrl = platformUrlsFromEnv().twitchAuth;
+  } catch (err) {
+    if (err instanceof PlatformUrlError) throw new UsageError(err.message);
+    throw err;
+  }
+  const root = values['data-dir'] ?? defaultDataDir();
+  if (verb === 'disconnect') {
+    const before = await readTwitchTokens(root).catch(() => undefined);
+    await new TwitchAuth({ authUrl, dataDir: root, log: (line) => io.err(`${line}\n`) }).disconnect();
+    io.out(
+      before
+        ? `Disconnected Twitch (${before.login}): the sign-in is revoked and forgotten.\n`
+        : 'Twitch was not connected.\n',
+    );
+    return 0;
+  }
+  const clientId = await findClientId(root, values.gatekeeper);
+  if (!clientId) {
+    io.err(
+      'overlay-daemon: no Twitch client id: set one in the dashboard (Sources → Twitch client id), or ask the operator of your Gatekeeper to publish platforms.twitch.client_id\n',
+    );
+    return 1;
+  }
+  try {
+    const flow = await startDeviceFlow({ authUrl, clientId, dataDir: root });
+    io.out(
+      `To connect Twitch, open ${flow.verificationUri} on any device and enter the code:\n\n    ${flow.userCode}\n\n` +
+        `(the code works for ${Math.round(flow.expiresInS / 60)} minutes; waiting for you to approve…)\n`,
+    );
+    const tokens = await flow.wait();
+    io.out(
+      `Connected Twitch as ${tokens.login}. Follows, subscriptions, cheers, raids and viewer counts will come in.\n`,
+    );
+    return 0;
+  } catch (err) {
+    io.err(`overlay-daemon: Twitch sign-in did not complete: ${errorMessage(err)}\n`);
+    return 1;
+  }
+}

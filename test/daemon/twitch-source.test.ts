@@ -1,0 +1,163 @@
+// The Twitch source as a whole against the protocol-level stand-ins (IRC over WebSocket, EventSub
+// WebSocket, Helix, the sign-in service): chat alone without a sign-in; with one, EventSub events and
+// viewer counts beside chat, a cheer or a sub counted once (EventSub's, never chat's as well), the end
+// of a stream, and the state in a streamer's words.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_PLATFORM_URLS } from '../../daemon/src/sources/platform-urls.js';
+import type { SourceContext } from '../../daemon/src/sources/source.js';
+import { writeTwitchTokens } from '../../daemon/src/sources/twitch/auth.js';
+import { TwitchSource } from '../../daemon/src/sources/twitch/source.js';
+import { systemTimers } from '../../daemon/src/timers.js';
+import type { StreamEvent } from '../../shared/protocol/index.js';
+import { type FakeTwitch, startFakeTwitch, twitchEvent } from '../support/fakes/twitch.js';
+import { type FakeTwitchIrc, startFakeTwitchIrc } from '../support/fakes/twitch-irc.js';
+import { waitFor } from '../support/wait.js';
+
+let irc: FakeTwitchIrc;
+let twitch: FakeTwitch;
+let dataDir: string;
+let source: TwitchSource | undefined;
+let events: StreamEvent[];
+let logs: string[];
+let ended: number;
+
+beforeEach(async () => {
+  [irc, twitch] = await Promise.all([startFakeTwitchIrc(), startFakeTwitch()]);
+  dataDir = await mkdtemp(join(tmpdir(), 'overlay-twitch-'));
+  events = [];
+  logs = [];
+  ended = 0;
+});
+
+afterEach(async () => {
+  await source?.stop();
+  source = undefined;
+  await Promise.all([irc.close(), twitch.close()]);
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+function context(): SourceContext {
+  return {
+    emit: (event) => events.push(event),
+    log: (line) => logs.push(line),
+    urls: {
+      ...DEFAULT_PLATFORM_URLS,
+      twitchIrc: irc.url,
+      twitchEventSub: twitch.urls.eventsub,
+      twitchApi: twitch.urls.api,
+      twitchAuth: twitch.urls.auth,
+      youtubeApi: 'http://127.0.0.1:9/youtube/v3',
+    },
+    timers: systemTimers(),
+    dataDir,
+    twitchClientId: () => twitch.clientId,
+    youtubeApiKey: () => undefined,
+    streamEnded: () => {
+      ended++;
+    },
+  };
+}
+
+/** Signs in as the broadcaster the way `connect twitch` leaves it: twitch.json with the fake's tokens. */
+async function signIn(): Promise<void> {
+  const token = twitch.issueTokens();
+  await writeTwitchTokens(dataDir, {
+    accessToken: token.accessToken,
+    refreshToken: token.refreshToken,
+    expiresAt: new Date(token.expiresAt).toISOString(),
+    scopes: token.scopes,
+    userId: token.userId,
+    login: token.login,
+    clientId: token.clientId,
+  });
+}
+
+async function start(options = {}): Promise<TwitchSource> {
+  source = new TwitchSource(twitch.user.login, context(), options);
+  source.start();
+  await irc.waitForJoin(twitch.user.login);
+  await waitFor(() => source?.report().state === 'connected');
+  return source;
+}
+
+describe('the Twitch source', () => {
+  it('reads chat without a sign-in and says what a sign-in would add', async () => {
+    const s = await start();
+    expect(s.report()).toMatchObject({ platform: 'twitch', channel: 'streamer', state: 'connected' });
+    expect(s.report().detail).toMatch(/chat only: run "overlay-daemon connect twitch"/);
+    irc.privmsg('streamer', { login: 'viewer' }, 'hi');
+    irc.privmsg('streamer', { login: 'cheerer' }, 'Cheer10', { bits: '10' });
+    await waitFor(() => events.length === 2);
+    expect(events.map((e) => `${e.platform}:${e.type}`)).toEqual(['twitch:chat', 'twitch:gift']);
+    // Nothing of Helix or EventSub was asked without a sign-in.
+    expect(twitch.requests.filter((r) => r.path.startsWith('/helix'))).toEqual([]);
+    expect(twitch.sessions).toEqual([]);
+  });
+
+  it('signed in: EventSub events and viewer counts beside chat, each cheer and sub once', async () => {
+    await signIn();
+    twitch.setStream(twitch.user.id, 321);
+    const s = await start({ viewerIntervalMs: 200 });
+    await waitFor(() => twitch.activeSubscriptions().length === 6);
+    await waitFor(() => s.coverage().cheers && s.coverage().subscriptions && s.coverage().raids);
+    await waitFor(() => s.report().detail === undefined);
+    await waitFor(() => events.some((e) => e.type === 'viewer'));
+    expect(events.find((e) => e.type === 'viewer')).toMatchObject({
+      platform: 'twitch',
+      data: { viewerCount: 321 },
+    });
+
+    // A cheer arrives both in chat (the bits tag) and over EventSub: one gift.
+    irc.privmsg('streamer', { login: 'viewer' }, 'Cheer100 hype', { bits: '100' });
+    twitch.notify(
+      'channel.cheer',
+      twitchEvent('channel.cheer', twitch.user, { bits: 100, message: 'Cheer100 hype' }),
+    );
+    // A sub arrives both as USERNOTICE and over EventSub: one subscribe.
+    irc.usernotice('streamer', 'sub', { login: 'viewer' }, { 'msg-param-sub-plan': '1000' });
+    twitch.notify('channel.subscribe', twitchEvent('channel.subscribe', twitch.user));
+    twitch.notify('channel.follow', twitchEvent('channel.follow', twitch.user));
+    twitch.notify('channel.raid', twitchEvent('channel.raid', twitch.user, { viewers: 12 }));
+    irc.privmsg('streamer', { login: 'viewer' }, 'plain chat');
+    await waitFor(() => events.some((e) => e.type === 'chat'));
+    await waitFor(() => events.filter((e) => e.type !== 'viewer').length >= 5);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const kinds = events.filter((e) => e.type !== 'viewer').map((e) => e.type);
+    expect(kinds.sort()).toEqual(['chat', 'follow', 'gift', 'share', 'subscribe']);
+    expect(events.find((e) => e.type === 'gift')).toMatchObject({
+      platform: 'twitch',
+      data: { giftName: 'Bits', repeatCount: 100, diamondCount: 1 },
+    });
+
+    // The stream ends: no viewer count any more, the journal's session ends.
+    twitch.setStream(twitch.user.id, undefined);
+    await waitFor(() => ended === 1);
+  });
+
+  it('keeps chat going when the sign-in no longer works, and says why', async () => {
+    await signIn();
+    twitch.forgetAllTokens();
+    const s = await start();
+    await waitFor(() => /events|sign|connect twitch/.test(s.report().detail ?? ''));
+    irc.privmsg('streamer', { login: 'viewer' }, 'still here');
+    await waitFor(() => events.some((e) => e.type === 'chat'));
+    expect(s.report().state).toBe('connected');
+  });
+
+  it('stops everything: chat, EventSub and the viewer count', async () => {
+    await signIn();
+    twitch.setStream(twitch.user.id, 5);
+    const s = await start({ viewerIntervalMs: 100 });
+    await waitFor(() => twitch.clients === 1);
+    await s.stop();
+    source = undefined;
+    expect(s.report().state).toBe('off');
+    await waitFor(() => twitch.clients === 0 && irc.clients === 0);
+    const helixCalls = twitch.requests.length;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(twitch.requests.length).toBe(helixCalls);
+  });
+});
