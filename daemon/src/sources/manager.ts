@@ -92,6 +92,19 @@ export class SourceManager {
     return [...this.#running.values()];
   }
 
+  /** Stops and starts again every running source of a platform (its sign-in changed). */
+  restart(platform: SourcePlatform): void {
+    if (this.#closed) return;
+    for (const entry of this.#entries) {
+      const key = keyOf(entry);
+      const source = this.#running.get(key);
+      if (entry.platform !== platform || !source) continue;
+      this.#running.delete(key);
+      this.#stop(key, source);
+      this.#start(entry);
+    }
+  }
+
   /** Stops every source; resolves once all have stopped. */
   async close(): Promise<void> {
     this.#closed = true;
