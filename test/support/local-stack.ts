@@ -135,7 +135,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   );
 
   // The platform's tier id → premium lives in KV, where operators keep it (decisions §2).
-  const config: RemoteConfig = { ...DEFAULT_CONFIG, membership: { tiers: { 'premium-tier': 'premium' } } };
+  const config: RemoteConfig = {
+    ...DEFAULT_CONFIG,
+    membership: { tiers: { 'premium-tier': 'premium' } },
+    // The stand-ins' credentials (test/support/fakes/twitch.ts, youtube.ts), as an operator publishes theirs.
+    platforms: { twitch: { client_id: 'fake-client-id' }, youtube: { api_key: 'dev-stack-youtube-key' } },
+  };
   const env = { ...process.env, ...OFFLINE };
   const seeded = spawnSync(
     process.execPath,

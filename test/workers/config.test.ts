@@ -65,7 +65,10 @@ describe('GET /config', () => {
   });
 
   it.each([
-    ['a Twitch client id that is empty', JSON.stringify({ ...DEFAULT_CONFIG, platforms: { twitch: { client_id: '' } } })],
+    [
+      'a Twitch client id that is empty',
+      JSON.stringify({ ...DEFAULT_CONFIG, platforms: { twitch: { client_id: '' } } }),
+    ],
     ['not JSON', '{version: 2'],
     ['missing tiers', JSON.stringify({ ...DEFAULT_CONFIG, tiers: undefined })],
     ['an unknown tier value', JSON.stringify({ ...DEFAULT_CONFIG, membership: { tiers: { '1': 'gold' } } })],

@@ -2,7 +2,7 @@
 // its state shows in GET /status (`tiktok`) and the log. The daemon's sources (settings.json and
 // `--tiktok`) go through the manager instead, which uses the same TikTokEventSource.
 import type { RunningDaemon } from '../daemon.js';
-import { type TikTokOptions, TikTokEventSource } from '../sources/tiktok.js';
+import { TikTokEventSource, type TikTokOptions } from '../sources/tiktok.js';
 import type { SourceStatus } from './tiktok-source.js';
 
 interface TikTokServiceOptions extends TikTokOptions {

@@ -41,6 +41,7 @@ import {
 } from '../media/media.js';
 import { type FiredAction, fireRule } from '../rules/engine.js';
 import { sampleEvent } from '../rules/sample-event.js';
+import type { TwitchSignInService } from '../sources/twitch/sign-in.js';
 import type { DataDir } from '../store/data-dir.js';
 import type { OverlayStore } from '../store/overlay-store.js';
 import type { RulesStore } from '../store/rules-store.js';
@@ -50,9 +51,8 @@ import { mountBackupRoutes } from './backup-routes.js';
 import { JSON_MAX_DEPTH, jsonTooDeep, readBody } from './body.js';
 import { etagOf, ifMatchHolds, overlayEtag } from './etag.js';
 import { mountHistory } from './history.js';
-import { mountSourceRoutes } from './source-routes.js';
-import type { TwitchSignInService } from '../sources/twitch/sign-in.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
+import { mountSourceRoutes } from './source-routes.js';
 
 export interface ControlApiContext {
   overlays: OverlayStore;
