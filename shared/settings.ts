@@ -89,20 +89,20 @@ export type SourceEntry = v.InferOutput<typeof SourceEntry>;
 
 /** `sources`: each platform and channel once. (An empty object, what earlier versions wrote, is no source.) */
 const Sources = v.optional(
-  v.union([
-    v.pipe(
-      v.array(SourceEntry),
-      v.maxLength(MAX_SOURCES, `at most ${MAX_SOURCES} sources`),
-      v.check(
-        (list) => new Set(list.map((s) => `${s.platform}:${s.channel}`)).size === list.length,
-        'each platform and channel may appear once',
-      ),
+  v.pipe(
+    v.unknown(),
+    v.transform((input) =>
+      input !== null && typeof input === 'object' && !Array.isArray(input) && Object.keys(input).length === 0
+        ? []
+        : input,
     ),
-    v.pipe(
-      v.strictObject({}),
-      v.transform((): SourceEntry[] => []),
+    v.array(SourceEntry, 'must be a list of sources'),
+    v.maxLength(MAX_SOURCES, `at most ${MAX_SOURCES} sources`),
+    v.check(
+      (list) => new Set(list.map((s) => `${s.platform}:${s.channel}`)).size === list.length,
+      'each platform and channel may appear once',
     ),
-  ]),
+  ),
   [],
 );
 

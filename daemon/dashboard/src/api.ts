@@ -28,6 +28,8 @@ import {
   type SessionSummary,
   SpeechSample,
   type StreamEvent,
+  type TwitchSignIn,
+  TwitchSignIn as TwitchSignInSchema,
   type ViewerFigures,
   VoiceList,
 } from '../../../shared/protocol/index.js';
@@ -167,6 +169,31 @@ export class ControlApi {
   }
   saveSettings(input: SettingsInput): Promise<SettingsView> {
     return this.typed(SettingsViewSchema, '/api/settings', { method: 'PUT', json: input });
+  }
+  /**
+   * Reads the settings as the daemon has them now, changes them and puts the whole document back, every
+   * secret kept (`{"set": true}`): a change made elsewhere since this page loaded is not undone.
+   */
+  async changeSettings(change: (current: SettingsView) => SettingsInput): Promise<SettingsView> {
+    const current = await this.settings();
+    const kept = {
+      ...current,
+      obs: { ...current.obs, password: { set: true } },
+      youtube: { apiKey: { set: true } },
+    };
+    return this.saveSettings(change(kept));
+  }
+  /** The Twitch sign-in: signed in or not, or the code to enter while one is under way. */
+  twitchSignIn(): Promise<TwitchSignIn> {
+    return this.typed(TwitchSignInSchema, '/api/sources/twitch/sign-in');
+  }
+  /** Starts Twitch's device code flow (503 `unavailable` while no client id is known). */
+  startTwitchSignIn(): Promise<TwitchSignIn> {
+    return this.typed(TwitchSignInSchema, '/api/sources/twitch/sign-in', { method: 'POST' });
+  }
+  /** Revokes and forgets the Twitch sign-in, or ends one under way. */
+  async endTwitchSignIn(): Promise<void> {
+    await this.request('/api/sources/twitch/sign-in', { method: 'DELETE' });
   }
   /** One connection attempt to OBS with the saved settings. */
   testObs(): Promise<ObsTestResult> {

@@ -12,16 +12,27 @@ import { RulesView } from './rules/rules-view.js';
 import { forgetKey } from './session.js';
 import { SettingsView } from './settings-view.js';
 import type { Shared } from './shared-data.js';
+import { SourcesView } from './sources-view.js';
 import { StatusView } from './status-view.js';
 import { TestPanel } from './test-panel.js';
 import { describeError, Notice } from './ui.js';
 
-type Tab = 'overlays' | 'rules' | 'media' | 'test' | 'actions' | 'history' | 'settings' | 'status';
+type Tab =
+  | 'overlays'
+  | 'rules'
+  | 'media'
+  | 'test'
+  | 'sources'
+  | 'actions'
+  | 'history'
+  | 'settings'
+  | 'status';
 const TABS: readonly { id: Tab; label: string }[] = [
   { id: 'overlays', label: 'Overlays' },
   { id: 'rules', label: 'Rules' },
   { id: 'media', label: 'Media' },
   { id: 'test', label: 'Test events' },
+  { id: 'sources', label: 'Sources' },
   { id: 'actions', label: 'Actions' },
   { id: 'history', label: 'History' },
   { id: 'settings', label: 'Settings' },
@@ -133,6 +144,7 @@ export function App(props: { adminKey: string | undefined }) {
         {tab === 'rules' && <RulesView shared={shared} />}
         {tab === 'media' && <MediaView shared={shared} />}
         {tab === 'test' && <TestPanel shared={shared} />}
+        {tab === 'sources' && <SourcesView shared={shared} />}
         {tab === 'actions' && <ActionsView shared={shared} />}
         {tab === 'history' && <HistoryView shared={shared} />}
         {tab === 'settings' && <SettingsView shared={shared} />}

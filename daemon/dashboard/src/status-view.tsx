@@ -1,8 +1,9 @@
-// Status: what GET /status reports (TikTok, licence, tunnel…) and the overlay clients connected now.
+// Status: what GET /status reports (sources, TikTok, licence, tunnel…) and the overlay clients connected now.
 import { useCallback, useState } from 'preact/hooks';
 import type { DaemonStatus, SourceStatus } from '../../../shared/protocol/index.js';
 import { formatWait } from '../../../shared/timers.js';
 import type { Shared } from './shared-data.js';
+import { SourceReportList } from './sources-view.js';
 import { describeError, Notice } from './ui.js';
 import { usePolling } from './use-polling.js';
 
@@ -78,8 +79,9 @@ function Fields(props: { record: Record<string, unknown> }) {
   );
 }
 
-function withoutTikTok(status: DaemonStatus): Omit<DaemonStatus, 'tiktok'> {
-  const { tiktok: _tiktok, ...rest } = status;
+/** The daemon's fields but those with a card of their own (TikTok, the sources). */
+function withoutCards(status: DaemonStatus): Omit<DaemonStatus, 'tiktok' | 'sources'> {
+  const { tiktok: _tiktok, sources: _sources, ...rest } = status;
   return rest;
 }
 
@@ -174,11 +176,17 @@ export function StatusView(props: { shared: Shared }) {
       {error && <Notice kind="error">{error}</Notice>}
       <div class="card">
         <h3>Daemon</h3>
-        {status ? <Fields record={withoutTikTok(status)} /> : <p class="muted">Loading…</p>}
+        {status ? <Fields record={withoutCards(status)} /> : <p class="muted">Loading…</p>}
         {status && !tunnel && (
           <p class="muted">No tunnel reported: overlays are reachable on this computer only.</p>
         )}
       </div>
+      {status?.sources && (
+        <div class="card" data-part="sources">
+          <h3>Sources</h3>
+          <SourceReportList reports={status.sources} />
+        </div>
+      )}
       {status?.tiktok && <TikTokCard tiktok={status.tiktok} />}
       <div class="card">
         <h3>Connected overlay clients</h3>

@@ -3,6 +3,8 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { describeEvent } from '../../../shared/describe-event.js';
 import {
+  PLATFORMS,
+  type Platform,
   parseWith,
   STREAM_EVENT_TYPES,
   StreamEvent,
@@ -12,7 +14,7 @@ import type { Rule } from '../../../shared/rules.js';
 import { type Reach, reachOf, whyNothingShows } from './event-reach.js';
 import { fieldIssues } from './field-issues.js';
 import type { Shared } from './shared-data.js';
-import { describeError, FieldError, Notice } from './ui.js';
+import { describeError, FieldError, Notice, PLATFORM_NAMES, PlatformMark } from './ui.js';
 
 interface DataField {
   key: string;
@@ -36,6 +38,7 @@ const DATA_FIELDS: Record<StreamEventType, DataField[]> = {
 
 interface Sent {
   at: string;
+  platform: Platform;
   summary: string;
   /** The rules the daemon reports it fired for this event. */
   fired: Rule[];
@@ -46,6 +49,8 @@ interface Sent {
 export function TestPanel(props: { shared: Shared }) {
   const { shared } = props;
   const [type, setType] = useState<StreamEventType>('gift');
+  // `api` by default: an event as a tool posts it, without a platform mark.
+  const [platform, setPlatform] = useState<Platform>('api');
   const [uniqueId, setUniqueId] = useState('test_viewer');
   const [nickname, setNickname] = useState('Test Viewer');
   const [values, setValues] = useState<Record<string, string>>(() =>
@@ -62,7 +67,7 @@ export function TestPanel(props: { shared: Shared }) {
     if (raw === '' && f.key === 'diamondCount') continue;
     data[f.key] = f.numeric ? (raw.trim() === '' ? Number.NaN : Number(raw)) : raw;
   }
-  const candidate = { type, user: { uniqueId, nickname }, data };
+  const candidate = { type, platform, user: { uniqueId, nickname }, data };
   const issues = fieldIssues(StreamEvent, candidate);
 
   const send = async (e: Event) => {
@@ -79,6 +84,7 @@ export function TestPanel(props: { shared: Shared }) {
       );
       const entry: Sent = {
         at: new Date().toLocaleTimeString(),
+        platform: parsed.value.platform,
         summary: describeEvent(parsed.value),
         fired,
         reach: shared.overlays.map((overlay) => {
@@ -133,6 +139,25 @@ export function TestPanel(props: { shared: Shared }) {
           </select>,
         )}
         {field(
+          'ev-platform',
+          'Platform',
+          'platform',
+          <select
+            id="ev-platform"
+            value={platform}
+            onChange={(e) => {
+              const next = PLATFORMS.find((p) => p === e.currentTarget.value);
+              if (next) setPlatform(next);
+            }}
+          >
+            {PLATFORMS.map((p) => (
+              <option key={p} value={p}>
+                {p === 'api' ? 'API (no platform)' : PLATFORM_NAMES[p]}
+              </option>
+            ))}
+          </select>,
+        )}
+        {field(
           'ev-user',
           'User (uniqueId)',
           'user.uniqueId',
@@ -170,7 +195,8 @@ export function TestPanel(props: { shared: Shared }) {
       <ol class="event-log" aria-live="polite">
         {log.map((s, i) => (
           <li key={`${s.at}-${i}`} class="card">
-            <strong>{s.at}</strong> {s.summary}
+            <strong>{s.at}</strong> <PlatformMark platform={s.platform} />
+            {s.summary}
             <div class="fired">
               {s.fired.length === 0 ? (
                 <span>No rule fired.</span>

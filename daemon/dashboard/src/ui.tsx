@@ -1,6 +1,7 @@
-// Small shared controls: notices, field errors, copy and two-step confirm buttons.
+// Small shared controls: notices, field errors, copy and two-step confirm buttons, platform marks.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Platform } from '../../../shared/protocol/index.js';
 import { ApiError } from './api.js';
 
 export function describeError(err: unknown): string {
@@ -112,5 +113,25 @@ export function ErrorNotice(props: { error: unknown; prefix?: string }) {
       {props.prefix}
       {describeError(error)}
     </Notice>
+  );
+}
+
+/** Each platform as a streamer names it. */
+export const PLATFORM_NAMES: Record<Platform, string> = {
+  tiktok: 'TikTok',
+  twitch: 'Twitch',
+  youtube: 'YouTube',
+  api: 'API',
+};
+
+/**
+ * The small mark of the platform an event or source belongs to, as the overlay page draws it (the glyph
+ * comes from dashboard.css); none for `api`.
+ */
+export function PlatformMark(props: { platform: Platform }) {
+  if (props.platform === 'api') return null;
+  const name = PLATFORM_NAMES[props.platform];
+  return (
+    <span class="platform-mark" data-platform={props.platform} title={name} role="img" aria-label={name} />
   );
 }

@@ -4,6 +4,7 @@ import { describeEvent } from '../../../shared/describe-event.js';
 import {
   type OverlayCommand,
   type OverlayMeta,
+  type Platform,
   PlaySoundPayload,
   parseWith,
   SetTextPayload,
@@ -17,6 +18,7 @@ import { alertAnnounces, eventListShows } from '../../../shared/widget-reactions
 import { AlertQueue, type QueuedAlert } from './alert-queue.js';
 import { AudioQueue, type PlaySound, playWithAudioElement } from './audio-queue.js';
 import { pushBounded } from './feed.js';
+import { platformMark } from './platform-mark.js';
 
 const PAGE_TIMERS = hostTimers({
   now: () => performance.now(),
@@ -36,14 +38,20 @@ export function fitScale(overlay: OverlayMeta, viewport: { width: number; height
 }
 
 interface ChatLine {
+  platform: Platform;
   who: string;
+  text: string;
+}
+
+interface EventLine {
+  platform: Platform;
   text: string;
 }
 
 /** What the page remembers per widget between `overlay-update`s (the daemon keeps the rest). */
 interface Runtime {
   lines: ChatLine[];
-  events: string[];
+  events: EventLine[];
   alerts?: AlertQueue;
   text?: string;
 }
@@ -128,12 +136,16 @@ export class OverlayView {
       if (widget.type === 'chat' && event.type === 'chat') {
         pushBounded(
           rt.lines,
-          { who: event.user.nickname || event.user.uniqueId, text: event.data.comment },
+          {
+            platform: event.platform,
+            who: event.user.nickname || event.user.uniqueId,
+            text: event.data.comment,
+          },
           widget.maxMessages,
         );
         this.redraw(widget);
       } else if (widget.type === 'event-list' && eventListShows(widget, event.type)) {
-        pushBounded(rt.events, describeEvent(event), widget.maxEvents);
+        pushBounded(rt.events, { platform: event.platform, text: describeEvent(event) }, widget.maxEvents);
         this.redraw(widget);
       } else if (widget.type === 'alert' && !stale && alertAnnounces(widget, event.type)) {
         // Only the event types the widget lists: a rule's `show-alert` for the same event would otherwise alert twice.
@@ -285,6 +297,8 @@ export class OverlayView {
       case 'chat':
         for (const line of rt?.lines ?? []) {
           const row = el('div', 'chat-line');
+          const mark = platformMark(line.platform);
+          if (mark) row.append(mark);
           row.append(el('span', 'chat-user', line.who), el('span', 'chat-text', ` ${line.text}`));
           box.append(row);
         }
@@ -297,7 +311,13 @@ export class OverlayView {
         box.dataset.value = String(widget.value);
         break;
       case 'event-list':
-        for (const line of rt?.events ?? []) box.append(el('div', 'event-line', line));
+        for (const line of rt?.events ?? []) {
+          const row = el('div', 'event-line');
+          const mark = platformMark(line.platform);
+          if (mark) row.append(mark);
+          row.append(line.text);
+          box.append(row);
+        }
         break;
       case 'top-gifters': {
         const list = el('ol', 'gifters');
