@@ -293,7 +293,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   let boundPort = 0;
   const statusFields = new StatusParts();
   statusFields.set('obs', () => obs.status());
-  statusFields.set('sources', () => sources.report());
+  // Like `tiktok` before it: present once a source is set up.
+  statusFields.set('sources', () => {
+    const list = sources.report();
+    return list.length > 0 ? list : undefined;
+  });
   const state = { tunnelHost: options.tunnelHost };
   const server = createServer();
   // Idle keep-alive sockets are not counted against the per-IP limit; do not let them linger.

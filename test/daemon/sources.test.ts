@@ -149,7 +149,7 @@ describe('the source manager', () => {
     const history = (await (await api(daemon, 'GET', '/api/events?type=chat')).json()) as {
       events: { platform: string }[];
     };
-    expect(history.events.map((e) => e.platform).sort()).toEqual(['twitch', 'youtube']);
+    expect(history.events.map((e) => e.source).sort()).toEqual(['twitch', 'youtube']);
     client.close();
   });
 
