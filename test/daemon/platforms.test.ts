@@ -211,7 +211,7 @@ describe('three platforms through one daemon', () => {
     expect(JSON.stringify(commands[0])).toContain('YouTube says hi from youtube');
     // The journal holds each with its platform.
     const history = (await (await api(d, 'GET', '/api/events?type=chat')).json()) as {
-      events: { platform: string }[];
+      events: { source: string }[];
     };
     expect(history.events.map((e) => e.source).sort()).toEqual(['tiktok', 'twitch', 'youtube']);
   }, 30_000);

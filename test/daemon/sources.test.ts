@@ -147,7 +147,7 @@ describe('the source manager', () => {
     const received = client.received.filter((m) => m.type === 'stream-event');
     expect(received.map((m) => (m as { event: StreamEvent }).event.platform)).toEqual(['twitch', 'youtube']);
     const history = (await (await api(daemon, 'GET', '/api/events?type=chat')).json()) as {
-      events: { platform: string }[];
+      events: { source: string }[];
     };
     expect(history.events.map((e) => e.source).sort()).toEqual(['twitch', 'youtube']);
     client.close();
