@@ -111,7 +111,7 @@ const TwitchSettings = v.object({
   clientId: v.optional(
     v.pipe(
       v.string(),
-      v.regex(/^[a-z0-9]{1,64}$/, 'must be a Twitch client id (lowercase letters and digits)'),
+      v.regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be a Twitch client id (letters, digits, - and _)'),
     ),
   ),
 });

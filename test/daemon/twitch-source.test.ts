@@ -87,7 +87,9 @@ describe('the Twitch source', () => {
   it('reads chat without a sign-in and says what a sign-in would add', async () => {
     const s = await start();
     expect(s.report()).toMatchObject({ platform: 'twitch', channel: 'streamer', state: 'connected' });
-    expect(s.report().detail).toMatch(/chat only: run "overlay-daemon connect twitch"/);
+    expect(s.report().detail).toMatch(
+      /chat only: connect Twitch \(Sources → Connect Twitch, or "overlay-daemon connect twitch"\)/,
+    );
     irc.privmsg('streamer', { login: 'viewer' }, 'hi');
     irc.privmsg('streamer', { login: 'cheerer' }, 'Cheer10', { bits: '10' });
     await waitFor(() => events.length === 2);

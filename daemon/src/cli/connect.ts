@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { StoredSettings } from '../../../shared/settings.js';
+import { hostTimers } from '../../../shared/timers.js';
 import { errorMessage } from '../errors.js';
 import { GatekeeperClient, gatekeeperUrl } from '../licence/gatekeeper-client.js';
 import { readCachedConfig } from '../licence/remote-config-cache.js';
@@ -86,7 +87,13 @@ export async function runConnectCommand(
     return 1;
   }
   try {
-    const flow = await startDeviceFlow({ authUrl, clientId, dataDir: root });
+    // The daemon's timers do not keep a process alive; waiting for the streamer here must.
+    const timers = hostTimers({
+      now: () => Date.now(),
+      setTimeout: (callback, ms) => setTimeout(callback, ms),
+      clearTimeout: (timer: NodeJS.Timeout) => clearTimeout(timer),
+    });
+    const flow = await startDeviceFlow({ authUrl, clientId, dataDir: root, timers });
     io.out(
       `To connect Twitch, open ${flow.verificationUri} on any device and enter the code:\n\n    ${flow.userCode}\n\n` +
         `(the code works for ${Math.round(flow.expiresInS / 60)} minutes; waiting for you to approve…)\n`,

@@ -19,7 +19,7 @@ export interface TwitchSourceOptions {
 }
 
 const SIGN_IN_HINT =
-  'chat only: run "overlay-daemon connect twitch" for follows, subscriptions, cheers, raids and viewer counts';
+  'chat only: connect Twitch (Sources → Connect Twitch, or "overlay-daemon connect twitch") for follows, subscriptions, cheers, raids and viewer counts';
 
 export class TwitchSource implements EventSource {
   readonly platform = 'twitch';
