@@ -26,6 +26,14 @@ afterEach(async () => {
   await Promise.all([twitch.close(), irc.close()]);
 });
 
+/** Twitch at its stand-ins, YouTube at a closed port. */
+const stands = () => ({
+  twitchIrc: irc.url,
+  twitchEventSub: twitch.urls.eventsub,
+  twitchApi: twitch.urls.api,
+  twitchAuth: twitch.urls.auth,
+  youtubeApi: 'http://127.0.0.1:9/youtube/v3',
+});
 const env = () => ({
   OVERLAY_TWITCH_AUTH_URL: twitch.urls.auth,
   OVERLAY_GATEKEEPER_URL: 'http://127.0.0.1:9',
@@ -44,13 +52,7 @@ describe('connect twitch', () => {
     );
     daemon = await startTestDaemon({
       dataDir,
-      platformUrls: {
-        twitchIrc: irc.url,
-        twitchEventSub: twitch.urls.eventsub,
-        twitchApi: twitch.urls.api,
-        twitchAuth: twitch.urls.auth,
-        youtubeApi: 'http://127.0.0.1:9/youtube/v3',
-      },
+      platformUrls: stands(),
     });
     const status = async () =>
       (
@@ -98,13 +100,7 @@ describe('connect twitch', () => {
 describe('the dashboard sign-in routes', () => {
   it('start the device flow, report it, and forget the sign-in', async () => {
     daemon = await startTestDaemon({
-      platformUrls: {
-        twitchIrc: irc.url,
-        twitchEventSub: twitch.urls.eventsub,
-        twitchApi: twitch.urls.api,
-        twitchAuth: twitch.urls.auth,
-        youtubeApi: 'http://127.0.0.1:9/youtube/v3',
-      },
+      platformUrls: stands(),
     });
     const d = daemon;
     expect(await (await api(d, 'GET', '/api/sources/twitch/sign-in')).json()).toEqual({

@@ -9,7 +9,7 @@ import { writeTwitchTokens } from '../../daemon/src/sources/twitch/auth.js';
 import { DEFAULT_CONFIG } from '../../shared/config.js';
 import type { ServerMessage, SourceReport, StreamEvent, Widget } from '../../shared/protocol/index.js';
 import { api, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
-import { type FakeTwitch, startFakeTwitch, twitchEvent } from '../support/fakes/twitch.js';
+import { type FakeTwitch, startFakeTwitch, storedTokens, twitchEvent } from '../support/fakes/twitch.js';
 import { type FakeTwitchIrc, startFakeTwitchIrc } from '../support/fakes/twitch-irc.js';
 import { type FakeYouTube, startFakeYouTube } from '../support/fakes/youtube.js';
 import type { TestWsClient } from '../support/ws.js';
@@ -90,15 +90,7 @@ describe('three platforms through one daemon', () => {
     const d = await startAll();
     // Signed in to Twitch as the broadcaster (what `connect twitch` leaves behind).
     const token = twitch.issueTokens();
-    await writeTwitchTokens(d.dataDir.root, {
-      accessToken: token.accessToken,
-      refreshToken: token.refreshToken,
-      expiresAt: new Date(token.expiresAt).toISOString(),
-      scopes: token.scopes,
-      userId: token.userId,
-      login: token.login,
-      clientId: token.clientId,
-    });
+    await writeTwitchTokens(d.dataDir.root, storedTokens(token));
     youtube.goLive(YT_CHANNEL);
     const overlay = d.overlays.list()[0]!;
     // A goal fed by diamonds, and a rule only for YouTube chat.

@@ -20,7 +20,7 @@ import { EventSubClient, type EventSubState } from '../../daemon/src/sources/twi
 import { Helix, type HelixAuth } from '../../daemon/src/sources/twitch/helix.js';
 import type { StreamEvent } from '../../shared/protocol/index.js';
 import { hostTimers, type Timers } from '../../shared/timers.js';
-import { type FakeToken, type FakeTwitch, startFakeTwitch, twitchEvent } from '../support/fakes/twitch.js';
+import { type FakeTwitch, startFakeTwitch, storedTokens, twitchEvent } from '../support/fakes/twitch.js';
 import { waitFor } from '../support/wait.js';
 
 let fake: FakeTwitch;
@@ -57,19 +57,6 @@ function quickTimers(asked: number[]): Timers {
 
 const requestsTo = (path: string, method = 'POST') =>
   fake.requests.filter((r) => r.path === path && r.method === method);
-
-function storedTokens(token: FakeToken, fields: Partial<TwitchTokens> = {}): TwitchTokens {
-  return {
-    accessToken: token.accessToken,
-    refreshToken: token.refreshToken,
-    expiresAt: new Date(token.expiresAt).toISOString(),
-    scopes: token.scopes,
-    userId: token.userId,
-    login: token.login,
-    clientId: token.clientId,
-    ...fields,
-  };
-}
 
 function helixFor(auth: TwitchAuth): Helix {
   return new Helix({

@@ -12,7 +12,7 @@ import { writeTwitchTokens } from '../../daemon/src/sources/twitch/auth.js';
 import { TwitchSource } from '../../daemon/src/sources/twitch/source.js';
 import { systemTimers } from '../../daemon/src/timers.js';
 import type { StreamEvent } from '../../shared/protocol/index.js';
-import { type FakeTwitch, startFakeTwitch, twitchEvent } from '../support/fakes/twitch.js';
+import { type FakeTwitch, startFakeTwitch, storedTokens, twitchEvent } from '../support/fakes/twitch.js';
 import { type FakeTwitchIrc, startFakeTwitchIrc } from '../support/fakes/twitch-irc.js';
 import { waitFor } from '../support/wait.js';
 
@@ -64,15 +64,7 @@ function context(): SourceContext {
 /** Signs in as the broadcaster the way `connect twitch` leaves it: twitch.json with the fake's tokens. */
 async function signIn(): Promise<void> {
   const token = twitch.issueTokens();
-  await writeTwitchTokens(dataDir, {
-    accessToken: token.accessToken,
-    refreshToken: token.refreshToken,
-    expiresAt: new Date(token.expiresAt).toISOString(),
-    scopes: token.scopes,
-    userId: token.userId,
-    login: token.login,
-    clientId: token.clientId,
-  });
+  await writeTwitchTokens(dataDir, storedTokens(token));
 }
 
 async function start(options = {}): Promise<TwitchSource> {

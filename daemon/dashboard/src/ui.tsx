@@ -126,7 +126,7 @@ export const PLATFORM_NAMES: Record<Platform, string> = {
 
 /**
  * The small mark of the platform an event or source belongs to, as the overlay page draws it (the glyph
- * comes from dashboard.css); none for `api`.
+ * comes from the page's platform-mark.css); none for `api`.
  */
 export function PlatformMark(props: { platform: Platform }) {
   if (props.platform === 'api') return null;

@@ -5,7 +5,7 @@ const NAMES: Partial<Record<Platform, string>> = { tiktok: 'TikTok', twitch: 'Tw
 
 /**
  * The mark of a live platform, none for `api` (an event posted by a tool has no platform to show). The
- * glyph is drawn by overlay.css from `data-platform`, so the page ships no images and the viewer's text
+ * glyph is drawn by platform-mark.css from `data-platform`, so the page ships no images and the viewer's text
  * stays the line's only text.
  */
 export function platformMark(platform: Platform): HTMLElement | undefined {

@@ -5,10 +5,12 @@
 // with Ratelimit-* headers), and the EventSub WebSocket at `/ws` (session_welcome, keepalives,
 // notifications, session_reconnect with subscriptions moved to the new session, revocation, close codes
 // 4001/4003/4004/4007). It records what clients did for the tests' assertions.
+
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
+import type { TwitchTokens } from '../../../daemon/src/sources/twitch/auth.js';
 import { readBody, sendJson } from './listen.js';
 
 export interface FakeTwitchUser {
@@ -750,5 +752,19 @@ export async function startFakeTwitch(options: FakeTwitchOptions = {}): Promise<
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+/** What `connect twitch` leaves in twitch.json after the stand-in issued `token`. */
+export function storedTokens(token: FakeToken, fields: Partial<TwitchTokens> = {}): TwitchTokens {
+  return {
+    accessToken: token.accessToken,
+    refreshToken: token.refreshToken,
+    expiresAt: new Date(token.expiresAt).toISOString(),
+    scopes: token.scopes,
+    userId: token.userId,
+    login: token.login,
+    clientId: token.clientId,
+    ...fields,
   };
 }
