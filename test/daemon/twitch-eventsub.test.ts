@@ -13,7 +13,6 @@ import {
   TWITCH_FILE,
   TWITCH_SCOPES,
   TwitchAuth,
-  type TwitchTokens,
   writeTwitchTokens,
 } from '../../daemon/src/sources/twitch/auth.js';
 import { EventSubClient, type EventSubState } from '../../daemon/src/sources/twitch/eventsub.js';
