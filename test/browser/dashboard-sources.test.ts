@@ -220,7 +220,7 @@ describe('platform keys', () => {
     await box.getByRole('button', { name: 'Connect Twitch' }).click();
     await signInPart.getByRole('alert').getByText('no Twitch client id').waitFor();
 
-    await box.getByLabel('Twitch client id (optional)').fill('Not-A-Client-Id');
+    await box.getByLabel('Twitch client id (optional)').fill('not a client id');
     await box.getByRole('button', { name: 'Save client id' }).click();
     await box.locator('#twitch-client-id-error').getByText('must be a Twitch client id').waitFor();
     await box.getByLabel('Twitch client id (optional)').fill('abcdef0123456789');
