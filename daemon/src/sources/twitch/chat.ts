@@ -1,7 +1,7 @@
 // Twitch chat, read anonymously through @twurple/chat's ChatClient (no sign-in needed to read a
 // channel's chat): it connects to IRC over WebSocket, joins the channel, reconnects by itself and
 // rejoins. Each message goes through chat-map.ts; duplicates (by the `id` tag) are dropped.
-import { ChatClient } from '@twurple/chat';
+import type { ChatClient } from '@twurple/chat';
 import type { StreamEvent } from '../../../../shared/protocol/index.js';
 import { errorMessage } from '../../errors.js';
 import { RecentIds } from '../../events/recent-ids.js';
@@ -34,16 +34,41 @@ export function chatClientTarget(ircUrl: string): { hostName: string; ssl: boole
   return { hostName: port === defaultPort ? url.hostname : `${url.hostname}:${port}/`, ssl };
 }
 
+/**
+ * The library is loaded when a Twitch source first starts: a daemon without one never carries it (it
+ * is most of what Twitch adds to the daemon's memory).
+ */
+let chatModule: Promise<typeof import('@twurple/chat')> | undefined;
+
 export class TwitchChat {
   #client: ChatClient | undefined;
+  #starting = false;
   readonly #seen = new RecentIds(5000);
 
   constructor(private readonly options: TwitchChatOptions) {}
 
   start(): void {
-    if (this.#client) return;
+    if (this.#client || this.#starting) return;
+    this.#starting = true;
+    this.options.onState('connecting');
+    chatModule ??= import('@twurple/chat');
+    chatModule.then(
+      ({ ChatClient }) => {
+        // stop() came first.
+        if (!this.#starting) return;
+        this.#starting = false;
+        this.#connect(new ChatClient(this.#clientOptions()));
+      },
+      (err: unknown) => {
+        this.#starting = false;
+        this.options.onState('error', `the Twitch chat library did not load: ${errorMessage(err)}`);
+      },
+    );
+  }
+
+  #clientOptions(): ConstructorParameters<typeof ChatClient>[0] {
     const { channel, log } = this.options;
-    const client = new ChatClient({
+    return {
       ...chatClientTarget(this.options.ircUrl),
       channels: [channel],
       readOnly: true,
@@ -54,9 +79,12 @@ export class TwitchChat {
         minLevel: 'error',
         custom: (_level: number, message: string) => log(`[twitch] chat: ${message}`),
       },
-    });
+    };
+  }
+
+  #connect(client: ChatClient): void {
+    const { channel } = this.options;
     this.#client = client;
-    this.options.onState('connecting');
     client.onJoin((joined, user) => {
       if (joined === channel && /^justinfan/.test(user)) this.options.onState('connected');
     });
@@ -87,6 +115,7 @@ export class TwitchChat {
   }
 
   async stop(): Promise<void> {
+    this.#starting = false;
     const client = this.#client;
     this.#client = undefined;
     if (!client) return;
