@@ -40,6 +40,31 @@ export async function measureLatency(
   });
 }
 
+/**
+ * Two servers compared over `rounds` rounds of `events` paced events each (see measureLatency): the
+ * figures of the round whose p99 ratio (second / first) is the median, and every round's ratio. A p99
+ * over a few hundred events is set by its slowest 1 %, which meet whatever else the machine runs; the
+ * median round keeps one unlucky stretch from deciding the comparison.
+ */
+export async function medianLatencyRound(
+  sides: readonly [
+    { subs: Subscribers; control: ControlClient },
+    { subs: Subscribers; control: ControlClient },
+  ],
+  events: number,
+  rounds: number,
+): Promise<{ first: LatencyFigures; second: LatencyFigures; ratios: number[] }> {
+  const results: { first: LatencyFigures; second: LatencyFigures; ratio: number }[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const [first, second] = await measureLatency(sides, events);
+    if (!first || !second) throw new Error('no latency figures');
+    results.push({ first, second, ratio: second.latency.p99 / first.latency.p99 });
+  }
+  const sorted = [...results].sort((a, b) => a.ratio - b.ratio);
+  const middle = sorted[Math.floor(sorted.length / 2)] as (typeof results)[number];
+  return { first: middle.first, second: middle.second, ratios: results.map((r) => r.ratio) };
+}
+
 export interface ThroughputFigures {
   /** Events fully ingested and fanned out per second. */
   eventsPerSec: number;

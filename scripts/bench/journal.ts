@@ -12,8 +12,8 @@ import { startServerChild } from './child.js';
 import { ControlClient, giftBody, Subscribers, type Target } from './clients.js';
 import { type BenchContext, type DaemonChild, startDaemonChild } from './context.js';
 import {
-  measureLatency,
   measureThroughput,
+  medianLatencyRound,
   medianThroughput,
   type ThroughputFigures,
 } from './fanout-measure.js';
@@ -21,7 +21,9 @@ import { type Section, table } from './report.js';
 import { fmt, ratio, type Summary, summarize } from './stats.js';
 
 const N = 100;
-const LATENCY_EVENTS = 400;
+/** Paced events per latency round, and rounds (the median round's figures are reported). */
+const LATENCY_EVENTS = 250;
+const LATENCY_ROUNDS = 3;
 const ROUNDS = 3;
 const INSERTS = 50_000;
 const MILLION = 1_000_000;
@@ -198,8 +200,13 @@ export async function runJournal(ctx: BenchContext): Promise<Section> {
     }
     for (const side of sides) await side.subs.add(N, side.child.overlayIds.slice(0, 1));
     ctx.log(`journal: N=${N} clients on the daemon with its journal and on one without`);
-    const [onLatency, offLatency] = await measureLatency(sides, LATENCY_EVENTS);
-    if (!onLatency || !offLatency) throw new Error('no latency figures');
+    // Off first: the ratio is on / off.
+    const latencyRounds = await medianLatencyRound(
+      [sides[1], sides[0]] as [(typeof sides)[number], (typeof sides)[number]],
+      LATENCY_EVENTS,
+      LATENCY_ROUNDS,
+    );
+    const { first: offLatency, second: onLatency } = latencyRounds;
     const rounds = new Map<Side, ThroughputFigures[]>(sides.map((s) => [s, []]));
     for (let round = 0; round < ROUNDS; round++)
       for (const side of round % 2 === 0 ? sides : [...sides].reverse())
@@ -314,7 +321,9 @@ export async function runJournal(ctx: BenchContext): Promise<Section> {
       body: [
         `Fan-out: two daemons with ${N} subscribed clients each, measured alternately as in benchmark 1, one writing every`,
         'event to events.db before answering the POST (the default), one started with the journal off (`journalEvents:',
-        'false`, a benchmark-only switch).',
+        'false`, a benchmark-only switch). Latency: ' +
+          `${LATENCY_ROUNDS} rounds of ${LATENCY_EVENTS} paced events, the figures of the median round (p99 ratios on / off of the rounds:`,
+        `${latencyRounds.ratios.map((x) => `${fmt(x, 3)}×`).join(', ')}).`,
         '',
         ...table(
           ['journal', 'p50 / p99 / max ms (N=100)', 'events/s (4 in flight)', 'server CPU µs/event'],
