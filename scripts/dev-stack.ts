@@ -53,7 +53,7 @@ const [irc, twitch, youtube] = await Promise.all([
   startFakeTwitch(),
   startFakeYouTube({ apiKey: 'dev-stack-youtube-key' }),
 ]);
-const YOUTUBE_CHANNEL = 'UCdevstack000000000000001';
+const YOUTUBE_CHANNEL = 'UCdevstack00000000000001';
 youtube.goLive(YOUTUBE_CHANNEL, { concurrentViewers: 42 });
 let tick = 0;
 const traffic = setInterval(() => {
