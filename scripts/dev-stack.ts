@@ -21,7 +21,7 @@ const DAEMON_PORT = port('DEV_STACK_DAEMON_PORT', 7890);
 const PUBLIC_PORT = port('DEV_STACK_PUBLIC_PORT', 8443);
 const DOMAIN = 'overlays.localhost';
 
-if (!existsSync(join('dist', 'daemon', 'src', 'cli.js'))) {
+if (!existsSync(join('dist', 'daemon', 'src', 'cli', 'main.js'))) {
   console.error('dev:stack runs the built daemon: run "npm run build" first.');
   process.exit(1);
 }

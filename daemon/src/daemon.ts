@@ -414,7 +414,17 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   );
   // The sources start once the daemon listens: from then on /status shows each of them.
   sources.apply(settings.current().sources, options.sources ?? []);
-  settings.onChange((next) => sources.apply(next.sources));
+  // A new YouTube key or Twitch client id: the sources that use it start again with it.
+  let credentialsInForce = {
+    youtube: settings.current().youtube.apiKey,
+    twitch: settings.current().twitch.clientId,
+  };
+  settings.onChange((next) => {
+    sources.apply(next.sources);
+    if (next.youtube.apiKey !== credentialsInForce.youtube) sources.restart('youtube');
+    if (next.twitch.clientId !== credentialsInForce.twitch) sources.restart('twitch');
+    credentialsInForce = { youtube: next.youtube.apiKey, twitch: next.twitch.clientId };
+  });
   // `tiktok` in /status (decisions §3): the detailed state of the first TikTok source, while one runs.
   const firstTikTok = () =>
     sources.running().find((s): s is TikTokEventSource => s instanceof TikTokEventSource);

@@ -153,6 +153,29 @@ describe('the source manager', () => {
     client.close();
   });
 
+  it("starts a platform's sources again when its key or client id changes, and only then", async () => {
+    daemon = await startTestDaemon({
+      sourceFactory: factory,
+      sources: [
+        { platform: 'youtube', channel: '@one', enabled: true },
+        { platform: 'twitch', channel: 'two', enabled: true },
+      ],
+    });
+    const current = await settings(daemon);
+    await api(daemon, 'PUT', '/api/settings', { ...current, youtube: { apiKey: 'AIzaNewKey_1' } });
+    await waitFor(() => built.filter((s) => s.platform === 'youtube').length === 2);
+    expect(built.filter((s) => s.platform === 'twitch')).toHaveLength(1);
+    await api(daemon, 'PUT', '/api/settings', {
+      ...(await settings(daemon)),
+      twitch: { clientId: 'newclient' },
+    });
+    await waitFor(() => built.filter((s) => s.platform === 'twitch').length === 2);
+    // The same settings again: nothing restarts.
+    await api(daemon, 'PUT', '/api/settings', await settings(daemon));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(built).toHaveLength(4);
+  });
+
   it('keeps the others running when one source fails to start', async () => {
     daemon = await startTestDaemon({
       sourceFactory: factory,

@@ -124,7 +124,8 @@ export class YouTubeSource implements EventSource {
         'error',
         'needs a YouTube Data API key: put one in the dashboard (Sources → YouTube API key)',
       );
-      this.#schedule(60_000, () => this.#step());
+      // Looking costs nothing (no request): the key may come with the Gatekeeper's configuration.
+      this.#schedule(10_000, () => this.#step());
       return;
     }
     const api = new YouTubeApi({ baseUrl: this.ctx.urls.youtubeApi, apiKey: key });
