@@ -31,11 +31,16 @@ import { type PlatformUrls, platformUrlsFromEnv } from './sources/platform-urls.
 import { TikTokEventSource } from './sources/tiktok.js';
 import { readTwitchTokens, TWITCH_FILE } from './sources/twitch/auth.js';
 import { TwitchSignInService } from './sources/twitch/sign-in.js';
-import { type DataDir, initDataDir, readAdminKey } from './store/data-dir.js';
+import { type DataDir, dataDirPaths, initDataDir, readAdminKey } from './store/data-dir.js';
 import type { OverlayRegistry } from './store/overlay-registry.js';
 import { OverlayStore } from './store/overlay-store.js';
 import { RulesStore } from './store/rules-store.js';
-import { removeRunningDaemon, writeRunningDaemon } from './store/running-daemon.js';
+import {
+  type DataDirLock,
+  lockDataDir,
+  removeRunningDaemon,
+  writeRunningDaemon,
+} from './store/running-daemon.js';
 import { SettingsStore } from './store/settings-store.js';
 import { systemTimers } from './timers.js';
 import { Hub } from './ws/hub.js';
@@ -147,9 +152,23 @@ async function checkCanListen(port: number, host: string): Promise<void> {
 }
 
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
+  // One daemon per data directory (daemon.lock): an existing folder is taken before the port is
+  // probed, so a second start on it says which process holds it rather than that the port is busy.
+  const paths = dataDirPaths(options.dataDir);
+  let lock = existsSync(paths.root) ? await lockDataDir(paths) : undefined;
+  try {
+    await checkCanListen(options.port, options.host);
+    const dataDir = await initDataDir(options.dataDir);
+    lock ??= await lockDataDir(dataDir);
+    return await startOn(options, dataDir, lock);
+  } catch (err) {
+    await lock?.release();
+    throw err;
+  }
+}
+
+async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLock): Promise<RunningDaemon> {
   const log = options.log ?? ((line: string) => console.error(line));
-  await checkCanListen(options.port, options.host);
-  const dataDir = await initDataDir(options.dataDir);
   // A backup imported through the dashboard is put in place now, before anything reads the files.
   const pending = pendingRestoreFile(dataDir);
   if (existsSync(pending)) {
@@ -480,6 +499,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         server.closeAllConnections();
         await stopped;
         journal.close();
+        // Last: from now on another daemon may take this data directory.
+        await lock.release();
       })();
       return closing;
     },

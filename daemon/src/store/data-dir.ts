@@ -31,6 +31,11 @@ export interface DataDir {
   tunnelFile: string;
   /** Where the daemon using this directory listens (store/running-daemon.ts); absent while none runs. */
   daemonFile: string;
+  /**
+   * Held by the daemon using this directory (store/running-daemon.ts): its pid. A second daemon on the
+   * same directory refuses to start; a lock left by a process that is gone is taken over.
+   */
+  lockFile: string;
   /** OBS, Streamer.bot and speech settings (decisions-2 §6), mode 0600: it holds the OBS password. */
   settingsFile: string;
   /** The event journal: every accepted event, sessions and viewer figures (SQLite, decisions-2 §7). */
@@ -55,6 +60,7 @@ export function dataDirPaths(root: string): DataDir {
     remoteConfigFile: join(root, 'remote-config.json'),
     tunnelFile: join(root, 'tunnel.json'),
     daemonFile: join(root, 'daemon.json'),
+    lockFile: join(root, 'daemon.lock'),
     settingsFile: join(root, 'settings.json'),
     ttsDir: join(root, 'tts'),
     eventsFile: join(root, 'events.db'),
@@ -73,7 +79,7 @@ export class DataDirError extends Error {
 }
 
 /** An error of the file system about `path` (or the data dir it belongs to), worded for a person. */
-function dataDirProblem(err: unknown, root: string): Error {
+export function dataDirProblem(err: unknown, root: string): Error {
   const e = err as NodeJS.ErrnoException;
   const path = e.path ?? root;
   switch (e.code) {
