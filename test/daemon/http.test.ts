@@ -131,13 +131,56 @@ describe('GET /overlay/:overlayId', () => {
     ['an unknown id', '/overlay/00000000-0000-4000-8000-000000000000'],
     ['a malformed id', '/overlay/not-a-uuid'],
     ['an id with a script', '/overlay/%3Cscript%3E'],
-  ])('answers 404 with the error body for %s', async (_what, path) => {
+  ])('answers 404 with a transparent page that shows nothing for %s', async (_what, path) => {
     const res = await get(path);
     expect(res.status).toBe(404);
-    expect(res.json()).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
+    expectTransparentPage(res, 'not_found');
     expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.body).not.toContain('<script');
+  });
+
+  it('answers a transparent 404 page once the overlay is deleted, as an OBS source reloading it gets', async () => {
+    const created = await daemon.overlays.create({
+      name: 'Gone soon',
+      width: 1280,
+      height: 720,
+      widgets: [],
+    });
+    expect((await get(`/overlay/${created.id}`)).status).toBe(200);
+    await daemon.overlays.remove(created.id);
+    const res = await get(`/overlay/${created.id}`);
+    expect(res.status).toBe(404);
+    expectTransparentPage(res, 'not_found');
+  });
+
+  it('keeps every other error under /overlay/ off stream too, with its own status', async () => {
+    const deeper = await get(`/overlay/${overlayId}/extra`);
+    expect(deeper.status).toBe(404);
+    expectTransparentPage(deeper, 'not_found');
+    const wrongHost = await get(`/overlay/${overlayId}`, { Host: 'evil.example' });
+    expect(wrongHost.status).toBe(403);
+    expectTransparentPage(wrongHost, 'forbidden');
+    const post = await rawRequest(daemon.port, {
+      method: 'POST',
+      path: `/overlay/${overlayId}`,
+      headers: { Host: `127.0.0.1:${daemon.port}` },
+    });
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toContain('GET');
+    expectTransparentPage(post, 'method_not_allowed');
   });
 });
+
+/** An error page an OBS browser source can show: HTML, transparent, nothing visible, the reason hidden. */
+function expectTransparentPage(res: { headers: Record<string, unknown>; body: string }, code: string): void {
+  expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+  expect(res.headers['cache-control']).toBe('no-store');
+  expect(res.body).toMatch(/^<!doctype html>/i);
+  expect(res.body).toContain('html,body{margin:0;background:transparent}');
+  // The reason is there for a person who opens the URL, hidden from the stream.
+  expect(res.body).toMatch(new RegExp(`<p hidden data-error-code="${code}">[^<]+</p></body>`));
+  expect(res.body).not.toContain('{"error"');
+}
 
 describe('GET /assets/*', () => {
   it('serves a media file with its MIME type and a 5-minute cache', async () => {

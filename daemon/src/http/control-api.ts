@@ -46,6 +46,7 @@ import type { DataDir } from '../store/data-dir.js';
 import type { OverlayStore } from '../store/overlay-store.js';
 import type { RulesStore } from '../store/rules-store.js';
 import type { SettingsStore } from '../store/settings-store.js';
+import { WriteFailed } from '../store/synced-json-file.js';
 import type { Hub } from '../ws/hub.js';
 import { mountBackupRoutes } from './backup-routes.js';
 import { JSON_MAX_DEPTH, jsonTooDeep, readBody } from './body.js';
@@ -153,7 +154,14 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     if (!input) return;
     const allowed = ctx.limits?.canCreateOverlay(overlays.list().length) ?? { ok: true };
     if (!allowed.ok) return sendError(res, allowed.code, allowed.message);
-    const overlay = await overlays.create(input);
+    let overlay: Awaited<ReturnType<OverlayStore['create']>>;
+    try {
+      overlay = await overlays.create(input);
+    } catch (err) {
+      // A full disk: refused in words, and nothing was created.
+      if (err instanceof WriteFailed) return sendError(res, 'unavailable', err.message);
+      throw err;
+    }
     sendJson(res, 201, overlay, { Location: `/api/overlays/${overlay.id}` });
   });
 
@@ -173,9 +181,11 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     // Checked after the body is read, against the overlay in force now (a hand edit, another tab).
     const inForce = overlays.get(id) ?? current;
     if (!ifMatchHolds(req, overlayEtag(inForce))) return sendPreconditionFailed(res, overlayEtag(inForce));
-    const result = await overlays.update({ id, ...input });
+    // A layout save: the live widget values (goal progress, counters, top gifters) stay those in force.
+    const result = await overlays.saveLayout({ id, ...input });
     if (result.ok) return sendJson(res, 200, result.overlay, { ETag: overlayEtag(result.overlay) });
-    sendError(res, result.reason === 'not_found' ? 'not_found' : 'conflict', result.message);
+    const code = { not_found: 'not_found', unreadable: 'conflict', unavailable: 'unavailable' } as const;
+    sendError(res, code[result.reason], result.message);
   });
 
   app.delete('/api/overlays/:id', async (req, res) => {
@@ -220,7 +230,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     if (!allowed.ok) return sendError(res, allowed.code, allowed.message);
     const result = await rules.replace(list);
     if (result.ok) return sendJson(res, 200, result.rules, { ETag: etagOf(result.rules) });
-    sendError(res, 'conflict', result.message);
+    sendError(res, result.reason === 'unavailable' ? 'unavailable' : 'conflict', result.message);
   });
 
   app.get('/api/clients', (_req, res) => {
@@ -251,12 +261,31 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     } satisfies RuleTestResult);
   });
 
-  app.get('/api/settings', (_req, res) => sendJson(res, 200, settingsView(ctx.settings.current())));
+  // Settings, whole, with secrets as {set}, an ETag like overlays and rules. A PUT is refused with 409
+  // while settings.json on disk does not read (a hand edit in progress is never written over), 412 when
+  // If-Match names another version, 503 when it cannot be written; a secret it leaves out is kept.
+  const settingsEtag = () => etagOf(settingsView(ctx.settings.current()));
+  app.get('/api/settings', (_req, res) =>
+    sendJson(res, 200, settingsView(ctx.settings.current()), {
+      ETag: settingsEtag(),
+      'Cache-Control': 'no-cache',
+    }),
+  );
   app.put('/api/settings', async (req, res) => {
     const input = await readJson(req, res, SettingsInput);
     if (!input) return;
-    await ctx.settings.replace(applySettingsInput(input, ctx.settings.current()));
-    sendJson(res, 200, settingsView(ctx.settings.current()));
+    const unreadable = ctx.settings.unreadable;
+    if (unreadable !== undefined)
+      return sendError(
+        res,
+        'conflict',
+        `${ctx.settings.file} could not be read (${unreadable}); fix or remove the file first, nothing was saved`,
+      );
+    if (!ifMatchHolds(req, settingsEtag())) return sendPreconditionFailed(res, settingsEtag());
+    const result = await ctx.settings.replace(applySettingsInput(input, ctx.settings.current()));
+    if (!result.ok)
+      return sendError(res, result.reason === 'unavailable' ? 'unavailable' : 'conflict', result.message);
+    sendJson(res, 200, settingsView(result.settings), { ETag: settingsEtag() });
   });
 
   app.post('/api/obs/test', async (_req, res) => sendJson(res, 200, await ctx.obs.test()));

@@ -79,3 +79,31 @@ export function compiledPageRenderer(port: () => number) {
     },
   };
 }
+
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
+
+/**
+ * What an error under /overlay/ answers instead of JSON: OBS draws whatever a browser source loads over
+ * the scene, so a deleted overlay or a refused load must show nothing on stream. A transparent, empty
+ * page with the right status; the reason is in the markup (hidden) for whoever opens it in a browser.
+ */
+export function overlayErrorPage(code: string, message: string): string {
+  return (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
+    '<meta name="robots" content="noindex"><title>Overlay unavailable</title>' +
+    '<style>html,body{margin:0;background:transparent}</style></head>' +
+    `<body><p hidden data-error-code="${escapeHtml(code)}">${escapeHtml(message)}</p></body></html>`
+  );
+}
+
+/** Whether a request's target is an overlay page (any case, any query), where errors stay off stream. */
+export function isOverlayPagePath(url: string | undefined): boolean {
+  return /^\/overlay\//i.test(url ?? '');
+}

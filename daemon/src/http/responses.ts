@@ -2,6 +2,7 @@
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ERROR_STATUS, type ErrorCode, errorBody } from '../../../shared/protocol/index.js';
+import { isOverlayPagePath, overlayErrorPage } from './page.js';
 
 export function sendJson(
   res: ServerResponse,
@@ -24,6 +25,18 @@ export function sendError(
   message: string,
   headers: Record<string, string> = {},
 ): void {
+  // Under /overlay/ the answer lands in an OBS browser source: a transparent page, never JSON on stream.
+  if (isOverlayPagePath(res.req?.url)) {
+    const html = overlayErrorPage(code, message);
+    res.writeHead(ERROR_STATUS[code], {
+      ...headers,
+      'Content-Type': 'text/html; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'Content-Length': Buffer.byteLength(html),
+    });
+    res.end(html);
+    return;
+  }
   sendJson(res, ERROR_STATUS[code], errorBody(code, message), headers);
 }
 

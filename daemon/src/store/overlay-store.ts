@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { FSWatcher } from 'chokidar';
+import { keepLiveValues } from '../../../shared/live-values.js';
 import {
   type Overlay,
   type OverlayInput,
@@ -107,6 +108,17 @@ export class OverlayStore {
     this.#emit({ type: 'changed', overlay });
     await this.#file(overlay.id).save(overlay);
     return { ok: true, overlay };
+  }
+
+  /**
+   * A layout saved from the dashboard or the API: like `update`, but the live widget values (goal
+   * progress, counters, top gifters) stay those in force at this moment. Stream events own them; the
+   * saved copy holds whatever its editor last saw, and writing it back would roll the stream back.
+   */
+  async saveLayout(overlay: Overlay): Promise<UpdateResult> {
+    const inForce = this.registry.get(overlay.id);
+    if (!inForce) return this.update(overlay);
+    return this.update({ ...overlay, widgets: keepLiveValues(overlay.widgets, inForce.widgets) });
   }
 
   async remove(id: string): Promise<boolean> {
