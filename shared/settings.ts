@@ -132,7 +132,17 @@ const JournalSettings = v.object({
 });
 
 const OBS_URL = v.optional(wsUrl, 'ws://127.0.0.1:4455');
-const secret = v.pipe(v.string(), v.maxLength(500));
+
+/**
+ * Marks a field of the stored settings as a secret: the one place that says so. Every secret is kept
+ * out of `GET /api/settings` (shown as `{"set": …}`), kept when a `PUT` leaves it out, and stripped from
+ * a backup made without secrets; SECRET_SETTINGS lists them from the schema, so one added later is too.
+ */
+function secret<S extends v.GenericSchema<unknown, string>>(schema: S) {
+  return v.pipe(schema, v.metadata({ secret: true }));
+}
+
+const obsPassword = secret(v.pipe(v.string(), v.maxLength(500)));
 const common = {
   streamerbot: v.optional(v.object({ url: v.optional(httpUrl, 'http://127.0.0.1:7474') }), {}),
   tts: v.optional(TtsSettings, {}),
@@ -141,15 +151,82 @@ const common = {
   sources: Sources,
   twitch: v.optional(TwitchSettings, {}),
 };
-const youtubeKey = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,200}$/, 'must be a YouTube Data API key'));
+const youtubeKey = secret(
+  v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,200}$/, 'must be a YouTube Data API key')),
+);
 
-/** settings.json as stored: the OBS password in clear (the file is the user's alone). */
+/** settings.json as stored: the secrets in clear (the file is the user's alone, mode 0600). */
 export const StoredSettings = v.object({
-  obs: v.optional(v.object({ url: OBS_URL, password: v.optional(secret) }), {}),
+  obs: v.optional(v.object({ url: OBS_URL, password: v.optional(obsPassword) }), {}),
   youtube: v.optional(v.object({ apiKey: v.optional(youtubeKey) }), {}),
   ...common,
 });
 export type StoredSettings = v.InferOutput<typeof StoredSettings>;
+
+/** A schema as valibot builds it, for walking: optional wrappers, pipes, objects. */
+interface SchemaNode {
+  type: string;
+  wrapped?: SchemaNode;
+  pipe?: SchemaNode[];
+  entries?: Record<string, SchemaNode>;
+  metadata?: Record<string, unknown>;
+}
+
+/** The paths of the fields marked `secret(…)` in a schema (objects, optionals and pipes walked). */
+function secretPaths(node: SchemaNode, at: string[] = []): string[][] {
+  if (node.wrapped) return secretPaths(node.wrapped, at);
+  if (node.pipe) {
+    if (node.pipe.some((item) => item.type === 'metadata' && item.metadata?.secret === true)) return [at];
+    const [first] = node.pipe;
+    return first && first !== node ? secretPaths(first, at) : [];
+  }
+  if (node.type === 'object' && node.entries)
+    return Object.entries(node.entries).flatMap(([key, entry]) => secretPaths(entry, [...at, key]));
+  return [];
+}
+
+/** Every secret of the settings, as paths (`['obs', 'password']`), read from StoredSettings. */
+export const SECRET_SETTINGS: readonly (readonly string[])[] = secretPaths(
+  StoredSettings as unknown as SchemaNode,
+);
+
+type Json = Record<string, unknown>;
+const isRecord = (value: unknown): value is Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** The value at `path`, or undefined. */
+export function settingAt(settings: unknown, path: readonly string[]): unknown {
+  let node: unknown = settings;
+  for (const key of path) node = isRecord(node) ? node[key] : undefined;
+  return node;
+}
+
+/** A copy of `settings` with `path` set to `value` (removed when undefined); objects on the way are copied. */
+export function withSettingAt<T>(settings: T, path: readonly string[], value: unknown): T {
+  const [key, ...rest] = path;
+  if (key === undefined) return value as T;
+  const copy: Json = isRecord(settings) ? { ...settings } : {};
+  const next = rest.length === 0 ? value : withSettingAt(copy[key], rest, value);
+  if (next === undefined) delete copy[key];
+  else copy[key] = next;
+  return copy as T;
+}
+
+/** The settings without any secret (a backup made without secrets). */
+export function withoutSecrets(stored: StoredSettings): StoredSettings {
+  return SECRET_SETTINGS.reduce((out, path) => withSettingAt(out, path, undefined), stored);
+}
+
+/** `restored` with every secret it does not carry taken from `kept` (a restore keeps the stored ones). */
+export function keepMissingSecrets(restored: StoredSettings, kept: StoredSettings): StoredSettings {
+  return SECRET_SETTINGS.reduce((out, path) => {
+    const mine = settingAt(out, path);
+    const theirs = settingAt(kept, path);
+    return (mine === undefined || mine === '') && typeof theirs === 'string' && theirs !== ''
+      ? withSettingAt(out, path, theirs)
+      : out;
+  }, restored);
+}
 
 /** `GET /api/settings`: a secret is `{"set": true|false}`. */
 export const SettingsView = v.object({
@@ -162,14 +239,14 @@ export const SettingsView = v.object({
 export type SettingsView = v.InferOutput<typeof SettingsView>;
 
 /**
- * `PUT /api/settings`, the whole document as GET returns it: a secret `{"set": true}` keeps the stored
- * one, a string sets it, `null` clears it (so does `{"set": false}`).
+ * `PUT /api/settings`, the whole document as GET returns it: a secret `{"set": true}` (or left out)
+ * keeps the stored one, a string sets it, `null` clears it (so does `{"set": false}`).
  */
 export const SettingsInput = v.object({
   obs: v.optional(
     v.object({
       url: OBS_URL,
-      password: v.optional(v.union([secret, v.null(), v.object({ set: v.boolean() })])),
+      password: v.optional(v.union([obsPassword, v.null(), v.object({ set: v.boolean() })])),
     }),
     {},
   ),
@@ -183,33 +260,30 @@ export type SettingsInput = v.InferOutput<typeof SettingsInput>;
 
 export const DEFAULT_SETTINGS: StoredSettings = v.parse(StoredSettings, {});
 
-/** What GET answers for stored settings. */
+/** What GET answers for stored settings: each secret as `{"set": true|false}`. */
 export function settingsView(stored: StoredSettings): SettingsView {
-  const { password, ...obs } = stored.obs;
-  return {
-    ...stored,
-    obs: { ...obs, password: { set: password !== undefined && password !== '' } },
-    youtube: { apiKey: { set: stored.youtube.apiKey !== undefined && stored.youtube.apiKey !== '' } },
-  };
+  return SECRET_SETTINGS.reduce<SettingsView>((view, path) => {
+    const value = settingAt(stored, path);
+    return withSettingAt(view, path, { set: typeof value === 'string' && value !== '' });
+  }, stored as unknown as SettingsView);
 }
 
-/** A secret of a PUT: a string sets it, `{"set": true}` keeps the stored one, `null` or `{"set": false}` clears it. */
-function keptSecret(
-  input: string | null | { set: boolean } | undefined,
-  stored: string | undefined,
-): string | undefined {
+/**
+ * A secret of a PUT: a string sets it (an empty one clears it), `null` or `{"set": false}` clears it,
+ * `{"set": true}` keeps the stored one, and so does leaving it out: a partial document never clears a secret.
+ */
+function keptSecret(input: unknown, stored: unknown): string | undefined {
+  const kept = typeof stored === 'string' && stored !== '' ? stored : undefined;
   if (typeof input === 'string') return input || undefined;
-  return input && typeof input === 'object' && input.set ? stored : undefined;
+  if (input === null) return undefined;
+  if (isRecord(input)) return input.set === true ? kept : undefined;
+  return kept;
 }
 
-/** The settings to store for a PUT, given the ones in force (for secrets sent as `{"set": true}`). */
+/** The settings to store for a PUT, given the ones in force (for the secrets it keeps). */
 export function applySettingsInput(input: SettingsInput, stored: StoredSettings): StoredSettings {
-  const { password, ...obs } = input.obs;
-  const kept = keptSecret(password, stored.obs.password);
-  const apiKey = keptSecret(input.youtube.apiKey, stored.youtube.apiKey);
-  return {
-    ...input,
-    obs: { ...obs, ...(kept ? { password: kept } : {}) },
-    youtube: apiKey ? { apiKey } : {},
-  };
+  return SECRET_SETTINGS.reduce<StoredSettings>(
+    (out, path) => withSettingAt(out, path, keptSecret(settingAt(input, path), settingAt(stored, path))),
+    input as unknown as StoredSettings,
+  );
 }

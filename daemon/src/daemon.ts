@@ -197,7 +197,9 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
     ...(options.now ? { now: options.now } : {}),
   });
   const limiter = new ConnectionLimiter(options.maxConnectionsPerIp ?? 10);
-  const settings = new SettingsStore(dataDir.settingsFile, log);
+  const settings = new SettingsStore(dataDir.settingsFile, log, {
+    ...(options.watchSettleMs ? { settleMs: options.watchSettleMs } : {}),
+  });
   await settings.load();
   // Every accepted event, written before it is answered; its seq numbers every message of the hub.
   const journal = Journal.open({ path: dataDir.eventsFile, log, points: () => settings.current().points });
@@ -398,10 +400,12 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
     }
     await overlays.watch();
     await rules.watch();
+    await settings.watch();
   } catch (err) {
     await Promise.allSettled([
       overlays.close(),
       rules.close(),
+      settings.close(),
       hub.close(0),
       devPage?.close(),
       devDashboard?.close(),
@@ -493,6 +497,7 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
         await Promise.all([
           overlays.close(),
           rules.close(),
+          settings.close(),
           keyWatcher.close(),
           removeRunningDaemon(dataDir.daemonFile),
         ]);

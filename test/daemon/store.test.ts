@@ -1,7 +1,8 @@
 // The data directory as a live source (decisions §3): first start, external edits, corrupt and deleted files, atomic writes.
 import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { atomicFs } from '../../daemon/src/store/atomic-file.js';
 import { api, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
 
 let daemon: TestDaemon;
@@ -14,6 +15,19 @@ beforeAll(async () => {
   file = join(daemon.dataDir.overlaysDir, `${overlayId}.json`);
 });
 afterAll(() => daemon?.stop());
+afterEach(() => vi.restoreAllMocks());
+
+/** Makes every write of the daemon fail as a full disk does, once its temporary file exists. */
+function fillTheDisk(code = 'ENOSPC'): void {
+  const open = atomicFs.open;
+  vi.spyOn(atomicFs, 'open').mockImplementation(async (...args: Parameters<typeof open>) => {
+    const handle = await open(...args);
+    vi.spyOn(handle, 'writeFile').mockRejectedValue(
+      Object.assign(new Error(`${code}: no space left on device, write`), { code }),
+    );
+    return handle;
+  });
+}
 
 describe('first start', () => {
   it('creates the layout: one demo overlay, empty rules, media/, admin.key', async () => {
@@ -153,6 +167,131 @@ describe('writes of the daemon', () => {
   });
 });
 
+describe('a full disk', () => {
+  it('refuses an overlay save in words (503), applies nothing and leaves no temporary file', async () => {
+    const client = await subscribe(daemon, overlayId);
+    const before = daemon.overlays.get(overlayId)!;
+    const onDisk = await readFile(file, 'utf8');
+    fillTheDisk();
+    const put = await api(daemon, 'PUT', `/api/overlays/${overlayId}`, {
+      name: 'Never written',
+      width: 640,
+      height: 480,
+    });
+    expect(put.status).toBe(503);
+    const body = (await put.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('unavailable');
+    expect(body.error.message).toMatch(/disk is full \(ENOSPC\)/);
+    expect(body.error.message).toContain(file);
+    // Nothing in force that is not on disk: the page is told the state it had, and the file is as it was.
+    expect(daemon.overlays.get(overlayId)).toEqual(before);
+    await client.next((m) => m.type === 'overlay-update' && m.overlay.name === before.name);
+    expect(await readFile(file, 'utf8')).toBe(onDisk);
+    expect((await readdir(daemon.dataDir.overlaysDir)).filter((name) => name.includes('.tmp'))).toEqual([]);
+    client.close();
+  });
+
+  it('refuses a new overlay, rules and settings alike, and names a used-up quota (EDQUOT)', async () => {
+    const overlays = daemon.overlays.list().length;
+    const rules = daemon.rules.current();
+    const settings = daemon.settings.current();
+    fillTheDisk('EDQUOT');
+    const created = await api(daemon, 'POST', '/api/overlays', { name: 'New', width: 10, height: 10 });
+    expect(created.status).toBe(503);
+    expect(((await created.json()) as { error: { message: string } }).error.message).toMatch(/EDQUOT/);
+    expect(daemon.overlays.list()).toHaveLength(overlays);
+    const rulesPut = await api(daemon, 'PUT', '/api/rules', [
+      { id: 'lost', trigger: 'follow', actions: [{ overlayId, widgetId: 'w', command: 'reset' }] },
+    ]);
+    expect(rulesPut.status).toBe(503);
+    expect(daemon.rules.current()).toEqual(rules);
+    const settingsPut = await api(daemon, 'PUT', '/api/settings', { tts: { maxChars: 42 } });
+    expect(settingsPut.status).toBe(503);
+    expect(((await settingsPut.json()) as { error: { code: string } }).error.code).toBe('unavailable');
+    expect(daemon.settings.current()).toEqual(settings);
+    expect((await readdir(daemon.dataDir.root)).filter((name) => name.includes('.tmp'))).toEqual([]);
+    expect((await readdir(daemon.dataDir.overlaysDir)).filter((name) => name.includes('.tmp'))).toEqual([]);
+  });
+});
+
+describe('settings.json', () => {
+  const secrets = {
+    obs: { url: 'ws://127.0.0.1:4455', password: 'obs-secret' },
+    youtube: { apiKey: 'AIzaSyKey_123' },
+    sources: [{ platform: 'tiktok', channel: 'streamer' }],
+  };
+
+  it('picks up a valid hand edit within a second', async () => {
+    expect((await api(daemon, 'PUT', '/api/settings', secrets)).status).toBe(200);
+    const stored = JSON.parse(await readFile(daemon.dataDir.settingsFile, 'utf8'));
+    const started = Date.now();
+    await writeFile(
+      daemon.dataDir.settingsFile,
+      JSON.stringify({ ...stored, tts: { ...stored.tts, maxChars: 150 } }, null, 2),
+    );
+    await waitFor(() => daemon.settings.current().tts.maxChars === 150, 2000, 'the hand edit');
+    expect(Date.now() - started).toBeLessThan(1000);
+    const view = (await (await api(daemon, 'GET', '/api/settings')).json()) as { tts: { maxChars: number } };
+    expect(view.tts.maxChars).toBe(150);
+  });
+
+  it('refuses a save (409 naming the file and the problem) while the file holds an invalid value, and keeps every secret', async () => {
+    expect((await api(daemon, 'PUT', '/api/settings', secrets)).status).toBe(200);
+    const stored = JSON.parse(await readFile(daemon.dataDir.settingsFile, 'utf8'));
+    const broken = JSON.stringify({ ...stored, tts: { ...stored.tts, maxChars: 'lots' } }, null, 2);
+    await writeFile(daemon.dataDir.settingsFile, broken);
+    await waitFor(
+      () => daemon.logs.some((l) => l.includes(daemon.dataDir.settingsFile) && l.includes('maxChars')),
+      2000,
+      'the report',
+    );
+    // The last good settings stay in force.
+    expect(daemon.settings.current().obs.password).toBe('obs-secret');
+    const view = (await (await api(daemon, 'GET', '/api/settings')).json()) as Record<string, unknown>;
+    const put = await api(daemon, 'PUT', '/api/settings', view);
+    expect(put.status).toBe(409);
+    const message = ((await put.json()) as { error: { message: string } }).error.message;
+    expect(message).toContain(daemon.dataDir.settingsFile);
+    expect(message).toContain('maxChars');
+    expect(await readFile(daemon.dataDir.settingsFile, 'utf8')).toBe(broken);
+
+    // Fixed by hand: in force again, secrets and sources included, and saves go through.
+    await writeFile(daemon.dataDir.settingsFile, JSON.stringify({ ...stored, tts: { maxChars: 120 } }));
+    await waitFor(() => daemon.settings.current().tts.maxChars === 120, 2000, 'the fixed file');
+    expect((await api(daemon, 'PUT', '/api/settings', view)).status).toBe(200);
+    const saved = JSON.parse(await readFile(daemon.dataDir.settingsFile, 'utf8'));
+    expect(saved.obs.password).toBe('obs-secret');
+    expect(saved.youtube.apiKey).toBe('AIzaSyKey_123');
+    expect(saved.sources).toEqual([{ platform: 'tiktok', channel: 'streamer', enabled: true }]);
+    expect((await stat(daemon.dataDir.settingsFile)).mode & 0o777).toBe(0o600);
+  });
+
+  it('an invalid file at start: defaults in force, but a save (even keeping the secrets) never erases them', async () => {
+    const dir = `${daemon.dataDir.root}-settings`;
+    const first = await startTestDaemon({ dataDir: dir });
+    expect((await api(first, 'PUT', '/api/settings', secrets)).status).toBe(200);
+    await first.close();
+    const stored = JSON.parse(await readFile(join(dir, 'settings.json'), 'utf8'));
+    const broken = JSON.stringify({ ...stored, points: { perLike: -1 } }, null, 2);
+    await writeFile(join(dir, 'settings.json'), broken);
+    const second = await startTestDaemon({ dataDir: dir });
+    try {
+      expect(second.logs.some((l) => l.includes(join(dir, 'settings.json')) && l.includes('perLike'))).toBe(
+        true,
+      );
+      const put = await api(second, 'PUT', '/api/settings', {
+        obs: { password: { set: true } },
+        youtube: { apiKey: { set: true } },
+      });
+      expect(put.status).toBe(409);
+      expect(await readFile(join(dir, 'settings.json'), 'utf8')).toBe(broken);
+    } finally {
+      await second.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('rules.json', () => {
   it('does not overwrite an edit made by another program that it has not read yet: 409, the edit in force', async () => {
     const rules = [
@@ -201,6 +340,21 @@ describe('rules.json', () => {
     const put = await api(daemon, 'PUT', '/api/rules', []);
     expect(put.status).toBe(409);
     expect(await readFile(daemon.dataDir.rulesFile, 'utf8')).toBe('[{"id": 1}]');
+  });
+
+  it('names the line and column of a JSON error, in the log and in the refusal', async () => {
+    const broken = '[\n  {\n    "id": "hand",\n    "trigger": "follow"\n    "actions": []\n  }\n]\n';
+    await writeFile(daemon.dataDir.rulesFile, broken);
+    await waitFor(
+      () => daemon.logs.some((line) => line.includes(daemon.dataDir.rulesFile) && line.includes('line 5, column 5')),
+      2000,
+      'the report with its line',
+    );
+    const put = await api(daemon, 'PUT', '/api/rules', []);
+    expect(put.status).toBe(409);
+    expect(((await put.json()) as { error: { message: string } }).error.message).toContain('line 5, column 5');
+    await writeFile(daemon.dataDir.rulesFile, '[]\n');
+    await waitFor(() => daemon.rules.current().length === 0, 2000, 'the fixed rules');
   });
 });
 

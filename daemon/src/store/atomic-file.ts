@@ -2,6 +2,32 @@
 import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 
+/**
+ * The file system calls a write goes through: a test replaces one to make a write fail as a full disk
+ * would (nobody can fill the disk in a test).
+ */
+export const atomicFs = { open, rename, rm };
+
+/** A write refused for want of space (ENOSPC, EDQUOT): nothing was written and nothing is left behind. */
+export class DiskFullError extends Error {
+  constructor(
+    readonly path: string,
+    readonly code: string,
+  ) {
+    super(
+      code === 'EDQUOT'
+        ? `the disk quota is used up (EDQUOT): ${path} could not be written; free some space and save again`
+        : `the disk is full (ENOSPC): ${path} could not be written; free some space and save again`,
+    );
+  }
+}
+
+/** A write that failed for want of space, said in words; other errors as they are. */
+export function diskFullOr(path: string, err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' ? new DiskFullError(path, code) : err;
+}
+
 /** What tells one version of a file from another without reading it (a rename keeps all three). */
 export interface FileSignature {
   ino: number;
@@ -30,30 +56,30 @@ export async function readFileWithSignature(
 
 /**
  * Writes a file so that a reader sees the old or the new content, never a torn one. Returns the
- * signature of what it wrote, so a later write can tell whether another program wrote since.
+ * signature of what it wrote, so a later write can tell whether another program wrote since. A failed
+ * write leaves the old file and no temporary file; a full disk is thrown as DiskFullError.
  */
 export async function writeFileAtomic(path: string, data: string, mode = 0o644): Promise<FileSignature> {
   const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(tmp, 'w', mode);
-  let signature: FileSignature;
   try {
-    await handle.writeFile(data);
-    await handle.sync();
-    const { ino, size, mtimeMs } = await handle.stat();
-    signature = { ino, size, mtimeMs };
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(tmp, path);
+    const handle = await atomicFs.open(tmp, 'w', mode);
+    let signature: FileSignature;
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+      const { ino, size, mtimeMs } = await handle.stat();
+      signature = { ino, size, mtimeMs };
+    } finally {
+      await handle.close();
+    }
+    await atomicFs.rename(tmp, path);
+    return signature;
   } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
+    await atomicFs.rm(tmp, { force: true }).catch(() => {});
+    throw diskFullOr(path, err);
   }
-  return signature;
 }
 
-/** Creates a file with `data` unless it exists; an existing file is never touched. */
 /** Creates the file with `data` unless it exists; true when it created it. */
 export async function createIfMissing(path: string, data: string, mode: number): Promise<boolean> {
   let handle: Awaited<ReturnType<typeof open>>;

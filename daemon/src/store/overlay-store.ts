@@ -14,7 +14,7 @@ import {
 } from '../../../shared/protocol/index.js';
 import type { DataDir } from './data-dir.js';
 import { OverlayRegistry } from './overlay-registry.js';
-import { SyncedJsonFile, watchJsonFiles } from './synced-json-file.js';
+import { SyncedJsonFile, WriteFailed, watchJsonFiles } from './synced-json-file.js';
 
 const OVERLAY_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json$/i;
 
@@ -22,7 +22,7 @@ type OverlayListener = { type: 'changed'; overlay: Overlay } | { type: 'removed'
 
 type UpdateResult =
   | { ok: true; overlay: Overlay }
-  | { ok: false; reason: 'not_found' | 'unreadable'; message: string };
+  | { ok: false; reason: 'not_found' | 'unreadable' | 'unavailable'; message: string };
 
 interface OverlayStoreOptions {
   log?: (line: string) => void;
@@ -82,10 +82,18 @@ export class OverlayStore {
     return () => this.#listeners.delete(listener);
   }
 
+  /** Creates an overlay; throws WriteFailed (and nothing is created) when it cannot be written. */
   async create(input: OverlayInput): Promise<Overlay> {
     const overlay: Overlay = { id: randomUUID(), ...input };
     this.registry.set(overlay);
-    await this.#file(overlay.id).save(overlay);
+    const file = this.#file(overlay.id);
+    try {
+      await file.save(overlay);
+    } catch (err) {
+      this.registry.delete(overlay.id);
+      if (this.#files.get(overlay.id) === file) this.#files.delete(overlay.id);
+      throw err;
+    }
     return overlay;
   }
 
@@ -104,9 +112,22 @@ export class OverlayStore {
     }
     if (!this.registry.get(overlay.id))
       return { ok: false, reason: 'not_found', message: 'No overlay has that id' };
+    const previous = this.registry.get(overlay.id);
     this.registry.set(overlay);
     this.#emit({ type: 'changed', overlay });
-    await this.#file(overlay.id).save(overlay);
+    const file = this.#file(overlay.id);
+    try {
+      await file.save(overlay);
+    } catch (err) {
+      if (!(err instanceof WriteFailed)) throw err;
+      // Not written: what is on disk (or was in force before) is in force again, and pages follow.
+      const back = file.value ?? previous;
+      if (back && this.registry.get(overlay.id) === overlay) {
+        this.registry.set(back);
+        this.#emit({ type: 'changed', overlay: back });
+      }
+      return { ok: false, reason: 'unavailable', message: `${err.message}; the overlay was not changed` };
+    }
     return { ok: true, overlay };
   }
 

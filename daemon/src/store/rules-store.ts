@@ -3,9 +3,11 @@ import type { FSWatcher } from 'chokidar';
 import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { type RuleList, RuleList as RuleListSchema } from '../../../shared/rules.js';
 import type { DataDir } from './data-dir.js';
-import { SyncedJsonFile, watchJsonFiles } from './synced-json-file.js';
+import { SyncedJsonFile, WriteFailed, watchJsonFiles } from './synced-json-file.js';
 
-type ReplaceResult = { ok: true; rules: RuleList } | { ok: false; message: string };
+type ReplaceResult =
+  | { ok: true; rules: RuleList }
+  | { ok: false; reason: 'unreadable' | 'edited' | 'unavailable'; message: string };
 
 export class RulesStore {
   readonly #file: SyncedJsonFile<RuleList>;
@@ -48,17 +50,26 @@ export class RulesStore {
   async replace(rules: RuleList): Promise<ReplaceResult> {
     const unreadable = (reason: string | undefined) => ({
       ok: false as const,
+      reason: 'unreadable' as const,
       message: `${this.dirs.rulesFile} could not be read (${reason}); fix or remove the file first`,
     });
     if (this.#file.unreadable !== undefined) return unreadable(this.#file.unreadable);
-    const saved = this.#file.save(rules);
-    this.#announce(rules);
-    switch (await saved) {
+    let outcome: Awaited<ReturnType<SyncedJsonFile<RuleList>['save']>>;
+    try {
+      outcome = await this.#file.save(rules);
+    } catch (err) {
+      if (!(err instanceof WriteFailed)) throw err;
+      return { ok: false, reason: 'unavailable', message: `${err.message}; the rules were not changed` };
+    }
+    switch (outcome) {
       case 'written':
+        // In force once on disk: a save that cannot be written changes nothing.
+        this.#announce(rules);
         return { ok: true, rules };
       case 'edited':
         return {
           ok: false,
+          reason: 'edited',
           message: `${this.dirs.rulesFile} was changed by another program meanwhile; its rules are in force now, send yours again`,
         };
       case 'unreadable':

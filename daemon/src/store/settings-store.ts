@@ -1,44 +1,115 @@
-// settings.json (decisions-2 §6): read at start, replaced whole by PUT /api/settings, written atomically
-// with mode 0600 (it holds the OBS password). A file that does not parse is left as it is and the
-// defaults are used until it is fixed or replaced.
-import { readFile } from 'node:fs/promises';
+// settings.json: the same watched, checked store as overlays and rules (synced-json-file.ts), written
+// atomically with mode 0600 (it holds the OBS password and the YouTube key).
+// - Valid edits by hand are read while the daemon runs (within a second) and put in force.
+// - A file that does not read (not JSON, an invalid value) is reported with its reason; the last good
+//   settings (the defaults at a start) stay in force, and every save is refused until the file reads
+//   again or is deleted, so a save never writes defaults over the secrets and sources in it.
+// - A save that cannot be written (a full disk) changes nothing.
+import type { FSWatcher } from 'chokidar';
 import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { DEFAULT_SETTINGS, StoredSettings } from '../../../shared/settings.js';
 import { errorMessage } from '../errors.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { SyncedJsonFile, WriteFailed, watchJsonFiles } from './synced-json-file.js';
+
+export type SettingsSaveResult =
+  | { ok: true; settings: StoredSettings }
+  | { ok: false; reason: 'unreadable' | 'edited' | 'unavailable'; message: string };
 
 export class SettingsStore {
-  #current: StoredSettings = DEFAULT_SETTINGS;
+  readonly #file: SyncedJsonFile<StoredSettings>;
   readonly #listeners = new Set<(settings: StoredSettings) => void>();
+  readonly #settleMs: number;
+  #watcher: FSWatcher | undefined;
 
   constructor(
     readonly file: string,
     private readonly log: (line: string) => void = () => {},
-  ) {}
+    options: { settleMs?: number } = {},
+  ) {
+    this.#settleMs = options.settleMs ?? 150;
+    this.#file = new SyncedJsonFile({
+      path: file,
+      parse: (text) => parseJsonWith(StoredSettings, text),
+      onEdited: (settings) => {
+        this.log(`[settings] ${file} was edited; its settings are in force`);
+        this.#announce(settings);
+      },
+      log,
+      label: '[settings]',
+      mode: 0o600,
+    });
+  }
 
   async load(): Promise<void> {
-    let text: string;
-    try {
-      text = await readFile(this.file, 'utf8');
-    } catch {
-      return; // none yet: the defaults
-    }
-    const parsed = parseJsonWith(StoredSettings, text);
-    if (parsed.ok) this.#current = parsed.value;
-    else
-      this.log(
-        `[settings] ${this.file} is not valid (${parsed.error}): using the defaults until it is fixed`,
-      );
+    await this.#file.read(false);
   }
 
+  /** The settings in force: the last good state of settings.json, or the defaults. */
   current(): StoredSettings {
-    return this.#current;
+    return this.#file.value ?? DEFAULT_SETTINGS;
   }
 
-  /** Saves and puts in force at once; listeners (OBS, speech) follow. */
-  async replace(settings: StoredSettings): Promise<void> {
-    await writeFileAtomic(this.file, `${JSON.stringify(settings, null, 2)}\n`, 0o600);
-    this.#current = settings;
+  /** Why settings.json cannot be read, while it cannot (saves are refused meanwhile). */
+  get unreadable(): string | undefined {
+    return this.#file.unreadable;
+  }
+
+  /** Saves and puts in force once written; listeners (OBS, speech, sources) follow. */
+  async replace(settings: StoredSettings): Promise<SettingsSaveResult> {
+    const unreadable = (reason: string | undefined): SettingsSaveResult => ({
+      ok: false,
+      reason: 'unreadable',
+      message: `${this.file} could not be read (${reason}); fix or remove the file first, nothing was saved`,
+    });
+    if (this.#file.unreadable !== undefined) return unreadable(this.#file.unreadable);
+    let outcome: Awaited<ReturnType<SyncedJsonFile<StoredSettings>['save']>>;
+    try {
+      outcome = await this.#file.save(settings);
+    } catch (err) {
+      if (!(err instanceof WriteFailed)) throw err;
+      return { ok: false, reason: 'unavailable', message: `${err.message}; the settings were not changed` };
+    }
+    switch (outcome) {
+      case 'written':
+        this.#announce(this.current());
+        return { ok: true, settings: this.current() };
+      case 'edited':
+        return {
+          ok: false,
+          reason: 'edited',
+          message: `${this.file} was changed by another program meanwhile; its settings are in force now, send yours again`,
+        };
+      case 'unreadable':
+        return unreadable(this.#file.unreadable);
+    }
+  }
+
+  onChange(listener: (settings: StoredSettings) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Starts reading edits made by other programs; resolves once the watcher is ready. */
+  async watch(): Promise<void> {
+    this.#watcher = await watchJsonFiles(this.file, {
+      settleMs: this.#settleMs,
+      changed: () => void this.#file.read(true),
+      // Deleting an unreadable settings.json lifts its lock: the settings in force stay and can be saved.
+      deleted: () => {
+        if (this.#file.unreadable === undefined || !this.#file.deleted()) return;
+        this.log(`[settings] ${this.file} was deleted; the settings in force can be saved again`);
+      },
+      log: (line) => this.log(`[settings] ${line}`),
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#watcher?.close();
+    this.#watcher = undefined;
+    await this.#file.flush();
+  }
+
+  #announce(settings: StoredSettings): void {
     for (const listener of this.#listeners) {
       try {
         listener(settings);
@@ -46,10 +117,5 @@ export class SettingsStore {
         this.log(`[settings] a listener failed: ${errorMessage(err)}`);
       }
     }
-  }
-
-  onChange(listener: (settings: StoredSettings) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
   }
 }

@@ -10,11 +10,31 @@
 //   the file is never written over until it reads again or is deleted.
 // - While a write of ours is under way, a change the watcher reports may be an older text of ours:
 //   it is read again once our writes are done, so neither a rollback nor an edit made meanwhile happens.
+// - A write that fails (a full disk) puts back the value that is on disk: nothing is in force that was
+//   never written, and the save is refused (DiskFullError says so in words).
+// - A file that is not JSON is reported with the line and column of the error.
 import { stat } from 'node:fs/promises';
 import { type FSWatcher, watch } from 'chokidar';
 import type { ParseResult } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
-import { type FileSignature, readFileWithSignature, sameSignature, writeFileAtomic } from './atomic-file.js';
+import {
+  DiskFullError,
+  type FileSignature,
+  readFileWithSignature,
+  sameSignature,
+  writeFileAtomic,
+} from './atomic-file.js';
+
+/** A save that could not be written (a full disk, above all): nothing of it is in force. */
+export class WriteFailed extends Error {
+  constructor(path: string, cause: unknown) {
+    super(
+      cause instanceof DiskFullError
+        ? cause.message
+        : `${path} could not be written (${errorMessage(cause)}); nothing was changed`,
+    );
+  }
+}
 
 /** What became of a save: on disk, overtaken by another program's edit (now in force), or refused. */
 type SaveOutcome = 'written' | 'edited' | 'unreadable';
@@ -28,6 +48,25 @@ interface SyncedJsonFileOptions<T> {
   log: (line: string) => void;
   /** Prefix of log lines, e.g. `[rules]`. */
   label: string;
+  /** The file's mode when we write it (0600 for a file that holds secrets). */
+  mode?: number;
+}
+
+/** Where a JSON text stops being JSON, as `line L, column C: why`; undefined when it is JSON. */
+export function jsonSyntaxProblem(text: string): string | undefined {
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const at = /at position (\d+)/.exec(message);
+    const position = at ? Number(at[1]) : text.length;
+    const before = text.slice(0, position).split('\n');
+    const line = before.length;
+    const column = (before.at(-1)?.length ?? 0) + 1;
+    const why = message.replace(/\s*in JSON at position \d+.*$/, '').replace(/\s*\(line \d+ column \d+\)$/, '');
+    return `not valid JSON at line ${line}, column ${column}: ${why}`;
+  }
 }
 
 function serialiseJson(value: unknown): string {
@@ -37,6 +76,8 @@ function serialiseJson(value: unknown): string {
 export class SyncedJsonFile<T> {
   readonly path: string;
   #value: T | undefined;
+  /** The value we last read from or wrote to the file: put back in force when a write fails. */
+  #onDisk: T | undefined;
   /** Last text read from or written to the file, to recognise our own writes when the watcher reports them. */
   #knownText: string | undefined;
   /** The file as we last wrote or read it: anything else on disk was written by another program. */
@@ -148,6 +189,11 @@ export class SyncedJsonFile<T> {
       this.#dirty = true;
       return undefined;
     }
+    const syntax = jsonSyntaxProblem(text);
+    if (syntax !== undefined) {
+      this.#report(syntax);
+      return undefined;
+    }
     const parsed = this.#options.parse(text);
     if (!parsed.ok) {
       this.#report(parsed.error);
@@ -159,6 +205,7 @@ export class SyncedJsonFile<T> {
     this.#knownText = text;
     this.#signature = signature;
     this.#value = parsed.value;
+    this.#onDisk = parsed.value;
     if (announce) this.#options.onEdited(parsed.value);
     return parsed.value;
   }
@@ -175,17 +222,24 @@ export class SyncedJsonFile<T> {
         if (taken) return serialiseJson(taken) === wanted ? 'written' : 'edited';
       }
     }
-    if (this.#value === undefined) return 'written';
-    const text = serialiseJson(this.#value);
+    const value = this.#value;
+    if (value === undefined) return 'written';
+    const text = serialiseJson(value);
     if (text === this.#knownText) return 'written';
+    const savesBefore = this.#savesStarted;
+    const knownBefore = this.#knownText;
     this.#knownText = text;
     try {
-      this.#signature = await writeFileAtomic(this.path, text);
+      this.#signature = await writeFileAtomic(this.path, text, this.#options.mode);
     } catch (err) {
-      this.#knownText = undefined;
+      // Nothing was written: the file still holds what it held, and so does the value in force
+      // (unless a newer save came meanwhile; its own write follows).
+      this.#knownText = knownBefore;
+      if (this.#savesStarted === savesBefore) this.#value = this.#onDisk;
       this.#options.log(`${this.#options.label} could not write ${this.path}: ${errorMessage(err)}`);
-      throw err;
+      throw new WriteFailed(this.path, err);
     }
+    this.#onDisk = value;
     return 'written';
   }
 
