@@ -25,6 +25,7 @@ import { createControlGuard, createFrontDoor, createUpgradeListener } from './ht
 import { compiledPageRenderer } from './http/page.js';
 import { StatusParts } from './http/status-parts.js';
 import { Journal } from './journal/journal.js';
+import { safeLog } from './log-line.js';
 import { type PlatformOptions, platformSources } from './sources/factory.js';
 import { type SourceFactory, SourceManager } from './sources/manager.js';
 import { type PlatformUrls, platformUrlsFromEnv } from './sources/platform-urls.js';
@@ -168,7 +169,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
 }
 
 async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLock): Promise<RunningDaemon> {
-  const log = options.log ?? ((line: string) => console.error(line));
+  // Every line escapes control characters: platform strings cannot forge lines or drive the terminal.
+  const log = safeLog(options.log ?? ((line: string) => console.error(line)));
   // A backup imported through the dashboard is put in place now, before anything reads the files.
   const pending = pendingRestoreFile(dataDir);
   if (existsSync(pending)) {

@@ -13,7 +13,7 @@ import { DEFAULT_HOST, DEFAULT_PORT } from '../daemon.js';
 import { errorMessage } from '../errors.js';
 import { dataDirPaths } from '../store/data-dir.js';
 import { locateDaemon } from './locate.js';
-import { UsageError } from './usage-error.js';
+import { describeParseError, UsageError, usageLine } from './usage-error.js';
 
 export const EVENT_HELP = `Usage: overlay-daemon event <type> [options]
 
@@ -221,7 +221,24 @@ export async function runEventCommand(argv: string[], io: EventCliIo): Promise<n
     try {
       parsed = parse(argv);
     } catch (err) {
-      throw new UsageError(errorMessage(err));
+      // A typo (`--cuont`) is named in words, with the usage line.
+      const known = [
+        'user',
+        'nickname',
+        'gift',
+        'count',
+        'diamonds',
+        'likes',
+        'comment',
+        'viewers',
+        'port',
+        'host',
+        'data-dir',
+        'help',
+      ];
+      throw new UsageError(
+        `${describeParseError(err, known) ?? errorMessage(err)}\n${usageLine(EVENT_HELP)}`,
+      );
     }
     const { values, positionals } = parsed;
     if (values.help) {

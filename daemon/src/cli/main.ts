@@ -15,6 +15,7 @@ import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from '../
 import { errorMessage } from '../errors.js';
 import { dashboardSignInUrl } from '../http/dashboard.js';
 import { isLoopbackIp } from '../http/policy.js';
+import { safeLogLine } from '../log-line.js';
 import { PACKAGE_VERSION } from '../package-root.js';
 import { PlatformUrlError, type PlatformUrls, platformUrlsFromEnv } from '../sources/platform-urls.js';
 import {
@@ -30,10 +31,10 @@ import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../t
 import { CONNECT_HELP, runConnectCommand } from './connect.js';
 import { DASHBOARD_HELP, runDashboardCommand } from './dashboard.js';
 import { EVENT_HELP, runEventCommand } from './event.js';
-import { locateDaemon, portFrom } from './locate.js';
+import { describeLookup, locateDaemon, portFrom } from './locate.js';
 import { LOGIN_HELP, LOGOUT_HELP, type RemoteCommand, runRemoteCommand, TUNNEL_HELP } from './remote.js';
 import { describeDaemonStatus } from './status-text.js';
-import { UsageError, wholeNumberIn } from './usage-error.js';
+import { describeParseError, UsageError, usageLine, wholeNumberIn } from './usage-error.js';
 
 const MAIN_HELP = `overlay-daemon ${PACKAGE_VERSION}: browser-source overlays for live-streamers
 
@@ -125,28 +126,26 @@ function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || isLoopbackIp(host);
 }
 
+/** Every option of every command but `event` (which has its own). */
+const OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'data-dir': { type: 'string' },
+  json: { type: 'boolean' },
+  dev: { type: 'boolean' },
+  'init-timeout-ms': { type: 'string' },
+  gatekeeper: { type: 'string' },
+  cloudflared: { type: 'string' },
+  tiktok: { type: 'string' },
+  twitch: { type: 'string' },
+  youtube: { type: 'string' },
+  'tiktok-sign-key': { type: 'string' },
+  'include-secrets': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 function parseCommandLine(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'data-dir': { type: 'string' },
-      json: { type: 'boolean' },
-      dev: { type: 'boolean' },
-      'init-timeout-ms': { type: 'string' },
-      gatekeeper: { type: 'string' },
-      cloudflared: { type: 'string' },
-      tiktok: { type: 'string' },
-      twitch: { type: 'string' },
-      youtube: { type: 'string' },
-      'tiktok-sign-key': { type: 'string' },
-      'include-secrets': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  return parseArgs({ args: argv, allowPositionals: true, strict: true, options: OPTIONS });
 }
 
 export interface CliIo {
@@ -335,7 +334,13 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   try {
     parsed = parseCommandLine(argv);
   } catch (err) {
-    io.err(`overlay-daemon: ${errorMessage(err)}\nRun "overlay-daemon --help" for usage.\n`);
+    // A typo (`--prot`) is named in words, with the usage line of the command it was meant for.
+    const said = describeParseError(err, Object.keys(OPTIONS)) ?? errorMessage(err);
+    const meant = COMMANDS.find((c) => argv.includes(c.name)) ?? COMMANDS[0];
+    const help = meant ? usageLine(meant.help()) : '';
+    io.err(
+      `overlay-daemon: ${said}\n${help ? `${help}\n` : ''}Run "overlay-daemon${meant && meant.name !== 'start' ? ` ${meant.name}` : ''} --help" for usage.\n`,
+    );
     return 2;
   }
   const { values, positionals } = parsed;
@@ -402,7 +407,7 @@ async function start(values: Values, io: CliIo): Promise<number> {
   const remoteOptions = {
     gatekeeper: values.gatekeeper,
     cloudflared: values.cloudflared,
-    log: (line: string) => io.err(`${line}\n`),
+    log: (line: string) => io.err(`${safeLogLine(line)}\n`),
   };
   const licence = createLicenceManager(dataDir, remoteOptions);
   const signApiKey = values['tiktok-sign-key'] || process.env.OVERLAY_TIKTOK_SIGN_KEY || undefined;
@@ -419,7 +424,7 @@ async function start(values: Values, io: CliIo): Promise<number> {
       platformUrls,
       platforms: { tiktok: signApiKey ? { signApiKey } : {} },
       remoteConfig: () => licence.config(),
-      log: (line) => io.err(`${line}\n`),
+      log: (line) => io.err(`${safeLogLine(line)}\n`),
     });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
@@ -464,7 +469,8 @@ async function start(values: Values, io: CliIo): Promise<number> {
 }
 
 async function status(values: Values, io: CliIo): Promise<number> {
-  const { baseUrl } = await locateDaemon(values);
+  const located = await locateDaemon(values);
+  const { baseUrl } = located;
   const url = `${baseUrl}/status`;
   let body: unknown;
   try {
@@ -476,7 +482,7 @@ async function status(values: Values, io: CliIo): Promise<number> {
     }
     body = JSON.parse(text);
   } catch {
-    io.err(`overlay-daemon: no overlay server is answering at ${url}\n`);
+    io.err(`overlay-daemon: no overlay server is answering at ${url} (${describeLookup(located)})\n`);
     return 1;
   }
   const parsed = parseWith(DaemonStatus, body);

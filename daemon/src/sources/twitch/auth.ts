@@ -8,7 +8,7 @@ import * as v from 'valibot';
 import { parseWith } from '../../../../shared/protocol/index.js';
 import { errorMessage } from '../../errors.js';
 import { readPrivateJson, writePrivateJson } from '../../store/private-json-file.js';
-import { systemTimers, type Timers } from '../../timers.js';
+import { pollInterval, systemTimers, type Timers } from '../../timers.js';
 
 /** What the sign-in asks for: follows (v2 needs a moderator's read), subscriptions, cheers. */
 export const TWITCH_SCOPES = ['moderator:read:followers', 'channel:read:subscriptions', 'bits:read'] as const;
@@ -220,7 +220,8 @@ export async function startDeviceFlow(options: DeviceFlowOptions): Promise<Devic
     let intervalS = device.interval;
     let failures = 0;
     for (;;) {
-      await sleep(timers, intervalS * 1000, signal);
+      // As Twitch asks, kept from 1 s to 5 min: a huge interval would overflow the timer.
+      await sleep(timers, pollInterval(intervalS * 1000), signal);
       if (Date.now() > deadline) throw expired();
       let reply: Answer;
       try {

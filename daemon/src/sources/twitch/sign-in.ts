@@ -3,6 +3,7 @@
 // running Twitch sources told). `overlay-daemon connect twitch` runs the same flow from the terminal.
 import type { TwitchSignIn } from '../../../../shared/protocol/index.js';
 import { errorMessage } from '../../errors.js';
+import type { Timers } from '../../timers.js';
 import { readTwitchTokens, startDeviceFlow, TwitchAuth } from './auth.js';
 
 export interface TwitchSignInOptions {
@@ -10,6 +11,8 @@ export interface TwitchSignInOptions {
   dataDir: string;
   clientId(): string | undefined;
   log(line: string): void;
+  /** The waits between polls (the real clock by default). */
+  timers?: Timers;
 }
 
 /** No client id is known: nothing to sign in with. */
@@ -26,6 +29,10 @@ export class TwitchSignInService {
     | { userCode: string; verificationUri: string; expiresAt: string; abort: AbortController }
     | undefined;
   #failure: string | undefined;
+  /** Every device code flow still polling Twitch: Disconnect, a new sign-in and close() end them all. */
+  readonly #polls = new Set<AbortController>();
+  /** A begin() asking Twitch for a code: a second one at the same time waits for it, never starts another. */
+  #starting: Promise<TwitchSignIn> | undefined;
 
   constructor(private readonly options: TwitchSignInOptions) {}
 
@@ -42,14 +49,29 @@ export class TwitchSignInService {
   /** Starts the device code flow (or answers the one under way). Throws NoTwitchClientId. */
   async begin(): Promise<TwitchSignIn> {
     if (this.#pending) return this.state();
+    if (this.#starting) return this.#starting;
+    const starting = this.#begin().finally(() => {
+      if (this.#starting === starting) this.#starting = undefined;
+    });
+    this.#starting = starting;
+    return starting;
+  }
+
+  async #begin(): Promise<TwitchSignIn> {
     const clientId = this.options.clientId();
     if (!clientId) throw new NoTwitchClientId();
+    const epoch = this.#epoch;
     const flow = await startDeviceFlow({
       authUrl: this.options.authUrl,
       clientId,
       dataDir: this.options.dataDir,
+      ...(this.options.timers ? { timers: this.options.timers } : {}),
     });
+    // Disconnect (or close) came while Twitch was asked for the code: no poll starts.
+    if (epoch !== this.#epoch) return this.state();
+    this.#abortPolls();
     const abort = new AbortController();
+    this.#polls.add(abort);
     const pending = {
       userCode: flow.userCode,
       verificationUri: flow.verificationUri,
@@ -58,26 +80,30 @@ export class TwitchSignInService {
     };
     this.#pending = pending;
     this.#failure = undefined;
-    flow.wait(abort.signal).then(
-      async (tokens) => {
-        if (this.#pending !== pending) return;
-        this.#pending = undefined;
-        // Running Twitch sources see twitch.json change and start again with it.
-        this.options.log(`[twitch] signed in as ${tokens.login}`);
-      },
-      (err: unknown) => {
-        if (this.#pending !== pending) return;
-        this.#pending = undefined;
-        this.#failure = errorMessage(err);
-        this.options.log(`[twitch] sign-in did not complete: ${this.#failure}`);
-      },
-    );
+    flow
+      .wait(abort.signal)
+      .finally(() => this.#polls.delete(abort))
+      .then(
+        async (tokens) => {
+          if (this.#pending !== pending) return;
+          this.#pending = undefined;
+          // Running Twitch sources see twitch.json change and start again with it.
+          this.options.log(`[twitch] signed in as ${tokens.login}`);
+        },
+        (err: unknown) => {
+          if (this.#pending !== pending) return;
+          this.#pending = undefined;
+          this.#failure = errorMessage(err);
+          this.options.log(`[twitch] sign-in did not complete: ${this.#failure}`);
+        },
+      );
     return this.state();
   }
 
   /** Revokes the tokens at Twitch (best effort) and forgets them; ends a sign-in under way. */
   async signOut(): Promise<void> {
-    this.#pending?.abort.abort();
+    this.#epoch++;
+    this.#abortPolls();
     this.#pending = undefined;
     this.#failure = undefined;
     await new TwitchAuth({
@@ -88,7 +114,21 @@ export class TwitchSignInService {
   }
 
   close(): void {
-    this.#pending?.abort.abort();
+    this.#epoch++;
+    this.#abortPolls();
     this.#pending = undefined;
+  }
+
+  /** How many device code flows are still polling Twitch (0 after Disconnect). */
+  get polling(): number {
+    return this.#polls.size;
+  }
+
+  /** Bumped by Disconnect and close(): a code asked for before it starts no poll. */
+  #epoch = 0;
+
+  #abortPolls(): void {
+    for (const abort of this.#polls) abort.abort();
+    this.#polls.clear();
   }
 }

@@ -6,7 +6,7 @@
 import { backoffDelay, formatWait } from '../../../../shared/timers.js';
 import { errorMessage } from '../../errors.js';
 import { RecentIds } from '../../events/recent-ids.js';
-import type { TimerHandle } from '../../timers.js';
+import { pollInterval, type TimerHandle } from '../../timers.js';
 import { type EventSource, type SourceContext, type SourceReport, SourceState } from '../source.js';
 import { YouTubeApi, YouTubeApiError } from './api.js';
 import { mapLiveChatMessage } from './map.js';
@@ -205,7 +205,8 @@ export class YouTubeSource implements EventSource {
       }
       this.#viewers(video?.viewers);
     }
-    const wait = Math.max(this.#options.minPollMs, page.pollingIntervalMillis ?? 5000);
+    // As YouTube asks, kept from minPollMs to 5 min: a huge interval would overflow the timer.
+    const wait = pollInterval(page.pollingIntervalMillis, this.#options.minPollMs);
     this.#schedule(wait, () => this.#step());
   }
 
