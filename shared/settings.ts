@@ -262,10 +262,13 @@ export const DEFAULT_SETTINGS: StoredSettings = v.parse(StoredSettings, {});
 
 /** What GET answers for stored settings: each secret as `{"set": true|false}`. */
 export function settingsView(stored: StoredSettings): SettingsView {
-  return SECRET_SETTINGS.reduce<SettingsView>((view, path) => {
-    const value = settingAt(stored, path);
-    return withSettingAt(view, path, { set: typeof value === 'string' && value !== '' });
-  }, stored as unknown as SettingsView);
+  return SECRET_SETTINGS.reduce<SettingsView>(
+    (view, path) => {
+      const value = settingAt(stored, path);
+      return withSettingAt(view, path, { set: typeof value === 'string' && value !== '' });
+    },
+    stored as unknown as SettingsView,
+  );
 }
 
 /**

@@ -97,3 +97,49 @@ describe('rules', () => {
     expect(now.map((r) => r.id)).toEqual(['from-another-tab']);
   });
 });
+
+describe('settings', () => {
+  it('GET has an ETag; PUT with a stale one is 412 conflict and changes nothing', async () => {
+    const first = await api(daemon, 'GET', '/api/settings');
+    const etag = first.headers.get('etag') ?? '';
+    expect(etag).toMatch(/^"/);
+    const mine = (await first.json()) as { tts: Record<string, unknown> };
+    const other = await put('/api/settings', { ...mine, tts: { ...mine.tts, maxChars: 111 } }, etag);
+    expect(other.status).toBe(200);
+    expect(other.headers.get('etag')).not.toBe(etag);
+    const stale = await put('/api/settings', { ...mine, tts: { ...mine.tts, maxChars: 222 } }, etag);
+    expect(stale.status).toBe(412);
+    expect(((await stale.json()) as { error: { code: string } }).error.code).toBe('conflict');
+    expect(stale.headers.get('etag')).toBe(other.headers.get('etag'));
+    expect(daemon.settings.current().tts.maxChars).toBe(111);
+    // A hand edit since the page loaded counts as a change too.
+    const loaded = (await api(daemon, 'GET', '/api/settings')).headers.get('etag') ?? '';
+    const stored = JSON.parse(await readFile(daemon.dataDir.settingsFile, 'utf8'));
+    await writeFile(daemon.dataDir.settingsFile, JSON.stringify({ ...stored, tts: { maxChars: 99 } }));
+    await waitFor(() => daemon.settings.current().tts.maxChars === 99);
+    expect((await put('/api/settings', mine, loaded)).status).toBe(412);
+  });
+
+  it('a partial PUT keeps every stored secret it leaves out; null clears one', async () => {
+    const set = await put('/api/settings', {
+      obs: { url: 'ws://127.0.0.1:4455', password: 'obs-secret' },
+      youtube: { apiKey: 'AIzaSyKey_123' },
+    });
+    expect(set.status).toBe(200);
+    const partial = await put('/api/settings', { tts: { maxChars: 80 } });
+    expect(partial.status).toBe(200);
+    expect(await partial.json()).toMatchObject({
+      obs: { password: { set: true } },
+      youtube: { apiKey: { set: true } },
+      tts: { maxChars: 80 },
+    });
+    const stored = JSON.parse(await readFile(daemon.dataDir.settingsFile, 'utf8'));
+    expect(stored.obs.password).toBe('obs-secret');
+    expect(stored.youtube.apiKey).toBe('AIzaSyKey_123');
+    const cleared = await put('/api/settings', { obs: { password: null } });
+    expect(await cleared.json()).toMatchObject({
+      obs: { password: { set: false } },
+      youtube: { apiKey: { set: true } },
+    });
+  });
+});

@@ -346,13 +346,18 @@ describe('rules.json', () => {
     const broken = '[\n  {\n    "id": "hand",\n    "trigger": "follow"\n    "actions": []\n  }\n]\n';
     await writeFile(daemon.dataDir.rulesFile, broken);
     await waitFor(
-      () => daemon.logs.some((line) => line.includes(daemon.dataDir.rulesFile) && line.includes('line 5, column 5')),
+      () =>
+        daemon.logs.some(
+          (line) => line.includes(daemon.dataDir.rulesFile) && line.includes('line 5, column 5'),
+        ),
       2000,
       'the report with its line',
     );
     const put = await api(daemon, 'PUT', '/api/rules', []);
     expect(put.status).toBe(409);
-    expect(((await put.json()) as { error: { message: string } }).error.message).toContain('line 5, column 5');
+    expect(((await put.json()) as { error: { message: string } }).error.message).toContain(
+      'line 5, column 5',
+    );
     await writeFile(daemon.dataDir.rulesFile, '[]\n');
     await waitFor(() => daemon.rules.current().length === 0, 2000, 'the fixed rules');
   });

@@ -2,9 +2,10 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseJsonWith } from '../../../shared/protocol/index.js';
-import { SyncedJsonFile } from './synced-json-file.js';
+import { atomicFs } from './atomic-file.js';
+import { jsonSyntaxProblem, SyncedJsonFile, WriteFailed } from './synced-json-file.js';
 
 const Counter = v.object({ count: v.number() });
 type Counter = v.InferOutput<typeof Counter>;
@@ -30,7 +31,10 @@ beforeEach(async () => {
   lines = [];
   edits = [];
 });
-afterEach(() => rm(dir, { recursive: true, force: true }));
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('SyncedJsonFile', () => {
   it('writes the newest of a burst of saves and leaves no temporary file', async () => {
@@ -94,5 +98,37 @@ describe('SyncedJsonFile', () => {
     await file.discard();
     await pending;
     await expect(readFile(path, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('puts back what is on disk when a write fails for want of space, and leaves no temporary file', async () => {
+    const file = open();
+    await file.save({ count: 1 });
+    const real = atomicFs.open;
+    vi.spyOn(atomicFs, 'open').mockImplementation(async (...args: Parameters<typeof real>) => {
+      const handle = await real(...args);
+      vi.spyOn(handle, 'writeFile').mockRejectedValue(Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }));
+      return handle;
+    });
+    const failed = file.save({ count: 2 });
+    expect(file.value).toEqual({ count: 2 });
+    await expect(failed).rejects.toBeInstanceOf(WriteFailed);
+    await expect(failed).rejects.toThrow(/disk is full \(ENOSPC\)/);
+    expect(file.value).toEqual({ count: 1 });
+    expect(await readdir(dir)).toEqual(['counter.json']);
+    vi.restoreAllMocks();
+    await expect(file.save({ count: 3 })).resolves.toBe('written');
+    expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({ count: 3 });
+  });
+
+  it('names the line and column where a file stops being JSON', async () => {
+    expect(jsonSyntaxProblem('{"count": 1}')).toBeUndefined();
+    expect(jsonSyntaxProblem('{\n  "count": 1\n  "other": 2\n}')).toMatch(
+      /^not valid JSON at line 3, column 3: /,
+    );
+    const file = open();
+    await writeFile(path, '{\n  "count": 1,\n}');
+    await file.read(false);
+    expect(file.unreadable).toMatch(/line 3, column 1/);
+    expect(lines.join('\n')).toMatch(/line 3, column 1/);
   });
 });

@@ -64,7 +64,9 @@ export function jsonSyntaxProblem(text: string): string | undefined {
     const before = text.slice(0, position).split('\n');
     const line = before.length;
     const column = (before.at(-1)?.length ?? 0) + 1;
-    const why = message.replace(/\s*in JSON at position \d+.*$/, '').replace(/\s*\(line \d+ column \d+\)$/, '');
+    const why = message
+      .replace(/\s*in JSON at position \d+.*$/, '')
+      .replace(/\s*\(line \d+ column \d+\)$/, '');
     return `not valid JSON at line ${line}, column ${column}: ${why}`;
   }
 }
