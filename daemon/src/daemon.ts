@@ -207,6 +207,7 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
   const journal = Journal.open({ path: dataDir.eventsFile, log, points: () => settings.current().points });
   const hub = new Hub({
     sequence: { next: () => journal.nextSeq(), peek: () => journal.peekSeq() },
+    ...(options.journalEvents === false ? {} : { replayStore: journal }),
     tokens,
     slots: limiter,
     getOverlay: (id) => overlays.get(id),

@@ -232,6 +232,8 @@ export const JournaledEvent = v.object({
   at: v.string(),
   source: v.string(),
   session: count,
+  /** Sent from the test panel or the `event` command: counted in no total or leaderboard. */
+  test: v.optional(v.boolean(), false),
   event: StreamEvent,
 });
 /** `GET /api/events?after=&limit=&type=` → a page of the journal, oldest first; `next` asks for more. */
@@ -264,6 +266,8 @@ export const SessionSummary = v.object({
     peakViewers: count,
   }),
   topGifters: v.array(ViewerFigures),
+  /** Test events in the session: kept and marked, counted in no total (`DELETE /api/test-events`). */
+  testEvents: v.optional(count, 0),
 });
 export const SessionList = v.array(SessionSummary);
 export type SessionSummary = v.InferOutput<typeof SessionSummary>;
@@ -277,3 +281,7 @@ export const SessionMinutes = v.array(
   v.object({ minute: v.string(), gifts: count, diamonds: count, likes: count, chats: count }),
 );
 export type SessionMinutes = v.InferOutput<typeof SessionMinutes>;
+
+/** `DELETE /api/test-events` → how many test events the journal removed. */
+export const TestEventsRemoved = v.object({ removed: count });
+export type TestEventsRemoved = v.InferOutput<typeof TestEventsRemoved>;

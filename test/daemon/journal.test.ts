@@ -1,12 +1,12 @@
 // The event journal (decisions-2 §7) against the real daemon and the real SQLite file: nothing lost to a
 // kill -9 after the 202, history pages, sessions and their CSV, leaderboards and points, a corrupt file
 // moved aside, and resuming a page with what it missed.
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../daemon/src/journal/journal.js';
-import type { ServerMessage } from '../../shared/protocol/index.js';
+import type { ServerMessage, StreamEvent } from '../../shared/protocol/index.js';
 import { killCliProcesses, spawnCli } from '../support/cli.js';
 import { api, makeDataDir, pageToken, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { until } from '../support/wait.js';
@@ -19,6 +19,8 @@ const gift = (name: string, giftName: string, repeatCount: number, diamondCount:
   data: { giftName, repeatCount, diamondCount },
 });
 const chat = (name: string, comment: string) => ({ type: 'chat', user: user(name), data: { comment } });
+/** An event as the journal takes it (checked, with its platform). */
+const streamEvent = (event: object): StreamEvent => ({ platform: 'api', ...event }) as StreamEvent;
 
 afterEach(() => killCliProcesses());
 
@@ -365,26 +367,107 @@ describe('resume', () => {
     resuming.close();
   }, 20_000);
 
-  it('says gap when the page resumes from before what the daemon still has', async () => {
+  /** A page of overlay `id` on `d` that resumes from `from`; answers its `resumed` and what came before. */
+  async function resumeOn(d: TestDaemon, id: string, from: number) {
+    const token = await pageToken(d, id);
+    const client = await connectWs(`ws://127.0.0.1:${d.port}`);
+    client.ws.send(JSON.stringify({ action: 'init', overlayId: id, token, resumeFrom: from }));
+    const resumed = await client.next((m) => m.type === 'resumed');
+    const replayed = client.received.filter(
+      (m) => (m.type === 'stream-event' || m.type === 'overlay-command') && m.replayed === true,
+    );
+    client.close();
+    return { resumed, replayed };
+  }
+
+  it('replays from the journal across a restart: the events and commands the page missed, no gap', async () => {
     const dir = await makeDataDir();
     const first = await startTestDaemon({ dataDir: dir });
     const id = first.overlays.list()[0]!.id;
-    await api(first, 'POST', '/api/events', chat('Ann', 'old'));
-    const lastSeq = ((await (await api(first, 'GET', '/api/events')).json()) as { events: { seq: number }[] })
-      .events[0]!.seq;
+    const page = await pageToken(first, id);
+    const client = await connectWs(`ws://127.0.0.1:${first.port}`);
+    client.ws.send(JSON.stringify({ action: 'init', overlayId: id, token: page }));
+    await api(first, 'POST', '/api/events', chat('Ann', 'seen'));
+    const seen = seqOf(await client.next((m) => m.type === 'stream-event'));
+    client.close();
+    await client.closed;
+    await api(first, 'POST', '/api/events', chat('Ann', 'missed 1'));
+    await api(first, 'POST', `/api/overlays/${id}/commands`, {
+      command: 'set-text',
+      widgetId: 'welcome',
+      payload: { text: 'missed command' },
+    });
     await first.close();
-    // The daemon restarted: what happened before is not kept in memory for pages.
+    // The daemon restarted; the page (an OBS source) comes back with the last seq it saw.
     const second = await startTestDaemon({ dataDir: dir });
     try {
-      await api(second, 'POST', '/api/events', chat('Ann', 'new'));
-      const token = await pageToken(second, id);
-      const client = await connectWs(`ws://127.0.0.1:${second.port}`);
-      client.ws.send(JSON.stringify({ action: 'init', overlayId: id, token, resumeFrom: lastSeq - 1 }));
-      const resumed = await client.next((m) => m.type === 'resumed');
-      expect(resumed).toMatchObject({ gap: true, replayed: 1 });
-      client.close();
+      await api(second, 'POST', '/api/events', chat('Ann', 'after the restart'));
+      const { resumed, replayed } = await resumeOn(second, id, seen);
+      expect(
+        replayed.map((m) =>
+          m.type === 'stream-event' ? m.event.data.comment : m.type === 'overlay-command' ? m.payload : m,
+        ),
+      ).toEqual(['missed 1', { text: 'missed command' }, 'after the restart']);
+      const seqs = replayed.map(seqOf);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      expect(resumed).toMatchObject({ type: 'resumed', from: seen, replayed: 3, gap: false });
     } finally {
-      await second.close();
+      await second.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says gap when the page resumes from before what the journal still has', async () => {
+    const dir = await makeDataDir();
+    let now = Date.parse('2026-01-01T20:00:00Z');
+    const journal = Journal.open({ path: join(dir, 'events.db'), log: () => {}, now: () => now });
+    const old = journal.append(streamEvent(chat('Ann', 'long ago')), 'api');
+    now = Date.now();
+    journal.append(streamEvent(chat('Ann', 'today')), 'api');
+    // Retention removed the old one.
+    expect(journal.prune(180)).toBe(1);
+    journal.close();
+    const daemon = await startTestDaemon({ dataDir: dir });
+    try {
+      const id = daemon.overlays.list()[0]!.id;
+      const fromBefore = await resumeOn(daemon, id, old - 1);
+      expect(fromBefore.resumed).toMatchObject({ gap: true, replayed: 1 });
+      const fromIt = await resumeOn(daemon, id, old);
+      expect(fromIt.resumed).toMatchObject({ gap: false, replayed: 1 });
+    } finally {
+      await daemon.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('never numbers backwards after a corrupt events.db is moved aside, and a resume from above the current seq is a gap', async () => {
+    const dir = await makeDataDir();
+    const first = await startTestDaemon({ dataDir: dir });
+    const id = first.overlays.list()[0]!.id;
+    for (let i = 0; i < 3; i++) await api(first, 'POST', '/api/events', chat('Ann', `before ${i}`));
+    const before = ((await (await api(first, 'GET', '/api/events')).json()) as { events: { seq: number }[] })
+      .events;
+    const last = before.at(-1)!.seq;
+    await first.close();
+    for (const suffix of ['-wal', '-shm']) await rm(join(dir, `events.db${suffix}`), { force: true });
+    await writeFile(join(dir, 'events.db'), 'not a database any more '.repeat(200));
+    const second = await startTestDaemon({ dataDir: dir });
+    try {
+      expect(second.logs.some((l) => l.includes('moved aside'))).toBe(true);
+      await api(second, 'POST', '/api/events', chat('Ann', 'after'));
+      const after = (
+        (await (await api(second, 'GET', '/api/events')).json()) as { events: { seq: number }[] }
+      ).events;
+      expect(after).toHaveLength(1);
+      expect(after[0]!.seq).toBeGreaterThan(last);
+      // The page saw `last`; what followed it was in the journal that was moved aside.
+      expect((await resumeOn(second, id, last)).resumed).toMatchObject({ gap: true });
+      // A number this daemon never reached belongs to another history.
+      const ahead = await resumeOn(second, id, after[0]!.seq + 1_000_000);
+      expect(ahead.resumed).toMatchObject({ gap: true, replayed: 0 });
+    } finally {
+      await second.stop();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

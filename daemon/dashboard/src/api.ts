@@ -307,8 +307,8 @@ export class ControlApi {
     await this.request(`/api/media/${encodeURIComponent(name)}`, { method: 'DELETE' });
   }
 
-  /** 202 once accepted, with the rules the event fired (in rule order). */
+  /** 202 once accepted, with the rules the event fired (in rule order); journaled as a test event. */
   sendEvent(event: StreamEvent): Promise<EventReceipt> {
-    return this.typed(EventReceiptSchema, '/api/events', { method: 'POST', json: event });
+    return this.typed(EventReceiptSchema, '/api/events?test=true', { method: 'POST', json: event });
   }
 }

@@ -180,7 +180,8 @@ async function send(event: StreamEvent, values: Values, io: EventCliIo): Promise
   const url = `${baseUrl}/api/events`;
   let res: Response;
   try {
-    res = await fetch(url, {
+    // A test event: marked in the journal, counted in no total (History can remove it).
+    res = await fetch(`${url}?test=true`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
       body: JSON.stringify(event),

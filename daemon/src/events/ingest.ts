@@ -43,8 +43,14 @@ export interface IngestReport {
   firedRules: string[];
 }
 
-/** `requireJournal`: refuse the event (throw JournalWriteError) when the journal cannot take it. */
-export type Ingest = (event: StreamEvent, options?: { requireJournal?: boolean }) => IngestReport;
+/**
+ * `requireJournal`: refuse the event (throw JournalWriteError) when the journal cannot take it. `test`: a
+ * test event (the test panel, the `event` command): journaled with its mark, counted in no total.
+ */
+export type Ingest = (
+  event: StreamEvent,
+  options?: { requireJournal?: boolean; test?: boolean },
+) => IngestReport;
 
 /** The journal could not write the event: it was not accepted (POST /api/events answers 503). */
 export class JournalWriteError extends Error {}
@@ -58,7 +64,7 @@ export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] =
     const json = JSON.stringify(event);
     if (ctx.journal) {
       try {
-        seq = ctx.journal.append(event, event.platform, json);
+        seq = ctx.journal.append(event, event.platform, json, options?.test === true);
       } catch (err) {
         const message = `the event journal could not be written: ${errorMessage(err)}`;
         // The control API refuses the event; a live source still shows it on the overlays.

@@ -204,11 +204,14 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   });
 
   app.post('/api/events', async (req, res) => {
+    // `?test=true`: a test event (the test panel, the `event` command), marked in the journal.
+    const test = new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('test');
+    if (test !== null && test !== 'true') return sendError(res, 'bad_request', 'test: must be true');
     const event = await readJson(req, res, StreamEvent);
     if (!event) return;
     let firedRules: string[];
     try {
-      ({ firedRules } = ctx.ingest(event, { requireJournal: true }));
+      ({ firedRules } = ctx.ingest(event, { requireJournal: true, test: test === 'true' }));
     } catch (err) {
       if (err instanceof JournalWriteError) return sendError(res, 'unavailable', err.message);
       throw err;

@@ -1,6 +1,7 @@
 // The journal's routes (decisions-2 §7): events after a seq, stream sessions with their totals, one
 // session as CSV, and leaderboards. Queries are checked by one schema each; a bad one names its field.
 import type { ServerResponse } from 'node:http';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Polka, Request } from 'polka';
 import * as v from 'valibot';
 import {
@@ -95,6 +96,47 @@ function csvRow(seq: number, at: string, event: StreamEvent): string {
     .join(',');
 }
 
+/** Rows read from the journal at a time for a CSV; the daemon serves others between two reads. */
+const CSV_PAGE_ROWS = 2000;
+
+/** `session-12-2026-11-25T20-31Z.csv`: the session and the time it started (UTC), so two never collide. */
+export function csvFileName(id: number, startedAt: number): string {
+  return `session-${id}-${new Date(startedAt).toISOString().slice(0, 16).replace(':', '-')}Z.csv`;
+}
+
+/** Resolves once the response can take more (or is gone). */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/**
+ * A session's CSV, streamed: a page of rows at a time, waiting while the client has not taken what was
+ * written (so a million events are never held in memory), and letting other requests in between pages.
+ */
+async function streamCsv(res: ServerResponse, journal: Journal, id: number): Promise<void> {
+  let after = 0;
+  let text = `${CSV_COLUMNS.join(',')}\r\n`;
+  for (;;) {
+    if (res.destroyed) return;
+    const rows = journal.sessionEvents(id, after, CSV_PAGE_ROWS);
+    for (const row of rows) text += `${csvRow(row.seq, row.at, row.event)}\r\n`;
+    if (rows.length < CSV_PAGE_ROWS) break;
+    after = rows.at(-1)?.seq ?? after;
+    if (res.write(text)) await nextTurn();
+    else await drained(res);
+    text = '';
+  }
+  res.end(text);
+}
+
 export function mountHistory(app: Polka, journal: Journal): void {
   app.get('/api/events', (req, res) => {
     const query = parseWith(EventsQuery, queryOf(req));
@@ -111,23 +153,22 @@ export function mountHistory(app: Polka, journal: Journal): void {
 
   app.get('/api/sessions/:id/events.csv', (req, res: ServerResponse) => {
     const id = req.params.id ?? '';
-    if (!/^\d{1,15}$/.test(id) || !journal.hasSession(Number(id)))
-      return sendError(res, 'not_found', 'No session has that id');
+    const startedAt = /^\d{1,15}$/.test(id) ? journal.sessionStartedAt(Number(id)) : undefined;
+    if (startedAt === undefined) return sendError(res, 'not_found', 'No session has that id');
     res.writeHead(200, {
       'Content-Type': 'text/csv; charset=utf-8',
-      'Content-Disposition': `attachment; filename="session-${id}.csv"`,
+      'Content-Disposition': `attachment; filename="${csvFileName(Number(id), startedAt)}"`,
       'Cache-Control': 'no-store',
     });
-    // Rows in chunks: a long stream's session is not held in memory as one string.
-    let chunk = `${CSV_COLUMNS.join(',')}\r\n`;
-    for (const row of journal.sessionEvents(Number(id))) {
-      chunk += `${csvRow(row.seq, row.at, row.event)}\r\n`;
-      if (chunk.length > 64 * 1024) {
-        res.write(chunk);
-        chunk = '';
-      }
-    }
-    res.end(chunk);
+    streamCsv(res, journal, Number(id)).catch((err: unknown) => {
+      // Headers are out: the client sees a cut-off file rather than a complete-looking one.
+      res.destroy(err instanceof Error ? err : new Error(String(err)));
+    });
+  });
+
+  // Test events (the test panel, the `event` command) count nowhere; this removes them from the journal.
+  app.delete('/api/test-events', (_req, res) => {
+    sendJson(res, 200, { removed: journal.removeTestEvents() });
   });
 
   app.get('/api/sessions/:id/minutes', (req, res) => {

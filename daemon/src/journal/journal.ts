@@ -2,9 +2,10 @@
 // WAL), written before POST /api/events answers, with the daemon-wide `seq`, its time and its source;
 // stream sessions with running totals, per-viewer figures for leaderboards and points, retention, and a
 // corrupt database moved aside rather than stopping the daemon.
-import { existsSync, renameSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { StreamEvent, StreamEventType } from '../../../shared/protocol/index.js';
+import type { OverlayCommandInput, StreamEvent, StreamEventType } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
 
 /** Where an event came from: a platform source, or the control API. */
@@ -75,6 +76,33 @@ const MIGRATIONS: readonly string[] = [
        diamonds = diamonds + excluded.diamonds, likes = likes + excluded.likes,
        chats = chats + excluded.chats, points = points + excluded.points;
    END;`,
+  // Test events (from the test panel or the `event` command) are kept and marked, and count in no total;
+  // overlay commands are kept a while, so a page resumes with them after a restart.
+  `ALTER TABLE events ADD COLUMN test INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE sessions ADD COLUMN test_events INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE commands (
+     seq INTEGER PRIMARY KEY,
+     at INTEGER NOT NULL,
+     overlay TEXT NOT NULL,
+     command TEXT NOT NULL
+   );
+   DROP TRIGGER events_add;
+   CREATE TRIGGER events_add AFTER INSERT ON events WHEN NEW.test = 0 BEGIN
+     UPDATE sessions SET last_at = NEW.at, last_seq = NEW.seq, gifts = gifts + NEW.gifts, diamonds = diamonds + NEW.diamonds,
+       likes = likes + NEW.likes, follows = follows + NEW.follows, shares = shares + NEW.shares,
+       subscribes = subscribes + NEW.subscribes, chats = chats + NEW.chats,
+       peak_viewers = MAX(peak_viewers, NEW.viewers)
+     WHERE id = NEW.session;
+     INSERT INTO viewers (session, user_id, nickname, diamonds, likes, chats, points)
+       SELECT NEW.session, NEW.user_id, NEW.nickname, NEW.diamonds, NEW.likes, NEW.chats, NEW.points
+       WHERE NEW.diamonds + NEW.likes + NEW.chats + NEW.points > 0
+     ON CONFLICT (session, user_id) DO UPDATE SET nickname = excluded.nickname,
+       diamonds = diamonds + excluded.diamonds, likes = likes + excluded.likes,
+       chats = chats + excluded.chats, points = points + excluded.points;
+   END;
+   CREATE TRIGGER events_add_test AFTER INSERT ON events WHEN NEW.test <> 0 BEGIN
+     UPDATE sessions SET last_at = NEW.at, last_seq = NEW.seq, test_events = test_events + 1 WHERE id = NEW.session;
+   END;`,
 ];
 
 /** How many schema versions this daemon knows (a newer journal is not opened). */
@@ -86,6 +114,34 @@ const SESSION_IDLE_MS = 30 * 60 * 1000;
 const CHECKPOINT_MS = 2000;
 /** `seq`s are reserved in blocks, so numbers never repeat across restarts without a write per message. */
 const SEQ_BLOCK = 1000;
+/** The highest `seq` the journal accepts from its files: far above any stream, far below float trouble. */
+const SEQ_MAX = 2 ** 50;
+/** Overlay commands are kept this long in the journal (for pages resuming after a restart)… */
+const COMMANDS_KEPT_MS = 60 * 60 * 1000;
+/** …and at most this many; the oldest go first. */
+const COMMANDS_KEPT_MAX = 20_000;
+
+/** Past this many minutes a session's chart is not filled with quiet minutes (two weeks). */
+const MINUTES_FILLED_MAX = 14 * 24 * 60;
+/** One order for equal figures on every board: the name, then the id (`nickname` and `uniqueId` columns). */
+const TIE_ORDER = 'nickname COLLATE NOCASE ASC, uniqueId ASC';
+
+/** The mode of events.db and its -wal and -shm: they hold every viewer's name and message. */
+const FILE_MODE = 0o600;
+
+/** A `seq` read from a file: a whole number from 0 to SEQ_MAX, else undefined (never NaN). */
+function seqFrom(value: unknown): number | undefined {
+  const n = typeof value === 'string' && /^\d{1,16}$/.test(value.trim()) ? Number(value.trim()) : value;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= SEQ_MAX ? n : undefined;
+}
+
+/**
+ * Where the highest `seq` ever reserved is kept beside events.db, so numbers never go back, even when a
+ * corrupt events.db is moved aside or an older one is restored.
+ */
+export function seqFileOf(path: string): string {
+  return join(dirname(path), 'events.seq');
+}
 
 /** Points per action of a viewer (settings.json `points`). */
 export interface PointRules {
@@ -110,7 +166,20 @@ export interface JournaledEvent {
   at: string;
   source: string;
   session: number;
+  /** Sent from the test panel or the `event` command: counted in no total or leaderboard. */
+  test: boolean;
   event: StreamEvent;
+}
+
+/** What a page resuming after a restart can get from the journal (ws/replay.ts). */
+export interface KeptForReplay {
+  /** The newest events, oldest first. */
+  events: { seq: number; at: number; event: StreamEvent }[];
+  /** The highest `seq` of an event no longer kept (a resume from before it misses something). */
+  eventsPrunedUpTo: number;
+  commands: { seq: number; at: number; overlayId: string; command: OverlayCommandInput }[];
+  /** The highest `seq` of a command no longer kept. */
+  commandsPrunedUpTo: number;
 }
 
 export interface SessionTotals {
@@ -139,6 +208,8 @@ export interface SessionSummary {
   endedAt: string | null;
   totals: SessionTotals;
   topGifters: ViewerFigures[];
+  /** Test events in the session: kept and marked, not in the totals. */
+  testEvents: number;
 }
 
 export type LeaderboardMetric = 'diamonds' | 'likes' | 'chats' | 'points';
@@ -162,7 +233,9 @@ function contribution(event: StreamEvent, points: PointRules) {
   let viewers = 0;
   switch (event.type) {
     case 'gift':
-      gifts = event.data.repeatCount;
+      // A Twitch cheer is one gift whose value is its bits (`repeatCount`): six cheers of 100 bits are
+      // six gifts, not 600.
+      gifts = event.platform === 'twitch' && event.data.giftName === 'Bits' ? 1 : event.data.repeatCount;
       diamonds = (event.data.diamondCount ?? 0) * event.data.repeatCount;
       break;
     case 'like':
@@ -198,15 +271,66 @@ export class Journal {
   readonly #db: Database.Database;
   readonly #options: JournalOptions;
   readonly #insert: Database.Statement;
-  readonly #append: (event: StreamEvent, source: string, json?: string) => number;
+  readonly #append: (event: StreamEvent, source: string, json?: string, test?: boolean) => number;
+  readonly #reserve: (to: number) => void;
   #nextSeq: number;
   #reservedTo: number;
   #session: { id: number; lastAt: number } | undefined;
   readonly #checkpointTimer: NodeJS.Timeout;
+  readonly #insertCommand: Database.Statement;
+  #commandsSincePrune = 0;
 
   private constructor(db: Database.Database, options: JournalOptions) {
     this.#db = db;
     this.#options = options;
+    const meta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
+    const setMeta = db.prepare(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    );
+    const maxSeqRow = db.prepare('SELECT MAX(seq) AS m FROM events').get() as { m: number | null };
+    const maxCommandRow = db.prepare('SELECT MAX(seq) AS m FROM commands').get() as { m: number | null };
+    for (const [what, value] of [
+      ['an event', maxSeqRow.m],
+      ['a command', maxCommandRow.m],
+    ] as const) {
+      // A row SQLite reads but no number can stand for: the file was not written by this program.
+      if (value !== null && seqFrom(value) === undefined)
+        throw new Error(`${what} has the number ${String(value)}, which no journal hands out`);
+    }
+    const reservedText = meta.get('seq_reserved')?.value;
+    let reserved = seqFrom(reservedText ?? '0');
+    if (reserved === undefined) {
+      // Repaired, never NaN: the numbers in the rows and in events.seq still say where to go on from.
+      options.log(
+        `[journal] the stored sequence (${JSON.stringify(reservedText).slice(0, 40)}) is not a number: it was ignored`,
+      );
+      reserved = 0;
+    }
+    const seqFile = seqFileOf(options.path);
+    // Numbers handed out before a restart (or by a journal that was moved aside) are never handed out again.
+    const highWater = Math.max(
+      maxSeqRow.m ?? 0,
+      maxCommandRow.m ?? 0,
+      reserved,
+      readSeqFile(seqFile, options.log),
+    );
+    this.#nextSeq = highWater + 1;
+    this.#reservedTo = highWater;
+    // The first number this database could ever hold: a page resuming from before it missed what an
+    // earlier journal had.
+    if (seqFrom(meta.get('first_seq')?.value) === undefined) {
+      const min = (db.prepare('SELECT MIN(seq) AS m FROM events').get() as { m: number | null }).m;
+      setMeta.run('first_seq', String(min ?? this.#nextSeq));
+    }
+    // Commands before this version were not kept: a resume from before now may have missed some.
+    if (seqFrom(meta.get('commands_pruned_to')?.value) === undefined)
+      setMeta.run('commands_pruned_to', String(this.#nextSeq - 1));
+    this.#reserve = (to: number) => {
+      this.#reservedTo = to;
+      setMeta.run('seq_reserved', String(to));
+      writeSeqFile(seqFile, to, options.log);
+    };
+    this.#insertCommand = db.prepare('INSERT INTO commands (seq, at, overlay, command) VALUES (?, ?, ?, ?)');
     // The WAL is folded into the database every few seconds, between events rather than inside one.
     this.#checkpointTimer = setInterval(() => {
       try {
@@ -216,12 +340,6 @@ export class Journal {
       }
     }, CHECKPOINT_MS);
     this.#checkpointTimer.unref();
-    const meta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
-    const maxSeq = (db.prepare('SELECT MAX(seq) AS m FROM events').get() as { m: number | null }).m ?? 0;
-    const reserved = Number(meta.get('seq_reserved')?.value ?? 0);
-    // Numbers handed out before a restart (commands are not journaled) are never handed out again.
-    this.#nextSeq = Math.max(maxSeq, reserved) + 1;
-    this.#reservedTo = this.#nextSeq - 1;
     const open = db
       .prepare('SELECT id, last_at AS lastAt FROM sessions WHERE ended_at IS NULL ORDER BY id DESC LIMIT 1')
       .get() as { id: number; lastAt: number } | undefined;
@@ -229,15 +347,12 @@ export class Journal {
 
     this.#insert = db.prepare(
       `INSERT INTO events (seq, at, source, type, session, user_id, nickname, gifts, diamonds, likes, chats,
-         follows, shares, subscribes, viewers, points, event) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         follows, shares, subscribes, viewers, points, event, test) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const newSession = db.prepare(
       'INSERT INTO sessions (first_seq, last_seq, started_at, last_at) VALUES (?, ?, ?, ?)',
     );
     const endSession = db.prepare('UPDATE sessions SET ended_at = last_at WHERE id = ?');
-    const reserve = db.prepare(
-      "INSERT INTO meta (key, value) VALUES ('seq_reserved', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-    );
     // Rare steps (a new session, a new block of seq numbers) in a transaction of their own.
     const prepare = db.transaction((now: number, seq: number) => {
       if (this.#session && now - this.#session.lastAt > SESSION_IDLE_MS) {
@@ -246,18 +361,16 @@ export class Journal {
       }
       if (!this.#session)
         this.#session = { id: Number(newSession.run(seq, seq, now, now).lastInsertRowid), lastAt: now };
-      if (seq > this.#reservedTo) {
-        this.#reservedTo = seq + SEQ_BLOCK;
-        reserve.run(String(this.#reservedTo));
-      }
+      if (seq > this.#reservedTo) this.#reserve(seq + SEQ_BLOCK);
     });
-    this.#append = (event: StreamEvent, source: string, json?: string): number => {
+    this.#append = (event: StreamEvent, source: string, json?: string, test = false): number => {
       const now = this.#now();
       const seq = this.#nextSeq;
       if (!this.#session || now - this.#session.lastAt > SESSION_IDLE_MS || seq > this.#reservedTo)
         prepare(now, seq);
       const session = this.#session as { id: number; lastAt: number };
       const c = contribution(event, this.#options.points?.() ?? DEFAULT_POINTS);
+      if (seq > SEQ_MAX) throw new Error('the journal has handed out every number it may');
       // One statement: the event, and through the trigger its session's totals and its viewer's figures.
       this.#insert.run(
         seq,
@@ -277,6 +390,7 @@ export class Journal {
         c.viewers,
         c.points,
         json ?? JSON.stringify(event),
+        test ? 1 : 0,
       );
       this.#nextSeq = seq + 1;
       session.lastAt = now;
@@ -290,7 +404,7 @@ export class Journal {
    */
   static open(options: JournalOptions): Journal {
     try {
-      return new Journal(Journal.#openDatabase(options.path), options);
+      return Journal.#start(options);
     } catch (err) {
       if (!existsSync(options.path)) throw err;
       const aside = `${options.path}.corrupt-${new Date(options.now?.() ?? Date.now()).toISOString().replace(/[:.]/g, '-')}`;
@@ -300,13 +414,29 @@ export class Journal {
       options.log(
         `[journal] ${options.path} could not be read (${errorMessage(err)}): moved aside to ${aside}; a new journal was started`,
       );
-      return new Journal(Journal.#openDatabase(options.path), options);
+      return Journal.#start(options);
+    }
+  }
+
+  static #start(options: JournalOptions): Journal {
+    const db = Journal.#openDatabase(options.path);
+    try {
+      return new Journal(db, options);
+    } catch (err) {
+      db.close();
+      throw err;
     }
   }
 
   static #openDatabase(path: string): Database.Database {
+    // Created 0600 before SQLite opens it (SQLite gives -wal and -shm the mode of the database), and
+    // made 0600 if an older version left it readable by others: it holds every viewer's messages.
+    closeSync(openSync(path, 'a', FILE_MODE));
+    chmodSync(path, FILE_MODE);
     const db = new Database(path);
     try {
+      for (const suffix of ['-wal', '-shm'])
+        if (existsSync(path + suffix)) chmodSync(path + suffix, FILE_MODE);
       db.pragma('journal_mode = WAL');
       // In WAL mode a commit is in the file when it returns; a process killed after it loses nothing.
       db.pragma('synchronous = NORMAL');
@@ -326,6 +456,9 @@ export class Journal {
           db.pragma(`user_version = ${v + 1}`);
         })();
       }
+      // The first write makes -wal and -shm; they take the database's mode, checked here all the same.
+      for (const suffix of ['-wal', '-shm'])
+        if (existsSync(path + suffix)) chmodSync(path + suffix, FILE_MODE);
       return db;
     } catch (err) {
       db.close();
@@ -341,27 +474,126 @@ export class Journal {
    * Writes one accepted event and answers its `seq` (in the file when this returns). `json`: the event
    * already serialised (the hub sends the same text), so it is not serialised twice.
    */
-  append(event: StreamEvent, source: string, json?: string): number {
-    return this.#append(event, source, json);
+  append(event: StreamEvent, source: string, json?: string, test = false): number {
+    return this.#append(event, source, json, test);
   }
 
   /** Writes several events in one transaction (one commit), answering their `seq`s in order. */
-  appendBatch(events: readonly { event: StreamEvent; source: string }[]): number[] {
-    return this.#db.transaction(() => events.map(({ event, source }) => this.#append(event, source)))();
+  appendBatch(events: readonly { event: StreamEvent; source: string; test?: boolean }[]): number[] {
+    return this.#db.transaction(() =>
+      events.map(({ event, source, test }) => this.#append(event, source, undefined, test)),
+    )();
   }
 
-  /** A `seq` for a message that is not journaled (an overlay command), from the same sequence. */
+  /** A `seq` for a message that is not an event (an overlay command), from the same sequence. */
   nextSeq(): number {
     const seq = this.#nextSeq++;
-    if (seq > this.#reservedTo) {
-      this.#reservedTo = seq + SEQ_BLOCK;
-      this.#db
-        .prepare(
-          "INSERT INTO meta (key, value) VALUES ('seq_reserved', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        )
-        .run(String(this.#reservedTo));
-    }
+    if (seq > this.#reservedTo) this.#reserve(seq + SEQ_BLOCK);
     return seq;
+  }
+
+  /**
+   * Keeps an overlay command (at most an hour, at most 20,000), so that a page resuming after a restart
+   * gets it too. A command that cannot be written is logged and still sent.
+   */
+  recordCommand(overlayId: string, seq: number, at: number, command: OverlayCommandInput): void {
+    try {
+      this.#insertCommand.run(seq, at, overlayId, JSON.stringify(command));
+      if (++this.#commandsSincePrune >= 100) this.#pruneCommands();
+    } catch (err) {
+      this.#options.log(`[journal] an overlay command could not be kept: ${errorMessage(err)}`);
+    }
+  }
+
+  /** Commands older than an hour, or beyond the newest 20,000, go; the highest number gone is kept. */
+  #pruneCommands(): void {
+    this.#commandsSincePrune = 0;
+    const byAge = this.#db
+      .prepare('SELECT MAX(seq) AS seq FROM commands WHERE at < ?')
+      .get(this.#now() - COMMANDS_KEPT_MS) as { seq: number | null };
+    const byCount = this.#db
+      .prepare('SELECT seq FROM commands ORDER BY seq DESC LIMIT 1 OFFSET ?')
+      .get(COMMANDS_KEPT_MAX) as { seq: number } | undefined;
+    const upTo = Math.max(byAge.seq ?? 0, byCount?.seq ?? 0);
+    if (upTo === 0) return;
+    this.#db.transaction(() => {
+      this.#db.prepare('DELETE FROM commands WHERE seq <= ?').run(upTo);
+      this.#raiseMeta('commands_pruned_to', upTo);
+    })();
+  }
+
+  /** A `seq` mark in meta that only goes up. */
+  #raiseMeta(key: string, value: number): void {
+    const old = seqFrom(
+      (this.#db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)
+        ?.value,
+    );
+    if (old !== undefined && old >= value) return;
+    this.#db
+      .prepare(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      )
+      .run(key, String(value));
+  }
+
+  /** The commands of an overlay that no longer exists go. */
+  forgetCommands(overlayId: string): void {
+    try {
+      this.#db.prepare('DELETE FROM commands WHERE overlay = ?').run(overlayId);
+    } catch (err) {
+      this.#options.log(
+        `[journal] the commands of a deleted overlay could not be removed: ${errorMessage(err)}`,
+      );
+    }
+  }
+
+  /**
+   * The newest `limit` events and the kept commands, for the pages that resume after a restart, with the
+   * highest numbers no longer kept.
+   */
+  keptForReplay(limit: number): KeptForReplay {
+    const metaSeq = (key: string) =>
+      seqFrom(
+        (this.#db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)
+          ?.value,
+      ) ?? this.#nextSeq - 1;
+    const rows = (
+      this.#db.prepare('SELECT seq, at, event FROM events ORDER BY seq DESC LIMIT ?').all(limit + 1) as {
+        seq: number;
+        at: number;
+        event: string;
+      }[]
+    ).reverse();
+    // One more than asked: when it is there, everything up to it is no longer kept.
+    const beyond = rows.length > limit ? rows.shift() : undefined;
+    let eventsPrunedUpTo = Math.max(metaSeq('first_seq') - 1, beyond?.seq ?? 0);
+    const pruned = seqFrom(
+      (
+        this.#db.prepare("SELECT value FROM meta WHERE key = 'events_pruned_to'").get() as
+          | { value: string }
+          | undefined
+      )?.value,
+    );
+    if (pruned !== undefined) eventsPrunedUpTo = Math.max(eventsPrunedUpTo, pruned);
+    const commands = (
+      this.#db.prepare('SELECT seq, at, overlay, command FROM commands ORDER BY seq').all() as {
+        seq: number;
+        at: number;
+        overlay: string;
+        command: string;
+      }[]
+    ).map((r) => ({
+      seq: r.seq,
+      at: r.at,
+      overlayId: r.overlay,
+      command: JSON.parse(r.command) as OverlayCommandInput,
+    }));
+    return {
+      events: rows.map((r) => ({ seq: r.seq, at: r.at, event: JSON.parse(r.event) as StreamEvent })),
+      eventsPrunedUpTo,
+      commands,
+      commandsPrunedUpTo: metaSeq('commands_pruned_to'),
+    };
   }
 
   /** The `seq` the next message will get. */
@@ -385,13 +617,15 @@ export class Journal {
       query.type
         ? this.#db
             .prepare(
-              'SELECT seq, at, source, session, event FROM events WHERE type = ? AND seq > ? ORDER BY seq LIMIT ?',
+              'SELECT seq, at, source, session, test, event FROM events WHERE type = ? AND seq > ? ORDER BY seq LIMIT ?',
             )
             .all(query.type, query.after, query.limit + 1)
         : this.#db
-            .prepare('SELECT seq, at, source, session, event FROM events WHERE seq > ? ORDER BY seq LIMIT ?')
+            .prepare(
+              'SELECT seq, at, source, session, test, event FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
+            )
             .all(query.after, query.limit + 1)
-    ) as { seq: number; at: number; source: string; session: number; event: string }[];
+    ) as { seq: number; at: number; source: string; session: number; test: number; event: string }[];
     const more = rows.length > query.limit;
     const page = more ? rows.slice(0, query.limit) : rows;
     return {
@@ -400,6 +634,7 @@ export class Journal {
         at: new Date(r.at).toISOString(),
         source: r.source,
         session: r.session,
+        test: r.test !== 0,
         event: JSON.parse(r.event) as StreamEvent,
       })),
       next: more ? (page.at(-1)?.seq ?? null) : null,
@@ -411,12 +646,19 @@ export class Journal {
     const rows = this.#db
       .prepare(
         `SELECT id, started_at AS startedAt, ended_at AS endedAt, last_at AS lastAt, gifts, diamonds, likes,
-           follows, shares, subscribes, chats, peak_viewers AS peakViewers FROM sessions ORDER BY id DESC LIMIT 500`,
+           follows, shares, subscribes, chats, peak_viewers AS peakViewers, test_events AS testEvents
+         FROM sessions ORDER BY id DESC LIMIT 500`,
       )
-      .all() as (SessionTotals & { id: number; startedAt: number; endedAt: number | null; lastAt: number })[];
+      .all() as (SessionTotals & {
+      id: number;
+      startedAt: number;
+      endedAt: number | null;
+      lastAt: number;
+      testEvents: number;
+    })[];
     const top = this.#db.prepare(
       `SELECT user_id AS uniqueId, nickname, diamonds, likes, chats, points FROM viewers
-       WHERE session = ? AND diamonds > 0 ORDER BY diamonds DESC LIMIT 5`,
+       WHERE session = ? AND diamonds > 0 ORDER BY diamonds DESC, ${TIE_ORDER} LIMIT 5`,
     );
     const now = this.#now();
     return rows.map((r) => {
@@ -437,6 +679,7 @@ export class Journal {
           peakViewers: r.peakViewers,
         },
         topGifters: top.all(r.id) as ViewerFigures[],
+        testEvents: r.testEvents,
       };
     });
   }
@@ -445,29 +688,47 @@ export class Journal {
     return this.#db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(id) !== undefined;
   }
 
-  /** A session's events, oldest first, in pages (for the CSV export). */
-  *sessionEvents(id: number): Generator<JournaledEvent> {
-    const statement = this.#db.prepare(
-      'SELECT seq, at, source, session, event FROM events WHERE seq BETWEEN (SELECT first_seq FROM sessions WHERE id = ?) AND (SELECT last_seq FROM sessions WHERE id = ?) AND session = ? ORDER BY seq',
-    );
-    for (const r of statement.iterate(id, id, id) as Iterable<{
+  /** When a session started (ms), or undefined when there is no such session. */
+  sessionStartedAt(id: number): number | undefined {
+    const row = this.#db.prepare('SELECT started_at AS at FROM sessions WHERE id = ?').get(id) as
+      | { at: number }
+      | undefined;
+    return row?.at;
+  }
+
+  /**
+   * A page of a session's events after `after`, oldest first, test events left out (for the CSV export:
+   * each page is read whole, so no query stays open between pages and events keep being written).
+   */
+  sessionEvents(id: number, after: number, limit: number): JournaledEvent[] {
+    const rows = this.#db
+      .prepare(
+        `SELECT seq, at, source, session, event FROM events
+         WHERE seq > MAX(?, (SELECT first_seq - 1 FROM sessions WHERE id = ?))
+           AND seq <= (SELECT last_seq FROM sessions WHERE id = ?) AND session = ? AND test = 0
+         ORDER BY seq LIMIT ?`,
+      )
+      .all(after, id, id, id, limit) as {
       seq: number;
       at: number;
       source: string;
       session: number;
       event: string;
-    }>) {
-      yield {
-        seq: r.seq,
-        at: new Date(r.at).toISOString(),
-        source: r.source,
-        session: r.session,
-        event: JSON.parse(r.event) as StreamEvent,
-      };
-    }
+    }[];
+    return rows.map((r) => ({
+      seq: r.seq,
+      at: new Date(r.at).toISOString(),
+      source: r.source,
+      session: r.session,
+      test: false,
+      event: JSON.parse(r.event) as StreamEvent,
+    }));
   }
 
-  /** Gifts, diamonds, likes and chats per minute of a session, for its chart. */
+  /**
+   * Gifts, diamonds, likes and chats per minute of a session, for its chart: every minute from the first
+   * event's to the last one's (a quiet minute is zeros), test events left out.
+   */
   minutes(
     session: number,
   ): { minute: string; gifts: number; diamonds: number; likes: number; chats: number }[] {
@@ -475,7 +736,7 @@ export class Journal {
       .prepare(
         `SELECT at / 60000 AS m,
            SUM(gifts) AS gifts, SUM(diamonds) AS diamonds, SUM(likes) AS likes, SUM(chats) AS chats
-         FROM events WHERE seq BETWEEN (SELECT first_seq FROM sessions WHERE id = ?) AND (SELECT last_seq FROM sessions WHERE id = ?) AND session = ? GROUP BY m ORDER BY m`,
+         FROM events WHERE seq BETWEEN (SELECT first_seq FROM sessions WHERE id = ?) AND (SELECT last_seq FROM sessions WHERE id = ?) AND session = ? AND test = 0 GROUP BY m ORDER BY m`,
       )
       .all(session, session, session) as {
       m: number;
@@ -484,7 +745,47 @@ export class Journal {
       likes: number;
       chats: number;
     }[];
-    return rows.map(({ m, ...figures }) => ({ minute: new Date(m * 60_000).toISOString(), ...figures }));
+    const first = rows[0]?.m;
+    const last = rows.at(-1)?.m;
+    // Past two weeks of minutes the quiet ones are not written out (the chart joins its points).
+    if (first === undefined || last === undefined || last - first >= MINUTES_FILLED_MAX)
+      return rows.map(({ m, ...figures }) => ({ minute: new Date(m * 60_000).toISOString(), ...figures }));
+    const byMinute = new Map(rows.map((r) => [r.m, r]));
+    const out: { minute: string; gifts: number; diamonds: number; likes: number; chats: number }[] = [];
+    for (let m = first; m <= last; m++) {
+      const r = byMinute.get(m);
+      out.push({
+        minute: new Date(m * 60_000).toISOString(),
+        gifts: r?.gifts ?? 0,
+        diamonds: r?.diamonds ?? 0,
+        likes: r?.likes ?? 0,
+        chats: r?.chats ?? 0,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Removes every test event; a session that held nothing else goes with them. Answers how many went.
+   * (Test events count in no total, so no total changes.)
+   */
+  removeTestEvents(): number {
+    return this.#db.transaction(() => {
+      const onlyTests = (
+        this.#db.prepare('SELECT session FROM events GROUP BY session HAVING MIN(test) = 1').all() as {
+          session: number;
+        }[]
+      ).map((r) => r.session);
+      const removed = this.#db.prepare('DELETE FROM events WHERE test = 1').run().changes;
+      this.#db.prepare('UPDATE sessions SET test_events = 0 WHERE test_events <> 0').run();
+      const drop = this.#db.prepare(
+        'DELETE FROM sessions WHERE id = ? AND gifts + diamonds + likes + follows + shares + subscribes + chats + peak_viewers = 0',
+      );
+      for (const id of onlyTests) {
+        if (drop.run(id).changes > 0 && this.#session?.id === id) this.#session = undefined;
+      }
+      return removed;
+    })();
   }
 
   /** The session in progress (or the last one), or undefined before any event. */
@@ -502,7 +803,7 @@ export class Journal {
       return this.#db
         .prepare(
           `SELECT user_id AS uniqueId, nickname, diamonds, likes, chats, points FROM viewers
-           WHERE session = ? AND ${metric} > 0 ORDER BY ${metric} DESC LIMIT ?`,
+           WHERE session = ? AND ${metric} > 0 ORDER BY ${metric} DESC, ${TIE_ORDER} LIMIT ?`,
         )
         .all(session, limit) as ViewerFigures[];
     }
@@ -510,7 +811,7 @@ export class Journal {
       .prepare(
         `SELECT user_id AS uniqueId, MAX(nickname) AS nickname, SUM(diamonds) AS diamonds, SUM(likes) AS likes,
            SUM(chats) AS chats, SUM(points) AS points FROM viewers GROUP BY user_id
-         HAVING SUM(${metric}) > 0 ORDER BY SUM(${metric}) DESC LIMIT ?`,
+         HAVING SUM(${metric}) > 0 ORDER BY SUM(${metric}) DESC, ${TIE_ORDER} LIMIT ?`,
       )
       .all(limit) as ViewerFigures[];
   }
@@ -523,7 +824,11 @@ export class Journal {
       seq: number | null;
     };
     if (last.seq === null) return 0;
-    return this.#db.prepare('DELETE FROM events WHERE seq <= ?').run(last.seq).changes;
+    const upTo = last.seq;
+    return this.#db.transaction(() => {
+      this.#raiseMeta('events_pruned_to', upTo);
+      return this.#db.prepare('DELETE FROM events WHERE seq <= ?').run(upTo).changes;
+    })();
   }
 
   /** A consistent copy of the database to `path` while it stays in use (SQLite's online backup). */
@@ -534,5 +839,31 @@ export class Journal {
   close(): void {
     clearInterval(this.#checkpointTimer);
     if (this.#db.open) this.#db.close();
+  }
+}
+
+/** The highest `seq` events.seq holds; 0 when there is none, and a line when it cannot be read. */
+function readSeqFile(path: string, log: (line: string) => void): number {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      log(`[journal] ${path} could not be read (${errorMessage(err)}): numbers go on from events.db`);
+    return 0;
+  }
+  const value = seqFrom(text);
+  if (value === undefined) log(`[journal] ${path} holds no number: numbers go on from events.db`);
+  return value ?? 0;
+}
+
+/** Writes events.seq whole (a temporary file renamed over it), mode 0600; a failure is logged. */
+function writeSeqFile(path: string, value: number, log: (line: string) => void): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, `${value}\n`, { mode: FILE_MODE });
+    renameSync(tmp, path);
+  } catch (err) {
+    log(`[journal] ${path} could not be written: ${errorMessage(err)}`);
   }
 }

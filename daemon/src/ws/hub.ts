@@ -10,7 +10,7 @@ import {
   type StreamEvent,
 } from '../../../shared/protocol/index.js';
 import type { PageTokens } from './page-tokens.js';
-import { type ReplayEntry, ReplayLog } from './replay.js';
+import { type ReplayEntry, ReplayLog, type ReplayStore } from './replay.js';
 
 /** Close codes of RFC 6455 §7.4.1 that the daemon uses. */
 const CLOSE = {
@@ -54,6 +54,8 @@ interface HubOptions {
    * across restarts. Without it the hub counts from 1.
    */
   sequence?: { next(): number; peek(): number };
+  /** Where kept messages outlive a restart (the journal), so a page resumes across one. */
+  replayStore?: ReplayStore;
   log?: (line: string) => void;
 }
 
@@ -122,7 +124,9 @@ export class Hub {
   /** Connections without `init`, per address, oldest first (a Set keeps insertion order). */
   readonly #waiting = new Map<string, Set<WebSocket>>();
   readonly #commandListeners = new Set<(overlayId: string, command: OverlayCommandInput) => void>();
-  readonly #options: Required<Omit<HubOptions, 'log' | 'sequence'>> & { log: (line: string) => void };
+  readonly #options: Required<Omit<HubOptions, 'log' | 'sequence' | 'replayStore'>> & {
+    log: (line: string) => void;
+  };
   readonly #sequence: { next(): number; peek(): number };
   /** The last `seq` handed out. */
   #lastSeq: number;
@@ -149,7 +153,7 @@ export class Hub {
     this.#sequence = options.sequence ?? { next: () => ++counter, peek: () => counter + 1 };
     const first = this.#sequence.peek();
     this.#lastSeq = first - 1;
-    this.#replay = new ReplayLog(first);
+    this.#replay = new ReplayLog(first, options.replayStore);
     this.#heartbeat = setInterval(() => this.#ping(), this.#options.pingIntervalMs);
     this.#heartbeat.unref();
     const clients = this.#clients;
