@@ -131,6 +131,14 @@ function MetaForm(props: {
   );
 }
 
+/** The delete question, warning when OBS (or a tab) shows the overlay now: its source goes empty. */
+function deleteQuestion(name: string, openPages: number | undefined): string {
+  const question = `Delete “${name}” for good?`;
+  if (!openPages) return question;
+  const pages = openPages === 1 ? '1 page has it open' : `${openPages} pages have it open`;
+  return `${question} ${pages} now (an OBS source or a browser tab): it will show nothing from then on.`;
+}
+
 function OverlayCard(props: {
   shared: Shared;
   overlay: Overlay;
@@ -143,6 +151,15 @@ function OverlayCard(props: {
   const [error, setError] = useState<string | undefined>();
   const localUrl = `${location.origin}/overlay/${overlay.id}`;
   const tunnelUrl = props.tunnel ? `${props.tunnel}/overlay/${overlay.id}` : undefined;
+  /** Overlay pages connected now (OBS sources, browser tabs), looked up when Delete is pressed. */
+  const [openPages, setOpenPages] = useState<number | undefined>();
+  const countOpenPages = () => {
+    setOpenPages(undefined);
+    shared.api.clients().then(
+      (counts) => setOpenPages(counts.clients[overlay.id] ?? 0),
+      () => setOpenPages(undefined),
+    );
+  };
   const remove = async () => {
     try {
       await shared.api.deleteOverlay(overlay.id);
@@ -198,7 +215,12 @@ function OverlayCard(props: {
           <button type="button" onClick={() => setSettings(true)}>
             Rename / resize
           </button>
-          <ConfirmButton label="Delete" question={`Delete “${overlay.name}” for good?`} onConfirm={remove} />
+          <ConfirmButton
+            label="Delete"
+            question={deleteQuestion(overlay.name, openPages)}
+            onAsk={countOpenPages}
+            onConfirm={remove}
+          />
         </div>
       )}
       {error && <Notice kind="error">{error}</Notice>}

@@ -47,7 +47,13 @@ export function CopyButton(props: { text: string; label: string }) {
 }
 
 /** A destructive action that asks once more, inline, before it runs. */
-export function ConfirmButton(props: { label: string; question: string; onConfirm: () => void }) {
+export function ConfirmButton(props: {
+  label: string;
+  question: string;
+  onConfirm: () => void;
+  /** Told when the question opens (to look up something it should say). */
+  onAsk?: () => void;
+}) {
   const [asking, setAsking] = useState(false);
   const cancel = useRef<HTMLButtonElement>(null);
   // The button the user pressed is gone: keep keyboard focus in the question, on its safe answer.
@@ -56,7 +62,14 @@ export function ConfirmButton(props: { label: string; question: string; onConfir
   }, [asking]);
   if (!asking) {
     return (
-      <button type="button" class="danger" onClick={() => setAsking(true)}>
+      <button
+        type="button"
+        class="danger"
+        onClick={() => {
+          setAsking(true);
+          props.onAsk?.();
+        }}
+      >
         {props.label}
       </button>
     );

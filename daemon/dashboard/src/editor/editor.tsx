@@ -62,6 +62,17 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
     valid: validation.ok,
     autoSave,
     restart: (theirs) => setHistory(startHistory(theirs)),
+    mapVersions: (change) =>
+      setHistory((h) => {
+        const present = change(h.present);
+        const past = h.past.map(change);
+        const future = h.future.map(change);
+        const same =
+          present === h.present &&
+          past.every((v, i) => v === h.past[i]) &&
+          future.every((v, i) => v === h.future[i]);
+        return same ? h : { ...h, past, present, future };
+      }),
   });
   const widgets = useWidgetEdits(setHistory);
 

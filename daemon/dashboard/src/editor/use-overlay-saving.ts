@@ -1,6 +1,7 @@
 // Saving the open overlay: one PUT at a time quoting the ETag it last saw (If-Match), autosave after a short
 // pause, and a check every few seconds for a version saved elsewhere, shown as a conflict to resolve.
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { keepLiveValues } from '../../../../shared/live-values.js';
 import { type Overlay, OverlayInput, parseWith } from '../../../../shared/protocol/index.js';
 import { ApiError } from '../api.js';
 import type { Shared } from '../shared-data.js';
@@ -42,6 +43,8 @@ export function useOverlaySaving(options: {
   autoSave: boolean;
   /** Replaces what is on screen (and its undo history) with another version. */
   restart: (overlay: Overlay) => void;
+  /** Applies a change to every version the editor holds (on screen, undo and redo), as no undo step. */
+  mapVersions: (change: (overlay: Overlay) => Overlay) => void;
 }): OverlaySaving {
   const { shared, current, valid, autoSave } = options;
   const id = options.opened.id;
@@ -63,12 +66,31 @@ export function useOverlaySaving(options: {
   const conflictRef = useRef(conflict);
   conflictRef.current = conflict;
 
+  const mapVersions = useRef(options.mapVersions);
+  mapVersions.current = options.mapVersions;
+
+  /**
+   * The live values of the version in force (goal progress, counters, top gifters) into every version
+   * this page holds: the canvas follows the stream, undo never brings an old value back, and a layout
+   * already saved stays "saved" (the daemon keeps live values on a save anyway).
+   */
+  const followLive = useCallback((inForce: Overlay) => {
+    mapVersions.current((version) => {
+      const widgets = keepLiveValues(version.widgets, inForce.widgets);
+      if (widgets === version.widgets) return version;
+      const next = { ...version, widgets };
+      if (version === lastSaved.current) lastSaved.current = next;
+      return next;
+    });
+  }, []);
+
   /** The version saved now, as a conflict, unless it is the one this page knows. */
   const checkForChange = useCallback(async () => {
     const saved = await shared.api.getOverlay(id);
-    if (saved.etag === etag.current || inFlight.current) return;
+    if (inFlight.current) return;
+    if (saved.etag === etag.current) return followLive(saved.value);
     setConflict({ theirs: saved.value, etag: saved.etag });
-  }, [shared, id]);
+  }, [shared, id, followLive]);
 
   useEffect(() => {
     let stopped = false;
