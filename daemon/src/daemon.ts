@@ -232,8 +232,9 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
     if (usesObs(list)) obs.ensure();
   });
   settings.onChange(() => obs.settingsChanged());
-  // Speech with the OS's voices; old files are swept every ten minutes.
-  const speech = new Speech({ dir: dataDir.ttsDir });
+  // Speech with the OS's voices; old files are swept every ten minutes. The blocked words are looked
+  // for again in the plain text the engine reads (markup and invisible characters hide none).
+  const speech = new Speech({ dir: dataDir.ttsDir, blockedWords: () => settings.current().tts.blockedWords });
   void speech.sweep();
   const sweepTimer = setInterval(() => void speech.sweep(), 10 * 60 * 1000).unref();
   const actions = new ActionRunner({

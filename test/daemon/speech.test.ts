@@ -1,11 +1,17 @@
 // `speak` actions (decisions-2 §6) with the real espeak-ng: the WAV file in the cache and at
 // /tts/<hash>.wav, the play-sound command for the page's audio queue, and the speech settings
 // (maximum length, blocked words, per-viewer cooldown, on/off), the voice list and the sample.
-import { mkdtemp, readdir, rm, stat, utimes } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Speech } from '../../daemon/src/actions/speech.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type DiskSpace,
+  MAX_CACHE_BYTES,
+  MAX_CACHE_FILES,
+  MAX_WAITING_RENDERS,
+  Speech,
+} from '../../daemon/src/actions/speech.js';
 import type { ServerMessage } from '../../shared/protocol/index.js';
 import type { SettingsView } from '../../shared/settings.js';
 import { api, rawRequest, startTestDaemon, subscribe, type TestDaemon } from '../support/daemon.js';
@@ -158,6 +164,33 @@ describe('speak actions', () => {
     expect(client.received.slice(seen).filter((m) => m.type === 'overlay-command')).toHaveLength(0);
   });
 
+  it("drop a blocked word hidden by the engine's markup or an invisible character, and say why", async () => {
+    await settings({ blockedWords: ['spoiler'] });
+    await speakRule({ text: '{data.comment}' });
+    // Phoneme brackets, a tag, an embedded-command byte and a zero-width space each split the word for a
+    // plain check, yet the engine would speak it whole.
+    for (const comment of [
+      'the spoi[[]]ler is here',
+      'the spoi<>ler is here',
+      'the spoi\u0001ler is here',
+      'the spoi\u200bler is here',
+    ]) {
+      const before = (await logEntries()).length;
+      seen = client.received.length;
+      expect((await api(daemon, 'POST', '/api/events', chat('v', comment))).status).toBe(202);
+      const entry = await until(async () => {
+        const entries = await logEntries();
+        return entries.length > before ? entries.at(-1) : undefined;
+      }, 'the outcome');
+      expect(entry, comment).toMatchObject({ kind: 'speak', ok: false });
+      expect(entry?.error, comment).toContain('the blocked word "spoiler"');
+      expect(
+        client.received.slice(seen).some((m) => m.type === 'overlay-command'),
+        comment,
+      ).toBe(false);
+    }
+  });
+
   it('speak for one viewer at most once per tts.userCooldownMs, others still heard', async () => {
     await settings({ userCooldownMs: 60_000 });
     await speakRule({ text: '{user.nickname}: {data.comment}' });
@@ -286,5 +319,203 @@ describe('the speech cache', () => {
     const speech = new Speech({ dir });
     const hash = await speech.render('-w /tmp/elsewhere.wav --voices');
     expect(await readdir(dir)).toEqual([`${hash}.wav`]);
+  });
+});
+
+describe('what the engine is given', () => {
+  let dir: string;
+  let bin: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tts-'));
+    bin = await mkdtemp(join(tmpdir(), 'tts-bin-'));
+    // An espeak-ng that writes down its arguments and what it read, then a short silent WAV.
+    const fake = join(bin, 'espeak-ng');
+    await writeFile(
+      fake,
+      `#!${process.execPath}
+const fs = require('node:fs');
+const args = process.argv.slice(2);
+const chunks = [];
+process.stdin.on('data', (c) => chunks.push(c)).on('end', () => {
+  fs.appendFileSync(${JSON.stringify(join(bin, 'calls.jsonl'))}, JSON.stringify({ args, stdin: Buffer.concat(chunks).toString('utf8') }) + '\\n');
+  const wav = Buffer.alloc(44);
+  wav.write('RIFF', 0, 'latin1'); wav.writeUInt32LE(36, 4); wav.write('WAVE', 8, 'latin1');
+  fs.writeFileSync(args[args.indexOf('-w') + 1], wav);
+});
+`,
+    );
+    await chmod(fake, 0o755);
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await rm(bin, { recursive: true, force: true });
+  });
+
+  async function calls(): Promise<{ args: string[]; stdin: string }[]> {
+    const text = await readFile(join(bin, 'calls.jsonl'), 'utf8').catch(() => '');
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { args: string[]; stdin: string });
+  }
+
+  it('is plain text on stdin: no control character, no phoneme brackets, no tag', async () => {
+    const speech = new Speech({ dir, env: { PATH: bin }, platform: 'linux' });
+    await speech.render('\u000120A\u0001 whisper [[h@l"oU]] <prosody rate="x-fast">now</prosody>\u200b!');
+    const [call] = await calls();
+    expect(call?.stdin).toBe('20A whisper h@l"oU prosody rate="x-fast"now/prosody!');
+    expect(call?.stdin).not.toMatch(/[\p{Cc}\p{Cf}[\]<>]/u);
+    // The text is never on the command line; no markup mode (-m) and no phoneme option is asked for.
+    expect(call?.args).toEqual(['-w', expect.stringMatching(/\.tmp$/), '-s', '175', '--stdin']);
+  });
+
+  it('refuses a text with a blocked word once it is plain, without running the engine', async () => {
+    const speech = new Speech({ dir, env: { PATH: bin }, platform: 'linux', blockedWords: () => ['secret'] });
+    await expect(speech.render('the se[[]]cret word')).rejects.toThrow(
+      'dropped: the text has the blocked word "secret"',
+    );
+    await expect(speech.render('the se\u0001cret word')).rejects.toThrow('blocked word "secret"');
+    await expect(speech.render('[[ ]] \u0001\u0002')).rejects.toThrow(/nothing to say/);
+    expect(await calls()).toEqual([]);
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe('the speech cache bounds (espeak-ng)', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tts-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const wavs = async () => (await readdir(dir)).filter((n) => n.endsWith('.wav')).sort();
+  const bytes = async () => {
+    let sum = 0;
+    for (const name of await readdir(dir)) sum += (await stat(join(dir, name))).size;
+    return sum;
+  };
+
+  it('has documented defaults: 200 MiB, 2,000 files, 20 renders waiting', () => {
+    expect([MAX_CACHE_BYTES, MAX_CACHE_FILES, MAX_WAITING_RENDERS]).toEqual([200 * 1024 * 1024, 2000, 20]);
+  });
+
+  it('keeps at most maxCacheFiles files, the least recently used going first', async () => {
+    let now = Date.now();
+    const speech = new Speech({ dir, maxCacheFiles: 3, now: () => now });
+    const [a, b, c] = [
+      await speech.render('first line'),
+      await speech.render('second line'),
+      await speech.render('third line'),
+    ];
+    now += 1000;
+    // "first line" is said again: it is now the most recently used, and "second line" the least.
+    expect(await speech.render('first line')).toBe(a);
+    const d = await speech.render('fourth line');
+    expect(await wavs()).toEqual([a, c, d].map((h) => `${h}.wav`).sort());
+    const e = await speech.render('fifth line');
+    expect(await wavs()).toEqual([a, d, e].map((h) => `${h}.wav`).sort());
+    expect(b).not.toBe(a);
+  });
+
+  it('keeps at most maxCacheBytes, the least recently used going first, and never the file just made', async () => {
+    const probe = new Speech({ dir: join(dir, 'probe') });
+    const one = (await stat(join(dir, 'probe', `${await probe.render('how big is one line of chat')}.wav`)))
+      .size;
+    await rm(join(dir, 'probe'), { recursive: true });
+    // Room for about two and a half lines.
+    const speech = new Speech({ dir, maxCacheBytes: Math.floor(one * 2.5) });
+    const hashes: string[] = [];
+    for (const text of [
+      'how big is one line of chat',
+      'how big is two lines of chat',
+      'how big is red lines of chat',
+      'how big is all lines of chat',
+    ])
+      hashes.push(await speech.render(text));
+    expect(await bytes()).toBeLessThanOrEqual(Math.floor(one * 2.5));
+    expect(await wavs()).toEqual(
+      hashes
+        .slice(-2)
+        .map((h) => `${h}.wav`)
+        .sort(),
+    );
+    // A single text over the bound is still kept: it is about to be played.
+    const tiny = new Speech({ dir, maxCacheBytes: 10 });
+    const last = await tiny.render('alone over the bound');
+    expect(await wavs()).toEqual([`${last}.wav`]);
+  });
+
+  it('holds the bounds over files a previous run left, oldest modification first', async () => {
+    const first = new Speech({ dir });
+    const old = [await first.render('left from yesterday'), await first.render('left from this morning')];
+    await utimes(
+      join(dir, `${old[0]}.wav`),
+      new Date(Date.now() - 7200_000),
+      new Date(Date.now() - 7200_000),
+    );
+    await utimes(
+      join(dir, `${old[1]}.wav`),
+      new Date(Date.now() - 3600_000),
+      new Date(Date.now() - 3600_000),
+    );
+    const next = new Speech({ dir, maxCacheFiles: 2 });
+    const fresh = await next.render('said after the restart');
+    expect(await wavs()).toEqual([old[1], fresh].map((h) => `${h}.wav`).sort());
+  });
+
+  it(`drops a text when ${MAX_WAITING_RENDERS} are already waiting for the engine, and says so`, async () => {
+    // Every render is held at the disk check until all of them were asked for: two take the engine,
+    // twenty wait, the rest are dropped at once.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let arrived = 0;
+    const disk = async (): Promise<DiskSpace> => {
+      if (++arrived === 30) open();
+      await gate;
+      return { free: 100 * 1024 ** 3, size: 200 * 1024 ** 3 };
+    };
+    const speech = new Speech({ dir, diskSpace: disk });
+    const asked = Array.from({ length: 30 }, (_, i) => speech.render(`backlog line number ${i}`));
+    const outcomes = await Promise.allSettled(asked);
+    const dropped = outcomes.filter((o) => o.status === 'rejected');
+    expect(dropped).toHaveLength(30 - 2 - MAX_WAITING_RENDERS);
+    for (const o of dropped)
+      expect(String((o as PromiseRejectedResult).reason)).toContain(
+        `dropped: ${MAX_WAITING_RENDERS} texts are already waiting for the speech engine`,
+      );
+    expect(await wavs()).toHaveLength(2 + MAX_WAITING_RENDERS);
+    // The backlog drained: the next text is rendered again.
+    await speech.render('after the storm');
+  }, 60_000);
+
+  it('renders nothing while the disk is nearly full, says how full, and speaks again once there is room', async () => {
+    let free = 100 * 1024 * 1024;
+    const disk = async (): Promise<DiskSpace> => ({ free, size: 500 * 1024 ** 3 });
+    const speech = new Speech({ dir, diskSpace: disk });
+    await expect(speech.render('the disk is full')).rejects.toThrow(
+      `skipped: the disk of ${dir} is nearly full (100 MiB free; speech needs 512 MiB)`,
+    );
+    expect(await wavs()).toEqual([]);
+    // A small disk: 5 % of it is enough.
+    const small = new Speech({
+      dir,
+      diskSpace: async () => ({ free: 300 * 1024 * 1024, size: 4 * 1024 ** 3 }),
+    });
+    await small.render('a small disk with room');
+    free = 600 * 1024 * 1024;
+    const hash = await speech.render('the disk is full');
+    expect(await wavs()).toContain(`${hash}.wav`);
+    // A file already rendered is still said from the cache while the disk is full.
+    free = 0;
+    expect(await speech.render('the disk is full')).toBe(hash);
+  });
+
+  it('asks the real disk by default', async () => {
+    await new Speech({ dir }).render('the real disk has room');
+    expect(await wavs()).toHaveLength(1);
   });
 });

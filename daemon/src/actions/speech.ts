@@ -1,11 +1,15 @@
 // Text to speech with the operating system's own voices (decisions-2 §6): espeak-ng on Linux, `say` on
-// macOS, SAPI through PowerShell on Windows. Each text is rendered once to a WAV file in a cache named
-// by its SHA-256, served at /tts/<hash>.wav and kept for an hour after its last use.
+// macOS, SAPI through PowerShell on Windows. Each text is made plain (speech-text.ts), rendered once to
+// a WAV file in a cache named by its SHA-256, served at /tts/<hash>.wav and kept for an hour after its
+// last use. Everything chat can make it keep is bounded: the cache's files and bytes (least recently
+// used out), the renders waiting for the engine (past the bound a text is dropped), and nothing is
+// rendered while the disk is nearly full.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, statfs, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findExecutable } from '../tunnel/find-executable.js';
+import { blockedWord, speechText } from './speech-text.js';
 
 /** A voice the engine offers: `id` is what a `speak` action's `voice` names. */
 export interface Voice {
@@ -156,6 +160,20 @@ const KEEP_MS = 60 * 60 * 1000;
 const RENDER_TIMEOUT_MS = 15_000;
 /** At most this many engine processes at once; the others wait their turn. */
 const MAX_RENDERS = 2;
+/** The cache's bounds: past either, the least recently used files go. */
+export const MAX_CACHE_BYTES = 200 * 1024 * 1024;
+export const MAX_CACHE_FILES = 2000;
+/** Renders waiting for an engine process at most; a text past them is dropped (and logged). */
+export const MAX_WAITING_RENDERS = 20;
+/** Nothing is rendered with less free space than this on the cache's disk (or 5 % of a small disk). */
+export const MIN_FREE_BYTES = 512 * 1024 * 1024;
+const MIN_FREE_SHARE = 0.05;
+
+/** Free and total bytes of the disk that holds a folder. */
+export interface DiskSpace {
+  free: number;
+  size: number;
+}
 
 interface SpeechOptions {
   /** The cache folder (`<data dir>/tts`). */
@@ -163,6 +181,24 @@ interface SpeechOptions {
   platform?: NodeJS.Platform;
   env?: NodeJS.ProcessEnv;
   now?: () => number;
+  /** The streamer's blocked words: a text that holds one once it is plain is not rendered. */
+  blockedWords?: () => readonly string[];
+  /** Bounds of the cache (MAX_CACHE_BYTES, MAX_CACHE_FILES) and of the backlog (MAX_WAITING_RENDERS). */
+  maxCacheBytes?: number;
+  maxCacheFiles?: number;
+  maxWaiting?: number;
+  /** Free bytes below which nothing is rendered (default: MIN_FREE_BYTES, or 5 % of a disk under 10 GiB). */
+  minFreeBytes?: number;
+  /** The free space of the disk holding `dir` (statfs by default; tests put in a nearly full disk). */
+  diskSpace?: (dir: string) => Promise<DiskSpace>;
+}
+
+const MIB = 1024 * 1024;
+const mib = (bytes: number) => `${Math.floor(bytes / MIB)} MiB`;
+
+async function statfsSpace(dir: string): Promise<DiskSpace> {
+  const info = await statfs(dir);
+  return { free: info.bavail * info.bsize, size: info.blocks * info.bsize };
 }
 
 export class Speech {
@@ -172,6 +208,9 @@ export class Speech {
   #running = 0;
   readonly #waiting: (() => void)[] = [];
   #voices: Promise<Voice[]> | undefined;
+  /** The cached files, least recently used first, and their sizes: read from the folder once. */
+  #cache: Promise<Map<string, number>> | undefined;
+  #cacheBytes = 0;
 
   constructor(options: SpeechOptions) {
     this.#options = options;
@@ -197,14 +236,20 @@ export class Speech {
    * `/tts/<hash>.wav`. The same text, voice and rate give the same file.
    */
   async render(text: string, options: RenderOptions = {}): Promise<string> {
+    // Plain before anything else: the blocked words are looked for in what the engine will read.
+    const plain = speechText(text);
+    if (!plain)
+      throw new Error('nothing to say: the text is empty once markup and control characters are removed');
+    const blocked = blockedWord(plain, this.#options.blockedWords?.() ?? []);
+    if (blocked !== undefined) throw new Error(`dropped: the text has the blocked word "${blocked}"`);
     const engine = await this.engine();
     if (!engine) throw new Error(missingEngineMessage(this.#platform()));
     const hash = createHash('sha256')
-      .update(JSON.stringify([engine.name, options.voice ?? '', options.rate ?? 1, text]))
+      .update(JSON.stringify([engine.name, options.voice ?? '', options.rate ?? 1, plain]))
       .digest('hex');
     const pending = this.#rendering.get(hash);
     if (pending) return pending;
-    const job = this.#renderOnce(engine, hash, text, options).finally(() => this.#rendering.delete(hash));
+    const job = this.#renderOnce(engine, hash, plain, options).finally(() => this.#rendering.delete(hash));
     this.#rendering.set(hash, job);
     return job;
   }
@@ -215,7 +260,8 @@ export class Speech {
     text: string,
     options: RenderOptions,
   ): Promise<string> {
-    const file = this.path(`${hash}.wav`);
+    const name = `${hash}.wav`;
+    const file = this.path(name);
     const now = new Date(this.#now());
     // A file rendered before is used again, and kept for another hour from now.
     if (
@@ -223,15 +269,20 @@ export class Speech {
         () => true,
         () => false,
       )
-    )
+    ) {
+      await this.#used(name);
       return hash;
+    }
     await mkdir(this.#options.dir, { recursive: true, mode: 0o700 });
+    await this.#checkDisk();
     const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     await this.#slot();
     try {
       await runEngine(engine, text, options, temp);
       await checkWave(temp);
+      const { size } = await stat(temp);
       await rename(temp, file);
+      await this.#added(name, size);
       return hash;
     } catch (err) {
       await rm(temp, { force: true });
@@ -256,11 +307,78 @@ export class Speech {
   async sweep(): Promise<void> {
     const names = await readdir(this.#options.dir).catch(() => [] as string[]);
     const oldest = this.#now() - KEEP_MS;
+    const cache = this.#cache ? await this.#cache : undefined;
     for (const name of names) {
       const path = join(this.#options.dir, name);
       const info = await stat(path).catch(() => undefined);
-      if (info && info.mtimeMs < oldest) await rm(path, { force: true });
+      if (info && info.mtimeMs < oldest) {
+        await rm(path, { force: true });
+        this.#forget(cache, name);
+      }
     }
+  }
+
+  /** The cache's files, least recently used first (their modification time is their last use). */
+  #files(): Promise<Map<string, number>> {
+    this.#cache ??= (async () => {
+      const names = (await readdir(this.#options.dir).catch(() => [] as string[])).filter((n) =>
+        TTS_FILE.test(n),
+      );
+      const found: { name: string; size: number; used: number }[] = [];
+      for (const name of names) {
+        const info = await stat(this.path(name)).catch(() => undefined);
+        if (info?.isFile()) found.push({ name, size: info.size, used: info.mtimeMs });
+      }
+      found.sort((a, b) => a.used - b.used);
+      this.#cacheBytes = found.reduce((sum, f) => sum + f.size, 0);
+      return new Map(found.map((f) => [f.name, f.size]));
+    })();
+    return this.#cache;
+  }
+
+  /** A cached file was used again: it is the most recently used. */
+  async #used(name: string): Promise<void> {
+    const cache = await this.#files();
+    const size = cache.get(name);
+    if (size === undefined) return;
+    cache.delete(name);
+    cache.set(name, size);
+  }
+
+  /** A new file is in the cache: the least recently used ones go until both bounds hold again. */
+  async #added(name: string, size: number): Promise<void> {
+    const cache = await this.#files();
+    this.#forget(cache, name);
+    cache.set(name, size);
+    this.#cacheBytes += size;
+    const maxFiles = this.#options.maxCacheFiles ?? MAX_CACHE_FILES;
+    const maxBytes = this.#options.maxCacheBytes ?? MAX_CACHE_BYTES;
+    for (const [oldest] of cache) {
+      if (cache.size <= maxFiles && this.#cacheBytes <= maxBytes) break;
+      // The file just made is kept, even alone past the bytes: it is about to be played.
+      if (oldest === name) break;
+      this.#forget(cache, oldest);
+      await rm(this.path(oldest), { force: true });
+    }
+  }
+
+  #forget(cache: Map<string, number> | undefined, name: string): void {
+    const size = cache?.get(name);
+    if (cache && size !== undefined) {
+      cache.delete(name);
+      this.#cacheBytes -= size;
+    }
+  }
+
+  /** Refuses to render while the cache's disk is nearly full (a disk that cannot be asked is not). */
+  async #checkDisk(): Promise<void> {
+    const space = await (this.#options.diskSpace ?? statfsSpace)(this.#options.dir).catch(() => undefined);
+    if (!space) return;
+    const floor = this.#options.minFreeBytes ?? Math.min(MIN_FREE_BYTES, space.size * MIN_FREE_SHARE);
+    if (space.free < floor)
+      throw new Error(
+        `skipped: the disk of ${this.#options.dir} is nearly full (${mib(space.free)} free; speech needs ${mib(floor)})`,
+      );
   }
 
   #now(): number {
@@ -272,6 +390,9 @@ export class Speech {
       this.#running++;
       return;
     }
+    const maxWaiting = this.#options.maxWaiting ?? MAX_WAITING_RENDERS;
+    if (this.#waiting.length >= maxWaiting)
+      throw new Error(`dropped: ${maxWaiting} texts are already waiting for the speech engine`);
     await new Promise<void>((resolve) => this.#waiting.push(resolve));
   }
 
