@@ -1,7 +1,8 @@
-import type { Browser } from 'playwright-core';
+import { rm } from 'node:fs/promises';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium.js';
-import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { api, makeDataDir, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 let daemon: TestDaemon;
 let browser: Browser;
@@ -32,6 +33,54 @@ describe('overlay page in Chromium', () => {
     expect(globals.port).toBe(daemon.port);
     expect(globals.token).toMatch(/^[A-Za-z0-9_-]{22,}$/);
     await page.close();
+  });
+});
+
+describe('overlay page when the daemon goes away', () => {
+  const connection = (page: Page) => page.evaluate(() => document.body.dataset.connection);
+  const unreachable = (page: Page) => page.evaluate(() => document.body.dataset.unreachable);
+
+  it('keeps retrying from its own script while the daemon is down, and comes back when it does', async () => {
+    const dataDir = await makeDataDir();
+    let running = await startTestDaemon({ dataDir });
+    const page = await browser.newPage();
+    try {
+      const { port } = running;
+      const overlay = running.overlays.list()[0]!;
+      const url = `${running.url}/overlay/${overlay.id}`;
+      // The page's clock is ours: its waits pass when the test says so.
+      await page.clock.install();
+      await page.goto(url);
+      await expect.poll(() => connection(page)).toBe('open');
+
+      await running.stop();
+      await expect.poll(() => connection(page)).toBe('closed');
+      // Well over a second down, several looks at the daemon: the page stays itself, never the
+      // browser's error page (where no script runs and OBS stays blank for good).
+      for (const failures of ['1', '2', '3', '4']) {
+        await page.clock.runFor(5000);
+        await expect.poll(() => unreachable(page)).toBe(failures);
+      }
+      expect(page.url()).toBe(url);
+
+      running = await startTestDaemon({ dataDir, port });
+      await page.clock.runFor(5000);
+      await expect.poll(() => connection(page), { timeout: 10_000 }).toBe('open');
+      expect(page.url()).toBe(url);
+      expect(await unreachable(page)).toBeUndefined();
+      // Live again: a set-text from the restarted daemon reaches it.
+      const text = await api(running, 'POST', `/api/overlays/${overlay.id}/commands`, {
+        command: 'set-text',
+        widgetId: overlay.widgets.find((w) => w.type === 'text')?.id ?? 'none',
+        payload: { text: 'Back on air' },
+      });
+      expect(text.status).toBe(202);
+      expect(((await text.json()) as { delivered: number }).delivered).toBe(1);
+    } finally {
+      await page.close();
+      await running.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

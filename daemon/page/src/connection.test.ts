@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeEvent } from '../../../shared/describe-event.js';
-import { reloadDelay, socketUrl } from './connection.js';
+import { daemonAnswers, probeDelay, reloadDelay, socketUrl } from './connection.js';
 import { pushBounded } from './feed.js';
 import { assetUrl, fitScale } from './overlay-view.js';
 
@@ -14,6 +14,26 @@ describe('page helpers', () => {
     expect([0, 1, 2, 3, 4, 5, 6, 50].map(reloadDelay)).toEqual([
       1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000,
     ]);
+  });
+
+  it('looks whether the daemon answers again after 1 s, 2 s, 4 s, then every 5 s', () => {
+    expect([1, 2, 3, 4, 5, 50].map(probeDelay)).toEqual([1000, 2000, 4000, 5000, 5000, 5000]);
+  });
+
+  it('reloads only on an answer from the daemon itself, not an error page of a tunnel or a refused connection', async () => {
+    const answer = (status: number, body: unknown) => async () =>
+      new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
+    expect(await daemonAnswers(answer(200, { running: true, port: 7890 }))).toBe(true);
+    expect(await daemonAnswers(answer(530, { running: true }))).toBe(false);
+    expect(await daemonAnswers(answer(200, { error: 'not the daemon' }))).toBe(false);
+    expect(await daemonAnswers(async () => new Response('<html>Bad gateway</html>', { status: 200 }))).toBe(
+      false,
+    );
+    expect(
+      await daemonAnswers(async () => {
+        throw new TypeError('Failed to fetch');
+      }),
+    ).toBe(false);
   });
 
   it('words events and raises alerts only for gifts, follows, subscriptions and shares', () => {

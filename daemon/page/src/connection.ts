@@ -1,4 +1,4 @@
-// The page's WebSocket to the daemon: address, `init`, validated messages, recovery by reloading.
+// The page's WebSocket to the daemon: address, `init`, validated messages, recovery by reloading once it answers.
 import {
   encodeClientMessage,
   parseServerMessage,
@@ -15,6 +15,34 @@ export function socketUrl(location: { protocol: string; host: string }): string 
 /** Reload backoff: 1 s, 2 s, 4 s … capped at 30 s. `attempt` counts from 0. */
 export function reloadDelay(attempt: number): number {
   return backoffDelay(attempt + 1, { initialMs: 1000, maxMs: 30_000 });
+}
+
+/** Between two looks at whether the daemon answers again: 1 s, 2 s, 4 s, then every 5 s. */
+export function probeDelay(failures: number): number {
+  return backoffDelay(failures, { initialMs: 1000, maxMs: 5000 });
+}
+
+/** How long one look may take: a daemon that accepts but does not answer counts as down. */
+const PROBE_TIMEOUT_MS = 4000;
+
+/**
+ * Whether the daemon answers: `GET /status`, its cheapest route, never cached. A reload while it is down
+ * lands on the browser's error page, where no script of ours runs and OBS never retries; so the page
+ * reloads only once this says yes. An error page from a tunnel's edge (502, 530) is no answer either.
+ */
+export async function daemonAnswers(fetcher: typeof fetch = fetch): Promise<boolean> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), PROBE_TIMEOUT_MS);
+  try {
+    const res = await fetcher('/status', { cache: 'no-store', signal: abort.signal });
+    if (!res.ok) return false;
+    const body: unknown = await res.json();
+    return typeof body === 'object' && body !== null && 'running' in body && body.running === true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const ATTEMPT_KEY = 'overlay-reload-attempt';
@@ -62,11 +90,14 @@ function writeLastSeq(overlayId: string, seq: number): void {
 interface ConnectionHooks {
   onMessage(message: ServerMessage): void;
   onState(state: 'open' | 'closed'): void;
+  /** The daemon did not answer before a reload (`failures` in a row); the page keeps its picture and looks again. */
+  onUnreachable?(failures: number): void;
 }
 
 /**
  * Connects and subscribes. Page tokens are single-use (interface §5.2), so a lost connection
- * cannot simply reconnect: the page reloads to get a fresh token, backing off between tries.
+ * cannot simply reconnect: the page reloads to get a fresh token, backing off between tries, and
+ * only once the daemon answers again (until then it keeps retrying from here, its picture kept).
  */
 export function connect(globals: PageGlobals, hooks: ConnectionHooks): void {
   let reloading = false;
@@ -76,7 +107,14 @@ export function connect(globals: PageGlobals, hooks: ConnectionHooks): void {
     hooks.onState('closed');
     const attempt = readAttempt();
     writeAttempt(attempt + 1);
-    window.setTimeout(() => window.location.reload(), reloadDelay(attempt));
+    let failures = 0;
+    const reloadWhenAnswering = async () => {
+      if (await daemonAnswers()) return window.location.reload();
+      failures++;
+      hooks.onUnreachable?.(failures);
+      window.setTimeout(() => void reloadWhenAnswering(), probeDelay(failures));
+    };
+    window.setTimeout(() => void reloadWhenAnswering(), reloadDelay(attempt));
   };
 
   let socket: WebSocket;

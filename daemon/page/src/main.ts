@@ -20,6 +20,11 @@ if (stage instanceof HTMLElement) {
       onState: (state) => {
         // The stage keeps its last picture while closed: viewers never see an error.
         document.body.dataset.connection = state;
+        if (state === 'open') delete document.body.dataset.unreachable;
+      },
+      onUnreachable: (failures) => {
+        // How many looks at the daemon went unanswered so far (diagnostics and tests; nothing shows).
+        document.body.dataset.unreachable = String(failures);
       },
       onMessage: (message) => {
         switch (message.type) {
