@@ -1,11 +1,33 @@
 // The one line a person reads for a stream event: the overlay's alert and event list, the CLI's receipt, the dashboard's log.
-import type { StreamEvent } from './protocol/index.js';
+import { currencyCode, giftValueText } from './money.js';
+import type { StreamEvent, StreamEventOf } from './protocol/index.js';
+import { diamondsOf } from './widget-reactions.js';
+
+/**
+ * A gift in the platform's words: a TikTok gift by name and count, a Twitch cheer in bits, a Super Chat or
+ * Super Sticker with its amount in its currency (as YouTube displays it when it says so).
+ */
+function describeGift(who: string, event: StreamEventOf<'gift'>): string {
+  const { data } = event;
+  if (event.platform === 'twitch' && data.giftName === 'Bits')
+    return `${who} cheered ${giftValueText('twitch', diamondsOf(event))}`;
+  if (event.platform === 'youtube') {
+    const shown =
+      typeof data.amountDisplayString === 'string' && data.amountDisplayString.length <= 40
+        ? data.amountDisplayString
+        : giftValueText('youtube', diamondsOf(event), currencyCode(data.currency));
+    if (data.giftName === 'Super Chat') return `${who} sent a ${shown} Super Chat`;
+    const sticker = data.giftName === 'Super Sticker' ? '' : ` (${data.giftName})`;
+    return `${who} sent a ${shown} Super Sticker${sticker}`;
+  }
+  return `${who} sent ${data.repeatCount} × ${data.giftName}`;
+}
 
 export function describeEvent(event: StreamEvent): string {
   const who = event.user.nickname || event.user.uniqueId;
   switch (event.type) {
     case 'gift':
-      return `${who} sent ${event.data.repeatCount} × ${event.data.giftName}`;
+      return describeGift(who, event);
     case 'follow':
       return `${who} followed`;
     case 'subscribe':

@@ -1,6 +1,6 @@
 // Overlays and widgets (interface §§2.6, 2.7; decisions §3): one schema per widget kind.
 import * as v from 'valibot';
-import { STREAM_EVENT_TYPES } from './events.js';
+import { PlatformSchema, STREAM_EVENT_TYPES } from './events.js';
 import {
   colour,
   finite,
@@ -113,6 +113,13 @@ const Gifter = v.object({
   diamonds: nonNegativeInt,
   /** The figure of the widget's `metric` when it is not diamonds (likes, chats or points). */
   value: v.optional(v.number()),
+  /**
+   * Where every gift counted in `diamonds` came from, so the page names its unit (diamonds, bits, a
+   * currency); absent when unknown or mixed.
+   */
+  platform: v.optional(PlatformSchema),
+  /** The currency of YouTube gifts counted in `diamonds` (then cents), when all share one. */
+  currency: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/))),
 });
 /** What a ranking counts (decisions-2 §7), and over which time. */
 export const RANKING_METRICS = ['diamonds', 'likes', 'chats', 'points'] as const;

@@ -36,6 +36,14 @@ const DATA_FIELDS: Record<StreamEventType, DataField[]> = {
   subscribe: [],
 };
 
+/** A gift's worth in the unit of the platform it is sent as. */
+const GIFT_VALUE_LABEL: Record<Platform, string> = {
+  tiktok: 'Diamonds each',
+  api: 'Diamonds each',
+  twitch: 'Bits each',
+  youtube: 'Amount each (cents of the currency)',
+};
+
 interface Sent {
   at: string;
   platform: Platform;
@@ -172,7 +180,7 @@ export function TestPanel(props: { shared: Shared }) {
         {DATA_FIELDS[type].map((f) =>
           field(
             `ev-${f.key}`,
-            f.label,
+            f.key === 'diamondCount' ? GIFT_VALUE_LABEL[platform] : f.label,
             `data.${f.key}`,
             <input
               id={`ev-${f.key}`}

@@ -1,6 +1,7 @@
 // Draws an overlay's widgets with plain DOM and applies stream events and commands to them.
 
 import { describeEvent } from '../../../shared/describe-event.js';
+import { giftValueText } from '../../../shared/money.js';
 import {
   type OverlayCommand,
   type OverlayMeta,
@@ -328,7 +329,7 @@ export class OverlayView {
               'gifter',
               widget.metric && widget.metric !== 'diamonds'
                 ? `${entry.nickname || entry.uniqueId} — ${DIAMONDS.format(entry.value ?? 0)} ${widget.metric}`
-                : `${entry.nickname || entry.uniqueId} — ${DIAMONDS.format(entry.diamonds)} diamonds`,
+                : `${entry.nickname || entry.uniqueId} — ${giftValueText(entry.platform, entry.diamonds, entry.currency)}`,
             ),
           );
         }

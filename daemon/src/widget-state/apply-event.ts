@@ -1,4 +1,6 @@
 // Widget state the daemon keeps (goal progress, counters, top gifters): how events and commands change it.
+
+import { currencyCode } from '../../../shared/money.js';
 import type { StreamEvent, Widget, WidgetOf } from '../../../shared/protocol/index.js';
 import { amountFor, diamondsOf, journalRanked } from '../../../shared/widget-reactions.js';
 
@@ -16,12 +18,25 @@ function rankGifters(
 ): Gifter[] {
   const next = entries.map((e) =>
     e.uniqueId === gifter.uniqueId
-      ? { ...e, nickname: gifter.nickname, diamonds: add(e.diamonds, diamonds) }
+      ? sameUnit({ ...e, nickname: gifter.nickname, diamonds: add(e.diamonds, diamonds) }, gifter)
       : e,
   );
   if (!entries.some((e) => e.uniqueId === gifter.uniqueId)) next.push({ ...gifter, diamonds });
   // Array.prototype.sort is stable: on a tie whoever got there first stays ahead.
   return next.sort((a, b) => b.diamonds - a.diamonds).slice(0, max);
+}
+
+/**
+ * An entry keeps the platform and currency its sum is in (the page names the unit by them) only while
+ * every gift added shares them: bits and diamonds added up are in no unit.
+ */
+function sameUnit(entry: Gifter, gift: Omit<Gifter, 'diamonds'>): Gifter {
+  const { platform, currency, ...rest } = entry;
+  return {
+    ...rest,
+    ...(platform !== undefined && platform === gift.platform ? { platform } : {}),
+    ...(currency !== undefined && currency === gift.currency ? { currency } : {}),
+  };
 }
 
 function applyToWidget(widget: Widget, event: StreamEvent): Widget | undefined {
@@ -39,7 +54,13 @@ function applyToWidget(widget: Widget, event: StreamEvent): Widget | undefined {
       if (journalRanked(widget)) return undefined;
       const diamonds = diamondsOf(event);
       if (diamonds <= 0) return undefined;
-      const gifter = { uniqueId: event.user.uniqueId, nickname: event.user.nickname };
+      const currency = event.platform === 'youtube' ? currencyCode(event.data.currency) : undefined;
+      const gifter = {
+        uniqueId: event.user.uniqueId,
+        nickname: event.user.nickname,
+        platform: event.platform,
+        ...(currency ? { currency } : {}),
+      };
       const entries = rankGifters(widget.entries, gifter, diamonds, widget.maxEntries);
       // A small gift from someone outside the list changes nothing.
       return sameGifters(entries, widget.entries) ? undefined : { ...widget, entries };

@@ -284,7 +284,7 @@ const RANKING_SCOPES = [
   { value: 'all', label: 'all streams (from the event history)' },
 ] as const;
 const RANKING_METRIC_CHOICES = [
-  { value: 'diamonds', label: 'diamonds' },
+  { value: 'diamonds', label: 'gift value (diamonds, bits, Super Chats)' },
   { value: 'likes', label: 'likes' },
   { value: 'chats', label: 'chat messages' },
   { value: 'points', label: 'points' },

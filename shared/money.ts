@@ -1,0 +1,40 @@
+// What a gift is worth in the words of the platform it came from: TikTok's diamonds, Twitch's bits, the
+// Super Chat's own currency on YouTube. Every gift event carries its worth as `diamondCount × repeatCount`;
+// only the unit differs (a Twitch cheer is `repeatCount` bits of 1 each, a Super Chat is cents).
+import type { Platform } from './protocol/index.js';
+
+const COUNT = new Intl.NumberFormat('en-US');
+
+/** A currency code as YouTube sends it (ISO 4217), or undefined for anything else. */
+export function currencyCode(value: unknown): string | undefined {
+  return typeof value === 'string' && /^[A-Z]{3}$/.test(value) ? value : undefined;
+}
+
+/** `cents` of `currency` as a person reads money: "€5.00"; without a currency, "5.00". */
+function moneyOf(cents: number, currency: string | undefined): string {
+  if (currency) {
+    try {
+      return new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(cents / 100);
+    } catch {
+      // A code Intl does not know: the number and the code, as the platform gave it.
+      return `${(cents / 100).toFixed(2)} ${currency}`;
+    }
+  }
+  return (cents / 100).toFixed(2);
+}
+
+/**
+ * An amount of gift value in the unit of `platform`: "1,000 diamonds" (TikTok and events posted to the
+ * API, whose `diamondCount` the API documents as diamonds), "100 bits" (Twitch), "€5.00" (YouTube, the
+ * amount in cents of `currency`).
+ */
+export function giftValueText(platform: Platform | undefined, amount: number, currency?: string): string {
+  switch (platform) {
+    case 'twitch':
+      return `${COUNT.format(amount)} ${amount === 1 ? 'bit' : 'bits'}`;
+    case 'youtube':
+      return moneyOf(amount, currency);
+    default:
+      return `${COUNT.format(amount)} ${amount === 1 ? 'diamond' : 'diamonds'}`;
+  }
+}
