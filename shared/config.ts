@@ -14,7 +14,23 @@ export const RemoteConfig = v.looseObject({
   version: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
   tiers: v.object({ free: TierLimits, premium: TierLimits }),
   auth: v.object({ loginUrl: v.pipe(v.string(), v.minLength(1)) }),
-  upgrade: v.object({ url: v.pipe(v.string(), v.url()), message: v.string() }),
+  upgrade: v.object({
+    /** Where upgrading starts; older daemons link here (see `pageUrl`). */
+    url: v.pipe(v.string(), v.url()),
+    message: v.string(),
+    /**
+     * The project's own page on the membership platform (its tiers, a Join button): what "See Premium"
+     * and the CLI's upgrade prompt open. Absent: taken from `url` unless that is only the platform's
+     * home page, and then no link is shown, since a home page does not say whom to join.
+     */
+    pageUrl: v.optional(
+      v.pipe(
+        v.string(),
+        v.url(),
+        v.check((u) => /^https?:\/\//i.test(u), 'must be an http or https URL'),
+      ),
+    ),
+  }),
   grace: v.object({ hours: v.optional(v.pipe(v.number(), v.minValue(0)), 72) }),
   membership: v.object({
     /** Membership-platform tier id → our tier, e.g. `{"1234567": "premium"}`. */
@@ -48,3 +64,16 @@ export const DEFAULT_CONFIG: RemoteConfig = {
   grace: { hours: 72 },
   membership: { tiers: {} },
 };
+
+/** An http(s) URL that names no page: only a site's home page (no path, query or fragment). */
+const HOME_PAGE = /^https?:\/\/[^/?#]+\/?$/i;
+
+/**
+ * The page "See Premium" opens: `upgrade.pageUrl`, else `upgrade.url` when it names a page, else none
+ * (the bundled default's `url` is only the membership platform's home page).
+ */
+export function premiumPageUrl(config: RemoteConfig): string | undefined {
+  if (config.upgrade.pageUrl) return config.upgrade.pageUrl;
+  const { url } = config.upgrade;
+  return /^https?:\/\//i.test(url) && !HOME_PAGE.test(url) ? url : undefined;
+}

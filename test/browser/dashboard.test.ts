@@ -577,9 +577,8 @@ describe('free tier limits', () => {
       expect(text).toContain(`Premium allows up to ${DEFAULT_CONFIG.tiers.premium.maxOverlays} overlays`);
       // Not the developer's view: no status code, no bare URL, and nothing about remote access.
       expect(text).not.toMatch(/403|premium_required|https?:\/\/|remote access|from anywhere/i);
-      expect(await notice.getByRole('link', { name: 'See Premium' }).getAttribute('href')).toBe(
-        DEFAULT_CONFIG.upgrade.url,
-      );
+      // The bundled config names no premium page (only the membership platform's home page): no link to it.
+      expect(await notice.getByRole('link', { name: 'See Premium' }).count()).toBe(0);
       // Laid out below the form, not inside its row of fields.
       expect(await page.locator('form.meta-form [data-limit]').count()).toBe(0);
       await shot(page, 'dashboard-limit.png');

@@ -64,6 +64,45 @@ describe('GET /config', () => {
     expect(parsed.ok && parsed.value.platforms?.twitch?.client_id).toBe('abc123clientid');
   });
 
+  it('names the premium page "See Premium" opens: upgrade.pageUrl, else a url that is a page, never a home page', async () => {
+    // The bundled default names only the membership platform's home page: no page is served.
+    const byDefault = (await (await gatekeeper('/config')).json()) as RemoteConfig;
+    expect(byDefault.upgrade.pageUrl).toBeUndefined();
+
+    const page = 'https://www.patreon.com/c/overlay-daemon/membership';
+    await env.GATEKEEPER_KV.put(
+      'config',
+      JSON.stringify({ ...DEFAULT_CONFIG, upgrade: { ...DEFAULT_CONFIG.upgrade, pageUrl: page } }),
+    );
+    expect(((await (await gatekeeper('/config')).json()) as RemoteConfig).upgrade).toEqual({
+      ...DEFAULT_CONFIG.upgrade,
+      pageUrl: page,
+    });
+
+    // An operator config written before the field: its url names the page, so it is the page.
+    const older = 'https://www.patreon.com/my-creator';
+    await env.GATEKEEPER_KV.put(
+      'config',
+      JSON.stringify({ ...DEFAULT_CONFIG, upgrade: { ...DEFAULT_CONFIG.upgrade, url: older } }),
+    );
+    const served = (await (await gatekeeper('/config')).json()) as RemoteConfig;
+    expect(served.upgrade).toMatchObject({ url: older, pageUrl: older });
+    expect(parseWith(RemoteConfig, served).ok).toBe(true);
+  });
+
+  it('serves the default for a premium page that is not an http(s) URL', async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    await env.GATEKEEPER_KV.put(
+      'config',
+      JSON.stringify({
+        ...DEFAULT_CONFIG,
+        upgrade: { ...DEFAULT_CONFIG.upgrade, pageUrl: 'javascript:alert(1)' },
+      }),
+    );
+    expect(await (await gatekeeper('/config')).json()).toEqual(DEFAULT_CONFIG);
+    expect(logged).toHaveBeenCalledWith(expect.stringContaining('not a valid remote configuration'));
+  });
+
   it.each([
     [
       'a Twitch client id that is empty',

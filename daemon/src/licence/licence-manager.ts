@@ -7,7 +7,7 @@ import { dataDirPaths } from '../store/data-dir.js';
 import type { GatekeeperClient } from './gatekeeper-client.js';
 import { decodeJwtPayload } from './jwt-payload.js';
 import { type LicenceRecord, readLicence, writeLicence } from './licence-file.js';
-import { checkCount, checkTunnel, type LimitDecision, limitsFor } from './limits.js';
+import { checkCount, checkRuleList, checkTunnel, type LimitDecision, limitsFor } from './limits.js';
 import { readCachedConfig, writeCachedConfig } from './remote-config-cache.js';
 import { LicenceVerifier, type VerifiedClaims } from './verify.js';
 
@@ -196,8 +196,7 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
 
   /** Call before saving a rule list that grows it to `count` rules (shrinking is always allowed). */
   canSaveRules(count: number, previousCount: number): LimitDecision {
-    if (count <= previousCount) return { ok: true };
-    return checkCount(this.#config, this.tier(), 'rules', count - 1);
+    return checkRuleList(this.#config, this.tier(), count, previousCount);
   }
 
   canUseTunnel(): LimitDecision {

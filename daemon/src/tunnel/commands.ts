@@ -1,6 +1,7 @@
 // `overlay-daemon tunnel up | down | status`: provisioning through the Gatekeeper; the daemon runs the connector.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { premiumPageUrl } from '../../../shared/config.js';
 import type { Tier } from '../../../shared/protocol/index.js';
 import { Overlay, parseJsonWith } from '../../../shared/protocol/index.js';
 import type { GatekeeperClient, GatekeeperFailure } from '../licence/gatekeeper-client.js';
@@ -29,7 +30,7 @@ async function signedIn(dataDir: string): Promise<{ token: string; userId: strin
 async function premiumNeeded(ctx: TunnelCommandContext): Promise<TunnelCommandError> {
   const config = await readCachedConfig(dataDirPaths(ctx.dataDir).remoteConfigFile);
   return new TunnelCommandError(
-    `Remote access needs Premium. ${config.upgrade.message} ${config.upgrade.url}`.trim(),
+    `Remote access needs Premium. ${config.upgrade.message} ${premiumPageUrl(config) ?? ''}`.trim(),
   );
 }
 
