@@ -49,6 +49,34 @@ export const OverlayAction = v.object({
   payload: v.optional(templated, {}),
 });
 
+/** A placeholder of a template (`{user.nickname}`); `{{` and `}}` are literal braces. */
+const URL_PLACEHOLDER = /\{\{|\}\}|\{[A-Za-z0-9_$-]+(?:\.[A-Za-z0-9_$-]+){0,7}\}/g;
+
+/**
+ * Where a URL template's origin ends: the first `/`, `?` or `#` after `scheme://` (the end when none).
+ * Everything before it is the scheme, user info, host and port.
+ */
+export function urlOriginEnd(template: string): number {
+  const scheme = template.indexOf('://');
+  const from = scheme === -1 ? 0 : scheme + 3;
+  const end = template.slice(from).search(/[/?#]/);
+  return end === -1 ? template.length : from + end;
+}
+
+/**
+ * The first placeholder of a webhook URL template that stands in its scheme, user info, host or port
+ * (viewer text there could send the request anywhere), or undefined when every one is in the path,
+ * query or fragment.
+ */
+export function placeholderBeforePath(template: string): string | undefined {
+  const end = urlOriginEnd(template);
+  for (const match of template.matchAll(URL_PLACEHOLDER)) {
+    if (match.index >= end) return undefined;
+    if (match[0] !== '{{' && match[0] !== '}}') return match[0];
+  }
+  return undefined;
+}
+
 /** An HTTP request to another tool: 5 s timeout, redirects not followed, a POST never retried. */
 export const WebhookAction = v.object({
   kind: v.literal('webhook'),
@@ -56,6 +84,10 @@ export const WebhookAction = v.object({
   url: v.pipe(
     v.string(),
     v.maxLength(2048),
+    v.check(
+      (u) => placeholderBeforePath(u) === undefined,
+      'a placeholder may stand only in the path, query or fragment, never in the scheme, user info, host or port',
+    ),
     v.url(),
     v.check((u) => /^https?:\/\//i.test(u), 'must be an http or https URL'),
   ),

@@ -25,6 +25,7 @@ import { createControlGuard, createFrontDoor, createUpgradeListener } from './ht
 import { compiledPageRenderer } from './http/page.js';
 import { StatusParts } from './http/status-parts.js';
 import { Journal } from './journal/journal.js';
+import { installLastResort } from './last-resort.js';
 import { safeLog } from './log-line.js';
 import { type PlatformOptions, platformSources } from './sources/factory.js';
 import { type SourceFactory, SourceManager } from './sources/manager.js';
@@ -456,6 +457,8 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
   const firstTikTok = () =>
     sources.running().find((s): s is TikTokEventSource => s instanceof TikTokEventSource);
   statusFields.set('tiktok', () => firstTikTok()?.status());
+  // An error no chain caught is logged and the daemon keeps serving, until it closes.
+  const removeLastResort = installLastResort(log);
   let closing: Promise<void> | undefined;
   return {
     port: boundPort,
@@ -486,6 +489,7 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
     close() {
       // Shutdown: stop accepting, say goodbye (1001) to WebSocket clients, stop watchers, flush writes.
       closing ??= (async () => {
+        removeLastResort();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         pipeline?.close();
         actions.close();

@@ -167,6 +167,8 @@ export const ActionLogEntry = v.object({
   /** ISO time the action finished. */
   at: v.string(),
   ruleId: v.string(),
+  /** The rule's name, or its id when it has none: what the Actions log shows. */
+  ruleName: v.optional(v.string()),
   /** Its index in the rule's actions. */
   action: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
   kind: v.picklist(['overlay', 'webhook', 'streamerbot', 'obs', 'speak']),

@@ -361,3 +361,165 @@ describe('test this rule', () => {
     );
   });
 });
+
+const chat = (comment: string, nickname = 'Viewer') => ({
+  type: 'chat',
+  user: { uniqueId: 'viewer', nickname },
+  data: { comment },
+});
+
+describe('a chat line never ends the daemon', () => {
+  it('the original crash: a placeholder in a webhook host is refused at save (400 naming the field), in "test this rule" too, and a chat line with a space still leaves the daemon serving', async () => {
+    const rule = {
+      id: 'rule-host',
+      name: 'Host hook',
+      trigger: 'chat',
+      actions: [{ kind: 'webhook', url: 'http://{data.comment}.example/x' }],
+    };
+    const saved = await api(daemon, 'PUT', '/api/rules', [rule]);
+    expect(saved.status).toBe(400);
+    expect(((await saved.json()) as { error: { message: string } }).error.message).toMatch(
+      /^0\.actions\.0\.url: .*scheme, user info, host or port/,
+    );
+    const tried = await api(daemon, 'POST', '/api/rules/test', { rule });
+    expect(tried.status).toBe(400);
+    expect(((await tried.json()) as { error: { message: string } }).error.message).toMatch(
+      /^rule\.actions\.0\.url:/,
+    );
+    const posted = await api(daemon, 'POST', '/api/events', chat('hello there, streamer'));
+    expect(posted.status).toBe(202);
+    expect((await api(daemon, 'GET', '/status')).status).toBe(200);
+  });
+
+  it('the crash class: a rendered webhook URL that does not parse fails its action in the log, named by the rule, and the daemon serves', async () => {
+    // What the rule of the original crash rendered for "hi there": the URL no longer parses.
+    const before = (await log()).length;
+    daemon.actions.run([
+      {
+        ruleId: 'rule-qly30d',
+        ruleName: 'Host hook',
+        index: 0,
+        kind: 'webhook',
+        url: 'http://hi there.example/x',
+        origin: 'http://{data.comment}.example',
+        method: 'POST',
+        headers: {},
+        body: undefined,
+      },
+    ]);
+    const [entry] = await until(async () => {
+      const entries = (await log()).slice(before);
+      return entries.length > 0 ? entries : undefined;
+    }, 'the failed action');
+    expect(entry).toMatchObject({ ruleId: 'rule-qly30d', kind: 'webhook', ok: false });
+    expect((entry as { ruleName?: string }).ruleName).toBe('Host hook');
+    expect(entry!.error).toContain('not a valid URL');
+    expect(
+      daemon.logs.some((l) => l.startsWith('[actions] rule "Host hook" action 1 (webhook) failed')),
+    ).toBe(true);
+    expect(daemon.logs.join('\n')).not.toContain('rule-qly30d');
+    expect((await api(daemon, 'GET', '/status')).status).toBe(200);
+  });
+
+  it('every action kind that throws is caught by its own chain and logged with the rule and kind; the daemon serves', async () => {
+    const kinds = ['overlay', 'speak', 'obs', 'webhook', 'streamerbot'] as const;
+    const throwing = (kind: (typeof kinds)[number], index: number, queued: boolean) => {
+      const action = {
+        ruleId: `rule-${kind}`,
+        ruleName: `Throwing ${kind}`,
+        index,
+        kind,
+        // A field every kind reads only when it runs.
+        ...(queued ? { queue: `q-${kind}` } : { delayMs: 1 }),
+      };
+      for (const field of ['overlayId', 'text', 'params', 'url', 'action', 'origin'])
+        Object.defineProperty(action, field, {
+          enumerable: true,
+          get() {
+            throw new Error(`${kind} exploded`);
+          },
+        });
+      return action as unknown as Parameters<TestDaemon['actions']['run']>[0][number];
+    };
+    const before = (await log()).length;
+    const lines = daemon.logs.length;
+    daemon.actions.run(kinds.flatMap((kind, i) => [throwing(kind, i, false), throwing(kind, i, true)]));
+    // A chain that fails before any action runs (its wait cannot be read) is caught too.
+    const broken = throwing('overlay', 9, false);
+    Object.defineProperty(broken, 'delayMs', {
+      get() {
+        throw new Error('the wait exploded');
+      },
+    });
+    Object.defineProperty(broken, 'ruleName', { value: 'Broken chain' });
+    daemon.actions.run([broken]);
+    const entries = await until(async () => {
+      const list = (await log()).slice(before);
+      return list.length >= kinds.length * 2 ? list : undefined;
+    }, 'an outcome for every action');
+    for (const kind of kinds) {
+      const mine = entries.filter((e) => e.kind === kind && e.ruleId === `rule-${kind}`);
+      expect(mine.map((e) => e.ok)).toEqual([false, false]);
+      expect(
+        daemon.logs.slice(lines).some((l) => l.startsWith(`[actions] rule "Throwing ${kind}" action`)),
+      ).toBe(true);
+    }
+    await until(
+      async () => (daemon.logs.slice(lines).some((l) => l.includes('"Broken chain"')) ? true : undefined),
+      'the broken chain named',
+    );
+    // Nothing reached the last resort: each chain caught its own.
+    expect(daemon.logs.some((l) => l.includes('nothing handled'))).toBe(false);
+    expect((await api(daemon, 'GET', '/status')).status).toBe(200);
+    expect((await api(daemon, 'POST', '/api/events', chat('still here'))).status).toBe(202);
+  });
+});
+
+describe('viewer text in webhook URLs', () => {
+  it('is percent-encoded for the part it lands in: a nickname adds no query parameter, a comment walks no path', async () => {
+    await putRules([]);
+    const saved = await api(daemon, 'PUT', '/api/rules', [
+      {
+        id: 'r',
+        trigger: 'chat',
+        actions: [
+          { kind: 'webhook', url: `${receiver.url}/said/{data.comment}?from={user.nickname}#{data.comment}` },
+          { kind: 'webhook', url: `${receiver.url}/json`, body: '{"said": "{data.comment}"}' },
+        ],
+      },
+    ]);
+    expect(saved.status).toBe(200);
+    await api(daemon, 'POST', '/api/events', chat('../../admin?x=1 hi', 'Eve&admin=1'));
+    await waitFor(() => receiver.requests.length === 2, 5000, 'both calls');
+    const [said, json] = receiver.requests;
+    expect(said!.url).toBe(`/said/${encodeURIComponent('../../admin?x=1 hi')}?from=Eve%26admin%3D1`);
+    expect(new URL(said!.url, receiver.url).searchParams.get('from')).toBe('Eve&admin=1');
+    expect(JSON.parse(json!.body)).toEqual({ said: '../../admin?x=1 hi' });
+  });
+
+  it("a rendered URL that left the rule's origin is refused and logged", async () => {
+    const before = (await log()).length;
+    daemon.actions.run([
+      {
+        ruleId: 'r',
+        ruleName: 'Moved hook',
+        index: 0,
+        kind: 'webhook',
+        url: 'http://127.0.0.2:9/elsewhere',
+        origin: receiver.url,
+        method: 'POST',
+        headers: {},
+        body: undefined,
+      },
+    ]);
+    const [entry] = await until(async () => {
+      const entries = (await log()).slice(before);
+      return entries.length > 0 ? entries : undefined;
+    }, 'the refused action');
+    expect(entry).toMatchObject({ ok: false, kind: 'webhook' });
+    expect(entry!.error).toBe(
+      `refused: the URL with the event filled in goes to http://127.0.0.2:9, not ${receiver.url}`,
+    );
+    expect(receiver.requests).toHaveLength(0);
+  });
+});

@@ -107,8 +107,9 @@ export function ActionsView(props: { shared: Shared }) {
               .reverse()
               .map((e, i) => (
                 <li key={`${e.at}-${i}`} data-ok={e.ok ? 'yes' : 'no'}>
-                  <span class="muted">{new Date(e.at).toLocaleTimeString()}</span> rule “{e.ruleId}” action{' '}
-                  {e.action + 1} ({e.kind}): {e.ok ? `done in ${e.ms} ms` : `failed — ${e.error ?? 'error'}`}
+                  <span class="muted">{new Date(e.at).toLocaleTimeString()}</span> rule “
+                  {e.ruleName ?? e.ruleId}” action {e.action + 1} ({e.kind}):{' '}
+                  {e.ok ? `done in ${e.ms} ms` : `failed — ${e.error ?? 'error'}`}
                 </li>
               ))}
           </ol>

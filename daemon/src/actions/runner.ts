@@ -5,6 +5,7 @@ import type { ActionLogEntry, OverlayCommandInput, QueueState } from '../../../s
 import type { StoredSettings } from '../../../shared/settings.js';
 import { errorMessage } from '../errors.js';
 import type { FiredAction } from '../rules/engine.js';
+import { systemTimers, type TimerHandle, type Timers } from '../timers.js';
 import type { ObsConnection } from './obs.js';
 import type { Speech } from './speech.js';
 
@@ -31,6 +32,8 @@ interface ActionRunnerOptions {
   tts?: () => StoredSettings['tts'];
   log?: (line: string) => void;
   now?: () => number;
+  /** Waits, reverts and request timeouts run on it (a fake clock in tests). */
+  timers?: Timers;
 }
 
 interface Job {
@@ -51,7 +54,10 @@ export class ActionRunner {
   readonly #quiet = new Map<string, { at: number; suppressed: number }>();
   readonly #queues = new Map<string, Queue>();
   /** Waits and requests under way, so `close` ends them. */
-  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #clock: Timers;
+  readonly #timers = new Set<TimerHandle>();
+  /** Reverts waited for (a queue holds until its action was reverted): `close` lets them go. */
+  readonly #ends = new Set<() => void>();
   readonly #requests = new Set<AbortController>();
   /** Requests under way per origin (scheme, host and port). */
   readonly #unanswered = new Map<string, number>();
@@ -59,13 +65,21 @@ export class ActionRunner {
   readonly #observers = new Set<(action: FiredAction, entry: ActionLogEntry) => void>();
   /** When each viewer last had something spoken (lowercased uniqueId), for `tts.userCooldownMs`. */
   readonly #spokeAt = new Map<string, number>();
+  /**
+   * OBS states under a temporary change (`revertAfterMs`), by what they belong to (the program scene,
+   * a scene item, an input, a filter): the state before the first of them and how many reverts are
+   * still due. Only the last revert puts the state back, and it puts back that first state, never a
+   * state that was itself temporary.
+   */
+  readonly #temporary = new Map<string, { base: unknown; pending: number }>();
   #closed = false;
 
   constructor(options: ActionRunnerOptions) {
     this.#options = options;
+    this.#clock = options.timers ?? systemTimers();
   }
 
-  /** Starts the actions of one event's fired rules; returns at once. */
+  /** Starts the actions of one event's fired rules; returns at once and never throws. */
   run(actions: readonly FiredAction[]): void {
     if (actions.length === 0) return; // most events fire no rule
     const byRule = new Map<string, FiredAction[]>();
@@ -74,7 +88,22 @@ export class ActionRunner {
       if (list) list.push(action);
       else byRule.set(action.ruleId, [action]);
     }
-    for (const list of byRule.values()) this.#runRule(list);
+    for (const list of byRule.values()) {
+      try {
+        this.#runRule(list);
+      } catch (err) {
+        this.#chainFailed(list[0], err);
+      }
+    }
+  }
+
+  /**
+   * The last word on a chain of actions that failed outside an action's own handling: one line naming
+   * the rule (and the action when known), and the daemon goes on.
+   */
+  #chainFailed(action: FiredAction | undefined, err: unknown): void {
+    const what = action ? `rule "${action.ruleName}" action ${action.index + 1} (${action.kind})` : 'a rule';
+    this.#options.log?.(`[actions] ${what} failed: ${errorMessage(err)}`);
   }
 
   /**
@@ -112,8 +141,10 @@ export class ActionRunner {
     }
     const rest = actions.slice(i);
     if (rest.length === 0) return;
-    void (async () => {
+    let current: FiredAction | undefined = rest[0];
+    (async () => {
       for (const action of rest) {
+        current = action;
         if (this.#closed) return;
         if (action.delayMs) await this.#wait(action.delayMs);
         if (this.#closed) return;
@@ -121,23 +152,30 @@ export class ActionRunner {
         if (action.queue) await this.#enqueue(action.queue, action, execute);
         else await execute();
       }
-    })();
+    })().catch((err: unknown) => this.#chainFailed(current, err));
   }
 
+  /**
+   * One action, its outcome in the log whatever happens. With a queue, an OBS change with
+   * `revertAfterMs` holds the queue until it was reverted, so the next one starts from the state
+   * it put back.
+   */
   async #execute(action: FiredAction): Promise<void> {
     const started = Date.now();
-    const refused = this.#refuseCall(action);
-    if (refused !== undefined) return this.#entry(action, started, refused);
+    let reverting: Reverting | undefined;
     try {
+      const refused = this.#refuseCall(action);
+      if (refused !== undefined) return this.#entry(action, started, refused);
       if (action.kind === 'overlay') this.#overlay(action);
       else if (action.kind === 'webhook') await this.#webhook(action);
-      else if (action.kind === 'obs') await this.#obsRequest(action);
+      else if (action.kind === 'obs') reverting = await this.#obsRequest(action);
       else if (action.kind === 'speak') await this.#speak(action);
       else await this.#streamerbot(action);
       this.#entry(action, started, undefined);
     } catch (err) {
       this.#entry(action, started, errorMessage(err));
     }
+    if (reverting && action.queue) await reverting.reverted;
   }
 
   #record(action: FiredAction, started: number, run: () => void): void {
@@ -158,6 +196,15 @@ export class ActionRunner {
   }
 
   async #webhook(action: Extract<FiredAction, { kind: 'webhook' }>): Promise<void> {
+    // The URL with the event filled in must still go where the rule's own URL goes.
+    let origin: string;
+    try {
+      origin = new URL(action.url).origin;
+    } catch {
+      throw new Error('the URL with the event filled in is not a valid URL');
+    }
+    if (origin !== action.origin)
+      throw new Error(`refused: the URL with the event filled in goes to ${origin}, not ${action.origin}`);
     const body =
       action.method === 'GET' || action.body === undefined
         ? undefined
@@ -177,72 +224,141 @@ export class ActionRunner {
   /**
    * One OBS request (decisions-2 §6), translated to what OBS takes; with `revertAfterMs` the state before
    * is read first and put back after that time (the previous scene, the opposite enabled or muted state).
+   * Overlapping temporary changes of the same thing share one state to go back to: the one before the
+   * first of them (see #temporary). Resolves once the request is done, with the revert to wait for.
    */
-  async #obsRequest(action: Extract<FiredAction, { kind: 'obs' }>): Promise<void> {
+  async #obsRequest(action: Extract<FiredAction, { kind: 'obs' }>): Promise<Reverting | undefined> {
     const obs = this.#options.obs;
     if (!obs) throw new Error('OBS is not set up');
     const p = action.params;
     const revert = action.revertAfterMs;
-    let undo: (() => Promise<unknown>) | undefined;
     switch (action.request) {
-      case 'SetCurrentProgramScene': {
-        if (revert) {
-          const before = String((await obs.call('GetCurrentProgramScene')).currentProgramSceneName ?? '');
-          if (before) undo = () => obs.call('SetCurrentProgramScene', { sceneName: before });
-        }
-        await obs.call('SetCurrentProgramScene', { sceneName: p.sceneName });
-        break;
-      }
+      case 'SetCurrentProgramScene':
+        return this.#change(
+          action,
+          'scene',
+          async () => String((await obs.call('GetCurrentProgramScene')).currentProgramSceneName ?? ''),
+          () => obs.call('SetCurrentProgramScene', { sceneName: p.sceneName }),
+          (before) =>
+            before ? obs.call('SetCurrentProgramScene', { sceneName: before }) : Promise.resolve(),
+        );
       case 'SetSceneItemEnabled': {
         const { sceneItemId } = await obs.call('GetSceneItemId', {
           sceneName: p.sceneName,
           sourceName: p.sourceName,
         });
         const item = { sceneName: p.sceneName, sceneItemId };
-        if (revert) {
-          const before = (await obs.call('GetSceneItemEnabled', item)).sceneItemEnabled === true;
-          undo = () => obs.call('SetSceneItemEnabled', { ...item, sceneItemEnabled: before });
-        }
-        await obs.call('SetSceneItemEnabled', { ...item, sceneItemEnabled: p.enabled === true });
-        break;
+        return this.#change(
+          action,
+          `item\u0000${String(p.sceneName)}\u0000${String(sceneItemId)}`,
+          async () => (await obs.call('GetSceneItemEnabled', item)).sceneItemEnabled === true,
+          () => obs.call('SetSceneItemEnabled', { ...item, sceneItemEnabled: p.enabled === true }),
+          (before) => obs.call('SetSceneItemEnabled', { ...item, sceneItemEnabled: before }),
+        );
       }
-      case 'SetInputMute': {
-        if (revert) {
-          const before = (await obs.call('GetInputMute', { inputName: p.inputName })).inputMuted === true;
-          undo = () => obs.call('SetInputMute', { inputName: p.inputName, inputMuted: before });
-        }
-        await obs.call('SetInputMute', { inputName: p.inputName, inputMuted: p.inputMuted === true });
-        break;
-      }
-      case 'ToggleInputMute':
+      case 'SetInputMute':
+        return this.#change(
+          action,
+          `mute\u0000${String(p.inputName)}`,
+          async () => (await obs.call('GetInputMute', { inputName: p.inputName })).inputMuted === true,
+          () => obs.call('SetInputMute', { inputName: p.inputName, inputMuted: p.inputMuted === true }),
+          (before) => obs.call('SetInputMute', { inputName: p.inputName, inputMuted: before }),
+        );
+      case 'ToggleInputMute': {
         await obs.call('ToggleInputMute', { inputName: p.inputName });
-        if (revert) undo = () => obs.call('ToggleInputMute', { inputName: p.inputName });
-        break;
+        if (!revert) return undefined;
+        return {
+          reverted: this.#after(action, revert, () =>
+            obs.call('ToggleInputMute', { inputName: p.inputName }),
+          ),
+        };
+      }
       case 'SetSourceFilterEnabled': {
         const filter = { sourceName: p.sourceName, filterName: p.filterName };
-        if (revert) {
-          const before = (await obs.call('GetSourceFilter', filter)).filterEnabled === true;
-          undo = () => obs.call('SetSourceFilterEnabled', { ...filter, filterEnabled: before });
-        }
-        await obs.call('SetSourceFilterEnabled', { ...filter, filterEnabled: p.filterEnabled === true });
-        break;
+        return this.#change(
+          action,
+          `filter\u0000${String(p.sourceName)}\u0000${String(p.filterName)}`,
+          async () => (await obs.call('GetSourceFilter', filter)).filterEnabled === true,
+          () => obs.call('SetSourceFilterEnabled', { ...filter, filterEnabled: p.filterEnabled === true }),
+          (before) => obs.call('SetSourceFilterEnabled', { ...filter, filterEnabled: before }),
+        );
       }
       case 'TriggerHotkeyByName':
         await obs.call('TriggerHotkeyByName', { hotkeyName: p.hotkeyName });
-        break;
+        return undefined;
     }
-    if (undo && revert) {
-      const run = undo;
-      const timer = setTimeout(() => {
+  }
+
+  /**
+   * An OBS change, temporary with `revertAfterMs`. The state to go back to is read only when no other
+   * temporary change of the same thing is under way; otherwise it is the one that change read. Each
+   * revert that falls due counts down, and only the last one puts that state back.
+   */
+  async #change<T>(
+    action: Extract<FiredAction, { kind: 'obs' }>,
+    key: string,
+    read: () => Promise<T>,
+    apply: () => Promise<unknown>,
+    restore: (before: T) => Promise<unknown>,
+  ): Promise<Reverting | undefined> {
+    const revert = action.revertAfterMs;
+    if (!revert) {
+      await apply();
+      // A lasting change is what the temporary ones under way now go back to.
+      const slot = this.#temporary.get(key);
+      if (slot) slot.base = undefined;
+      return undefined;
+    }
+    let slot = this.#temporary.get(key);
+    if (!slot) {
+      const before = await read();
+      slot = this.#temporary.get(key) ?? { base: before, pending: 0 };
+      this.#temporary.set(key, slot);
+    }
+    slot.pending++;
+    const mine = slot;
+    const release = (): T | undefined => {
+      mine.pending--;
+      if (mine.pending > 0) return undefined;
+      if (this.#temporary.get(key) === mine) this.#temporary.delete(key);
+      return mine.base as T | undefined;
+    };
+    try {
+      await apply();
+    } catch (err) {
+      release();
+      throw err;
+    }
+    return {
+      reverted: this.#after(action, revert, () => {
+        const base = release();
+        return base === undefined ? Promise.resolve() : restore(base);
+      }),
+    };
+  }
+
+  /** Runs `undo` after `ms`; resolves when it ran (failed: logged), or at once when the runner closes. */
+  #after(
+    action: Extract<FiredAction, { kind: 'obs' }>,
+    ms: number,
+    undo: () => Promise<unknown>,
+  ): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = this.#clock.setTimeout(() => {
         this.#timers.delete(timer);
-        run().catch((err: unknown) =>
-          this.#options.log?.(
-            `[actions] rule "${action.ruleId}" could not undo ${action.request}: ${errorMessage(err)}`,
-          ),
-        );
-      }, revert);
+        this.#ends.delete(resolve);
+        Promise.resolve()
+          .then(undo)
+          .catch((err: unknown) =>
+            this.#options.log?.(
+              `[actions] rule "${action.ruleName}" could not undo ${action.request}: ${errorMessage(err)}`,
+            ),
+          )
+          .finally(resolve);
+      }, ms);
       this.#timers.add(timer);
-    }
+      this.#ends.add(resolve);
+    });
   }
 
   /**
@@ -293,11 +409,10 @@ export class ActionRunner {
     });
   }
 
-  /** One HTTP request: 5 s at most, redirects not followed, never retried; a status outside 2xx fails. */
-  /** The address a webhook or Streamer.bot call goes to. */
-  #callUrl(action: FiredAction): string | undefined {
-    if (action.kind === 'webhook') return action.url;
-    if (action.kind === 'streamerbot') return `${this.#streamerbotBase()}/DoAction`;
+  /** The origin a webhook (its rule's URL's) or Streamer.bot call goes to. */
+  #callOrigin(action: FiredAction): string | undefined {
+    if (action.kind === 'webhook') return action.origin;
+    if (action.kind === 'streamerbot') return originOf(`${this.#streamerbotBase()}/DoAction`);
     return undefined;
   }
 
@@ -307,19 +422,19 @@ export class ActionRunner {
 
   /** Why a call is not made at all: its address already holds 32 unanswered requests. */
   #refuseCall(action: FiredAction): string | undefined {
-    const url = this.#callUrl(action);
-    if (url === undefined) return undefined;
-    const origin = originOf(url);
+    const origin = this.#callOrigin(action);
+    if (origin === undefined) return undefined;
     if ((this.#unanswered.get(origin) ?? 0) < MAX_UNANSWERED_PER_ORIGIN) return undefined;
     return `dropped: ${MAX_UNANSWERED_PER_ORIGIN} requests to ${origin} are still unanswered`;
   }
 
+  /** One HTTP request: 5 s at most, redirects not followed, never retried; a status outside 2xx fails. */
   async #request(url: string, init: RequestInit): Promise<void> {
     const origin = originOf(url);
     this.#unanswered.set(origin, (this.#unanswered.get(origin) ?? 0) + 1);
     const controller = new AbortController();
     this.#requests.add(controller);
-    const timer = setTimeout(
+    const timer = this.#clock.setTimeout(
       () => controller.abort(new Error(`no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`)),
       WEBHOOK_TIMEOUT_MS,
     );
@@ -338,7 +453,7 @@ export class ActionRunner {
       if (cause) throw new Error(`cannot reach ${url}: ${cause.code ?? cause.message ?? errorMessage(err)}`);
       throw err;
     } finally {
-      clearTimeout(timer);
+      this.#clock.clearTimeout(timer);
       this.#requests.delete(controller);
       const left = (this.#unanswered.get(origin) ?? 1) - 1;
       if (left > 0) this.#unanswered.set(origin, left);
@@ -373,13 +488,16 @@ export class ActionRunner {
       return;
     }
     queue.running = job;
-    void job.run().finally(() => {
-      job.done();
-      if (queue.running === job) {
-        queue.running = undefined;
-        this.#next(name);
-      }
-    });
+    job
+      .run()
+      .catch((err: unknown) => this.#chainFailed(undefined, err))
+      .finally(() => {
+        job.done();
+        if (queue.running === job) {
+          queue.running = undefined;
+          this.#next(name);
+        }
+      });
   }
 
   /** The queue moves on to its next action without waiting for the one running (which still ends). */
@@ -420,6 +538,7 @@ export class ActionRunner {
     const outcome: Outcome = {
       at: now,
       ruleId: action.ruleId,
+      ruleName: action.ruleName,
       action: action.index,
       kind: action.kind,
       ok: error === undefined,
@@ -452,13 +571,13 @@ export class ActionRunner {
     this.#quiet.set(key, { at: now, suppressed: 0 });
     if (this.#quiet.size > 1000) this.#quiet.delete(this.#quiet.keys().next().value ?? key);
     log(
-      `[actions] rule "${action.ruleId}" action ${action.index + 1} (${action.kind}) failed: ${error}${more}`,
+      `[actions] rule "${action.ruleName}" action ${action.index + 1} (${action.kind}) failed: ${error}${more}`,
     );
   }
 
   #wait(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      const timer = this.#clock.setTimeout(() => {
         this.#timers.delete(timer);
         resolve();
       }, ms);
@@ -469,11 +588,18 @@ export class ActionRunner {
   /** Shutdown: waits and requests end now; nothing more starts. */
   close(): void {
     this.#closed = true;
-    for (const timer of this.#timers) clearTimeout(timer);
+    for (const timer of this.#timers) this.#clock.clearTimeout(timer);
     this.#timers.clear();
+    for (const end of this.#ends) end();
+    this.#ends.clear();
     for (const controller of this.#requests) controller.abort(new Error('the daemon is stopping'));
     for (const queue of this.#queues.values()) for (const job of queue.waiting.splice(0)) job.done();
   }
+}
+
+/** A temporary OBS change: `reverted` settles once it was put back (or the runner closed). */
+interface Reverting {
+  reverted: Promise<void>;
 }
 
 /** The widget id that addresses the overlay page's own audio queue (decisions-2 §6). */

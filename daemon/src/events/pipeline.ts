@@ -60,11 +60,11 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
     if (list !== compiledFrom) {
       compiledFrom = list;
       for (const failure of engine.load(list))
-        log(`[rules] rule "${failure.ruleId}" cannot be used: ${failure.message}`);
+        log(`[rules] rule "${failure.ruleName}" cannot be used: ${failure.message}`);
     }
     const { actions, errors } = engine.evaluate(event);
     for (const error of errors)
-      log(`[rules] rule "${error.ruleId}" failed on a ${event.type} event: ${error.message}`);
+      log(`[rules] rule "${error.ruleName}" failed on a ${event.type} event: ${error.message}`);
     const firedRules: string[] = [];
     for (const action of actions)
       if (firedRules[firedRules.length - 1] !== action.ruleId) firedRules.push(action.ruleId);

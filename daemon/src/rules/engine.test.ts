@@ -186,6 +186,7 @@ describe('RuleEngine actions', () => {
     expect(engine.evaluate(gift('Rose', 99)).actions).toEqual([
       {
         ruleId: 'thanks',
+        ruleName: 'thanks',
         index: 0,
         kind: 'overlay',
         overlayId: OVERLAY,
@@ -195,6 +196,7 @@ describe('RuleEngine actions', () => {
       },
       {
         ruleId: 'thanks',
+        ruleName: 'thanks',
         index: 1,
         kind: 'overlay',
         overlayId: OVERLAY,
@@ -223,8 +225,8 @@ describe('RuleEngine actions', () => {
     const result = engine.evaluate(hostile);
     expect(result.actions).toEqual([]);
     expect(result.errors).toEqual([
-      { ruleId: 'bad', message: 'exploded' },
-      { ruleId: 'good', message: 'exploded' },
+      { ruleId: 'bad', ruleName: 'bad', message: 'exploded' },
+      { ruleId: 'good', ruleName: 'good', message: 'exploded' },
     ]);
     expect(
       engine.evaluate(chat('hi')).actions.map((a) => (a.kind === 'overlay' ? a.payload : undefined)),
@@ -325,5 +327,81 @@ describe('chat commands, like milestones, per-viewer cooldowns and per-gift runs
       ok: false,
       field: '0.perUnit',
     });
+  });
+});
+
+describe('webhook URLs and bodies with viewer text', () => {
+  const hook = (url: string, body?: unknown) =>
+    new RuleEngine(
+      rules([
+        {
+          id: 'hook',
+          name: 'Chat hook',
+          trigger: 'chat',
+          actions: [{ kind: 'webhook', url, ...(body === undefined ? {} : { body }) }],
+        },
+      ]),
+    );
+  const fired = (engine: RuleEngine, comment: string) => {
+    const action = engine.evaluate(chat(comment)).actions[0];
+    if (action?.kind !== 'webhook') throw new Error('no webhook fired');
+    return action;
+  };
+
+  it('percent-encodes placeholder values as encodeURIComponent in the path, query and fragment', () => {
+    const engine = hook('http://127.0.0.1:8080/say/{data.comment}?text={data.comment}&x=1#{data.comment}');
+    const action = fired(engine, 'hi there&admin=1/../#?');
+    const encoded = encodeURIComponent('hi there&admin=1/../#?');
+    expect(action.url).toBe(`http://127.0.0.1:8080/say/${encoded}?text=${encoded}&x=1#${encoded}`);
+    const url = new URL(action.url);
+    // The viewer added no query parameter, no path segment and no fragment.
+    expect([...url.searchParams.keys()]).toEqual(['text', 'x']);
+    expect(url.searchParams.get('text')).toBe('hi there&admin=1/../#?');
+    expect(url.pathname.split('/')).toHaveLength(3);
+    expect(action.origin).toBe('http://127.0.0.1:8080');
+    expect(action.ruleName).toBe('Chat hook');
+  });
+
+  it('refuses a dot segment in the path (reported, the rule skipped for that event)', () => {
+    const engine = hook('http://127.0.0.1:8080/a/{data.comment}/b');
+    const result = engine.evaluate(chat('..'));
+    expect(result.actions).toEqual([]);
+    expect(result.errors[0]?.message).toContain('would move up');
+  });
+
+  it('escapes placeholder values as JSON string content in a text body that reads as JSON', () => {
+    const engine = hook('http://127.0.0.1:8080/x', '{"said": "{data.comment}"}');
+    const action = fired(engine, 'a "quote" \\ and\na line", "admin": true, "x": "');
+    expect(JSON.parse(String(action.body))).toEqual({
+      said: 'a "quote" \\ and\na line", "admin": true, "x": "',
+    });
+    // A text body that is not JSON keeps the text as it came.
+    expect(fired(hook('http://127.0.0.1:8080/x', 'said: {data.comment}'), 'a "b"').body).toBe('said: a "b"');
+  });
+
+  it.each([
+    'http://{data.comment}.example/x',
+    'http://{user.nickname}@127.0.0.1/x',
+    'http://127.0.0.1:{data.comment}/x',
+    'http{data.comment}://127.0.0.1/x',
+    'http://127.0.0.1{data.comment}',
+  ])('refuses a placeholder in the scheme, user info, host or port when saved: %s', (url) => {
+    const parsed = parseWith(RuleList, [{ id: 'r', trigger: 'chat', actions: [{ kind: 'webhook', url }] }]);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) {
+      expect(parsed.field).toBe('0.actions.0.url');
+      expect(parsed.error).toContain('scheme, user info, host or port');
+    }
+  });
+
+  it('accepts placeholders after the host, and literal braces anywhere', () => {
+    for (const url of [
+      'http://127.0.0.1/{data.comment}',
+      'http://127.0.0.1?q={data.comment}',
+      'http://127.0.0.1#{x}',
+    ])
+      expect(
+        parseWith(RuleList, [{ id: 'r', trigger: 'chat', actions: [{ kind: 'webhook', url }] }]).ok,
+      ).toBe(true);
   });
 });

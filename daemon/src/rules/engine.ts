@@ -8,11 +8,20 @@ import {
   type RuleList,
 } from '../../../shared/rules.js';
 import { errorMessage } from '../errors.js';
-import { compilePayload, type TemplateContext } from './template.js';
+import {
+  compilePayload,
+  compileTemplate,
+  compileUrlTemplate,
+  jsonStringEscape,
+  looksLikeJson,
+  type TemplateContext,
+} from './template.js';
 
 /** What every fired action carries: its rule, its place in the rule, and how it waits. */
 interface FiredBase {
   ruleId: string;
+  /** How logs name the rule: its name, or its id when it has none. */
+  ruleName: string;
   /** Its index in the rule's actions (the action log names actions by it). */
   index: number;
   delayMs?: number;
@@ -32,6 +41,8 @@ export type FiredAction = FiredBase &
     | {
         kind: 'webhook';
         url: string;
+        /** The origin of the rule's own URL: the rendered URL must keep it. */
+        origin: string;
         method: 'POST' | 'GET' | 'PUT';
         headers: Record<string, string>;
         body: unknown;
@@ -52,7 +63,14 @@ export type FiredAction = FiredBase &
 
 interface RuleFailure {
   ruleId: string;
+  /** The rule's name, or its id when it has none (what log lines say). */
+  ruleName: string;
   message: string;
+}
+
+/** How a log line names a rule: by its name, or by its id when it has none. */
+export function ruleLabel(rule: { id: string; name?: string | undefined }): string {
+  return rule.name?.trim() || rule.id;
 }
 
 interface Evaluation {
@@ -159,10 +177,10 @@ export class RuleEngine {
           ...(c.chatIncludes !== undefined ? { chatIncludes: c.chatIncludes.toLowerCase() } : {}),
           ...(c.userId !== undefined ? { userId: c.userId.replace(/^@/, '').toLowerCase() } : {}),
           ...(c.command !== undefined ? { command: c.command.toLowerCase() } : {}),
-          actions: rule.actions.map((a, index) => compileAction(rule.id, index, a)),
+          actions: rule.actions.map((a, index) => compileAction(rule, index, a)),
         });
       } catch (error) {
-        failures.push({ ruleId: rule.id, message: errorMessage(error) });
+        failures.push({ ruleId: rule.id, ruleName: ruleLabel(rule), message: errorMessage(error) });
       }
     }
     this.compiled = compiled;
@@ -224,7 +242,7 @@ export class RuleEngine {
         this.lastFired.set(rule.id, now);
         if (rule.userCooldownMs) this.rememberSender(byKey, now);
       } catch (error) {
-        errors.push({ ruleId: rule.id, message: errorMessage(error) });
+        errors.push({ ruleId: rule.id, ruleName: ruleLabel(rule), message: errorMessage(error) });
       }
     }
     return { actions, errors };
@@ -250,7 +268,7 @@ function renderActions(
 export function fireRule(rule: Rule, event: StreamEvent): FiredAction[] {
   return renderActions(
     rule,
-    rule.actions.map((action, index) => compileAction(rule.id, index, action)),
+    rule.actions.map((action, index) => compileAction(rule, index, action)),
     event,
   );
 }
@@ -270,12 +288,13 @@ function capped(payload: Record<string, unknown>): Record<string, unknown> {
 
 /** Compiles one action's templates; the returned function renders it for an event (size-capped). */
 function compileAction(
-  ruleId: string,
+  rule: Rule,
   index: number,
   action: RuleAction,
 ): (context: TemplateContext) => FiredAction {
   const base: FiredBase = {
-    ruleId,
+    ruleId: rule.id,
+    ruleName: ruleLabel(rule),
     index,
     ...(action.delayMs ? { delayMs: action.delayMs } : {}),
     ...(action.queue ? { queue: action.queue } : {}),
@@ -293,14 +312,25 @@ function compileAction(
     });
   }
   if (action.kind === 'webhook') {
-    const render = compilePayload({ url: action.url, headers: action.headers ?? {}, body: action.body });
+    // Placeholders in the URL are percent-encoded for the part they stand in; in a text body that reads
+    // as JSON they are escaped as the inside of a JSON string.
+    const renderUrl = compileUrlTemplate(action.url);
+    const origin = new URL(action.url).origin;
+    const body = action.body;
+    const renderBody =
+      typeof body === 'string' && looksLikeJson(body)
+        ? compileTemplate(body, jsonStringEscape)
+        : compilePayload(body);
+    const render = compilePayload({ headers: action.headers ?? {} });
     const method = action.method ?? 'POST';
     return (context) => {
-      const out = capped(asPayload(render(context)));
+      const url = renderUrl(context);
+      const out = capped({ url, ...asPayload(render(context)), body: renderBody(context) });
       return {
         ...base,
         kind: 'webhook',
-        url: String(out.url ?? ''),
+        url,
+        origin,
         method,
         headers: Object.fromEntries(Object.entries(asPayload(out.headers)).map(([k, v]) => [k, String(v)])),
         body: out.body,

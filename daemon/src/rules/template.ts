@@ -72,7 +72,14 @@ export function parseTemplate(template: string): readonly Part[] {
   return parts;
 }
 
-export function compileTemplate(template: string): (context: TemplateContext) => string {
+/**
+ * A template's renderer. `escapeValue`, when given, is applied to each placeholder's value (never to the
+ * template's own text): percent-encoding in a URL, JSON string escaping in a JSON body.
+ */
+export function compileTemplate(
+  template: string,
+  escapeValue?: (value: string, index: number) => string,
+): (context: TemplateContext) => string {
   const parts = parseTemplate(template);
   if (parts.every((p) => typeof p === 'string')) {
     const text = parts.join('');
@@ -80,9 +87,73 @@ export function compileTemplate(template: string): (context: TemplateContext) =>
   }
   return (context) => {
     let out = '';
-    for (const part of parts) out += typeof part === 'string' ? part : display(lookup(context, part));
+    let index = 0;
+    for (const part of parts) {
+      if (typeof part === 'string') out += part;
+      else {
+        const value = display(lookup(context, part));
+        out += escapeValue ? escapeValue(value, index) : value;
+        index++;
+      }
+    }
     return out;
   };
+}
+
+/** Where a placeholder of a URL template stands. */
+type UrlPart = 'origin' | 'path' | 'query' | 'fragment';
+
+/** The part of a URL each placeholder of the template stands in, in order (from the template's own text). */
+export function urlPlaceholderParts(template: string): UrlPart[] {
+  const parts: UrlPart[] = [];
+  let seen = '';
+  for (const part of parseTemplate(template)) {
+    if (typeof part === 'string') {
+      seen += part;
+      continue;
+    }
+    const scheme = seen.indexOf('://');
+    const afterScheme = scheme === -1 ? '' : seen.slice(scheme + 3);
+    parts.push(
+      seen.includes('#')
+        ? 'fragment'
+        : seen.includes('?')
+          ? 'query'
+          : scheme !== -1 && afterScheme.includes('/')
+            ? 'path'
+            : 'origin',
+    );
+  }
+  return parts;
+}
+
+/**
+ * A webhook URL template's renderer. Each placeholder's value is percent-encoded as by
+ * `encodeURIComponent` (a space is `%20`, `/`, `?`, `#`, `&` and `=` are encoded), so viewer text
+ * stays inside the part it stands in: it adds no query parameter, walks no path, moves no host.
+ * Throws at compile time when a placeholder stands in the scheme, user info, host or port (the rules'
+ * schema refuses those at save), and at render time when a value in the path is `.` or `..` (a URL
+ * resolves such a segment, whatever its encoding).
+ */
+export function compileUrlTemplate(template: string): (context: TemplateContext) => string {
+  const where = urlPlaceholderParts(template);
+  if (where.includes('origin'))
+    throw new Error('its URL has a placeholder in the scheme, user info, host or port');
+  return compileTemplate(template, (value, index) => {
+    if (where[index] === 'path' && (value === '.' || value === '..'))
+      throw new Error(`a placeholder's value "${value}" would move up the URL's path`);
+    return encodeURIComponent(value);
+  });
+}
+
+/** A placeholder's value as the inside of a JSON string: `"` and `\` escaped, control characters as `\u…`. */
+export function jsonStringEscape(value: string): string {
+  return JSON.stringify(value).slice(1, -1);
+}
+
+/** Whether a text body reads as JSON (an object or an array): its placeholders then get JSON string escaping. */
+export function looksLikeJson(text: string): boolean {
+  return /^\s*[[{]/.test(text);
 }
 
 /**
