@@ -171,9 +171,41 @@ describe('overlay widgets in Chromium', () => {
       widgets: next,
     });
     expect(res.status).toBe(200);
-    await expect.poll(() => widgetText(page, 'goal')).toContain('900 / 1000');
-    expect(await widgetText(page, 'goal')).toContain('Almost');
+    await expect.poll(() => widgetText(page, 'goal')).toContain('Almost');
+    // A layout save never changes live values: the goal keeps the progress the stream gave it.
+    expect(await widgetText(page, 'goal')).toContain('250 / 1000');
     expect(await page.locator('[data-widget-id="chat"]').count()).toBe(0);
+    await page.close();
+  });
+
+  it('keeps an alert on screen playing through a storm of likes that move the goal', async () => {
+    const page = await openOverlay();
+    const goalBefore = Number(await page.locator('[data-widget-id="goal"]').getAttribute('data-current'));
+    await sendCommand({
+      command: 'show-alert',
+      widgetId: 'alerts',
+      payload: { text: 'Big thanks', duration: 30_000 },
+    });
+    const card = page.locator('[data-widget-id="alerts"] .alert-card');
+    await card.waitFor();
+    // The very element on screen, and how far its animation has played.
+    const element = await card.elementHandle();
+    const playedBefore = await card.evaluate((e) => Number(e.getAnimations()[0]?.currentTime ?? 0));
+    const title = await page.locator('[data-widget-id="title"]').elementHandle();
+
+    for (let i = 0; i < 10; i++) {
+      await sendEvent({ type: 'like', user: user('Fan'), data: { likeCount: 1 } });
+    }
+    await expect.poll(() => widgetText(page, 'goal')).toContain(`${goalBefore + 10} / 1000`);
+
+    expect(await element?.evaluate((e) => e.isConnected)).toBe(true);
+    expect(await card.count()).toBe(1);
+    expect(await element?.evaluate((e, live) => e === live, await card.elementHandle())).toBe(true);
+    // Its animation went on from where it was: never restarted from the beginning.
+    const playedAfter = await element?.evaluate((e) => Number(e.getAnimations()[0]?.currentTime ?? 0));
+    expect(playedAfter).toBeGreaterThan(playedBefore);
+    // Widgets the updates did not change keep their nodes too.
+    expect(await title?.evaluate((e) => e.isConnected)).toBe(true);
     await page.close();
   });
 });

@@ -87,6 +87,11 @@ function httpsUrl(value: unknown): string | undefined {
     : undefined;
 }
 
+/** Whether the daemon sent the same widget again (same id, same settings and kept state). */
+function sameWidget(a: Widget | undefined, b: Widget): boolean {
+  return a !== undefined && JSON.stringify(a) === JSON.stringify(b);
+}
+
 export class OverlayView {
   private overlay: OverlayMeta | undefined;
   private widgets: Widget[] = [];
@@ -103,8 +108,16 @@ export class OverlayView {
     window.addEventListener('resize', () => this.fit());
   }
 
-  /** Replaces the whole state (interface §6.2: `init` and `overlay-update` are full replacements). */
+  /**
+   * Takes the whole state (interface §6.2: `init` and `overlay-update` are full replacements) but
+   * redraws only the widgets that differ, by id: a like storm sends an update for every goal step, and
+   * rebuilding an alert on screen would restart its animation (a video from its first frame).
+   */
   replace(overlay: OverlayMeta, widgets: Widget[]): void {
+    const before = new Map(this.widgets.map((w) => [w.id, w]));
+    const changed = new Set(
+      widgets.filter((w) => !sameWidget(before.get(w.id), w) || !this.elements.has(w.id)).map((w) => w.id),
+    );
     this.overlay = overlay;
     this.widgets = widgets;
     for (const [id, rt] of this.runtime) {
@@ -112,7 +125,7 @@ export class OverlayView {
       if (!widget) {
         rt.alerts?.clear();
         this.runtime.delete(id);
-      } else if (widget.type === 'text') {
+      } else if (widget.type === 'text' && changed.has(id)) {
         // New content from the daemon wins over an earlier set-text.
         delete rt.text;
       }
@@ -120,14 +133,22 @@ export class OverlayView {
     this.stage.style.width = `${overlay.width}px`;
     this.stage.style.height = `${overlay.height}px`;
     this.fit();
-    const fragment = document.createDocumentFragment();
+    const previous = new Map(this.elements);
     this.elements.clear();
-    for (const widget of widgets) {
-      const node = this.build(widget);
+    const nodes = widgets.map((widget) => {
+      const node = (changed.has(widget.id) ? undefined : previous.get(widget.id)) ?? this.build(widget);
       this.elements.set(widget.id, node);
-      fragment.append(node);
+      return node;
+    });
+    // Nodes that stay are never moved when their order holds: a node taken out of the page and put back
+    // restarts its animations too.
+    const staying = new Set<Node>(nodes);
+    for (const child of [...this.stage.childNodes]) if (!staying.has(child)) child.remove();
+    let cursor = this.stage.firstChild;
+    for (const node of nodes) {
+      if (node === cursor) cursor = cursor.nextSibling;
+      else this.stage.insertBefore(node, cursor);
     }
-    this.stage.replaceChildren(fragment);
   }
 
   /** `stale`: a replayed event from more than a minute ago: it updates the lists, but raises no alert. */
