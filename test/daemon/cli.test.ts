@@ -1,12 +1,13 @@
 // The command line as a user runs it: a child process on its TypeScript sources (decisions §3).
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, type TestContext } from 'vitest';
 import { runDashboardCommand } from '../../daemon/src/cli/dashboard.js';
-import { type CliRun, killCliProcesses, spawnCli } from '../support/cli.js';
+import { type CliAs, type CliRun, ENTRY, killCliProcesses, spawnCli } from '../support/cli.js';
 import { makeDataDir, pageToken, startTestDaemon } from '../support/daemon.js';
 import { waitFor } from '../support/wait.js';
 import { connectWs } from '../support/ws.js';
@@ -45,6 +46,31 @@ function waitForOutput(r: CliRun, pattern: RegExp, timeoutMs = 10_000): Promise<
     r.child.once('exit', onExit);
     check();
   });
+}
+
+/**
+ * How to run the CLI so that file modes hold for it. root ignores them: it runs still as root (so it
+ * reaches the sources wherever the clone lies, even under a private 0700 folder) but without the
+ * capabilities that override modes. Without `setpriv`, as `nobody`, if `nobody` can read the sources;
+ * otherwise the test says why it cannot run here.
+ */
+function unprivileged(ctx: TestContext): CliAs {
+  if (process.getuid?.() !== 0) return {};
+  const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
+  if (setpriv) return { prefix: [setpriv, '--bounding-set=-dac_override,-dac_read_search'] };
+  const readable = spawnSync(
+    process.execPath,
+    ['-e', `require('node:fs').accessSync(${JSON.stringify(ENTRY)})`],
+    {
+      uid: 65534,
+      gid: 65534,
+    },
+  );
+  if (readable.status !== 0)
+    ctx.skip(
+      `running as root without setpriv, and nobody cannot read ${ENTRY} to run the CLI as another user`,
+    );
+  return { uid: 65534, gid: 65534 };
 }
 
 async function startCli(): Promise<{ r: CliRun; port: number; overlayId: string }> {
@@ -193,19 +219,13 @@ describe('overlay-daemon', () => {
     }
   }, 20_000);
 
-  it('names the path when the data directory cannot be written, not the port', async () => {
+  it('names the path when the data directory cannot be written, not the port', async (ctx) => {
     const parent = await makeDataDir();
     dirs.push(parent);
-    // A folder this user may not write into. root ignores file modes, so as root the CLI runs as
-    // `nobody`, for whom the private (0700) parent is closed.
-    const asRoot = process.getuid?.() === 0;
-    if (!asRoot) await chmod(parent, 0o500);
+    // A folder this user may not write into.
+    await chmod(parent, 0o500);
     try {
-      const r = spawnCli(
-        ['--port', '0', '--data-dir', join(parent, 'data')],
-        {},
-        asRoot ? { uid: 65534, gid: 65534 } : undefined,
-      );
+      const r = spawnCli(['--port', '0', '--data-dir', join(parent, 'data')], {}, unprivileged(ctx));
       expect(await r.exited).toBe(1);
       expect(r.stderr().trim()).toBe(
         `overlay-daemon: cannot write ${join(parent, 'data')}: permission denied (choose another folder with --data-dir)`,

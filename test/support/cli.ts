@@ -2,7 +2,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const ENTRY = fileURLToPath(new URL('../daemon/fixtures/cli-entry.ts', import.meta.url));
+/** The CLI's entry, run under tsx from the sources. */
+export const ENTRY = fileURLToPath(new URL('../daemon/fixtures/cli-entry.ts', import.meta.url));
 const running = new Set<ChildProcess>();
 
 export interface CliRun {
@@ -19,16 +20,22 @@ interface CliResult {
   stderr: string;
 }
 
-/** Starts the CLI with `args`; `env` is laid over this process's environment; `as` runs it as another user. */
-export function spawnCli(
-  args: string[],
-  env: Record<string, string> = {},
-  as?: { uid: number; gid: number },
-): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+/** How the CLI is run: as another user, or under a command that changes its rights (e.g. `setpriv …`). */
+export interface CliAs {
+  uid?: number;
+  gid?: number;
+  /** A command and its arguments that run the CLI (node and its arguments follow them). */
+  prefix?: string[];
+}
+
+/** Starts the CLI with `args`; `env` is laid over this process's environment; `as` runs it otherwise. */
+export function spawnCli(args: string[], env: Record<string, string> = {}, as: CliAs = {}): CliRun {
+  const { prefix = [], ...user } = as;
+  const [file, ...before] = [...prefix, process.execPath];
+  const child = spawn(file!, [...before, '--import', 'tsx', ENTRY, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
-    ...(as ?? {}),
+    ...user,
   });
   running.add(child);
   let stdout = '';

@@ -113,7 +113,7 @@ export async function lockDataDir(
     const e = err as NodeJS.ErrnoException;
     throw dataDirProblem(Object.assign(new Error(e.message), { code: e.code }), dirs.root);
   } finally {
-    await rm(temp, { force: true });
+    await rm(temp, { force: true }).catch(() => {});
   }
 }
 
