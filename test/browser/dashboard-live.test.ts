@@ -82,6 +82,11 @@ describe('the overlay editor during a stream', () => {
       .toBe(41);
     expect(liveGoal(id)).toBe(9);
     await expect.poll(() => goal.textContent(), POLL).toContain('9/100');
+    // The properties show the progress as the stream moves it; it is no field a save would carry.
+    await expect
+      .poll(() => dashboard.locator('[data-live-value]').textContent(), POLL)
+      .toContain('Progress so far: 9');
+    expect(await dashboard.getByLabel('Progress so far').count()).toBe(0);
   });
 });
 

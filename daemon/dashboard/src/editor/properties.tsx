@@ -34,6 +34,19 @@ const ALERT_STYLE_CHOICES = [
 ] as const satisfies readonly { value: AlertStyle; label: string }[];
 
 /** The fields only this kind of widget has. */
+/**
+ * A goal's progress or a counter's value: the stream's, shown as it goes, not a field. A layout save
+ * never changes it (the daemon keeps the value in force); a `reset` command or rule sets it to 0.
+ */
+function LiveValue(props: { label: string; value: number }) {
+  return (
+    <p class="live-value" data-live-value>
+      {props.label}: <strong>{props.value}</strong>{' '}
+      <span class="muted">(follows the stream; a reset sets it to 0)</span>
+    </p>
+  );
+}
+
 function KindFields(props: { f: WidgetFields; media: MediaItem[] }): ComponentChildren {
   const { f } = props;
   const w = f.widget;
@@ -168,14 +181,7 @@ function KindFields(props: { f: WidgetFields; media: MediaItem[] }): ComponentCh
             set={(v) => ({ ...w, target: v ?? Number.NaN })}
             min={1}
           />
-          <NumberProp
-            f={f}
-            name="current"
-            label="Progress so far"
-            value={w.current}
-            set={(v) => ({ ...w, current: v ?? Number.NaN })}
-            min={0}
-          />
+          <LiveValue label="Progress so far" value={w.current} />
           {colour(w)}
         </>
       );
@@ -205,13 +211,7 @@ function KindFields(props: { f: WidgetFields; media: MediaItem[] }): ComponentCh
             noneLabel="Nothing (set by commands)"
             set={(source) => withField(w, 'source', source)}
           />
-          <NumberProp
-            f={f}
-            name="value"
-            label="Value"
-            value={w.value}
-            set={(v) => ({ ...w, value: v ?? Number.NaN })}
-          />
+          <LiveValue label="Value" value={w.value} />
           {fontSize(w)}
           {colour(w)}
         </>
