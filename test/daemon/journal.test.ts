@@ -1,7 +1,8 @@
 // The event journal (decisions-2 §7) against the real daemon and the real SQLite file: nothing lost to a
 // kill -9 after the 202, history pages, sessions and their CSV, leaderboards and points, a corrupt file
 // moved aside, and resuming a page with what it missed.
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { type IncomingMessage, request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,7 @@ const gift = (name: string, giftName: string, repeatCount: number, diamondCount:
   data: { giftName, repeatCount, diamondCount },
 });
 const chat = (name: string, comment: string) => ({ type: 'chat', user: user(name), data: { comment } });
+const seqOf = (m: ServerMessage) => ('seq' in m ? (m.seq ?? -1) : -1);
 /** An event as the journal takes it (checked, with its platform). */
 const streamEvent = (event: object): StreamEvent => ({ platform: 'api', ...event }) as StreamEvent;
 
@@ -229,6 +231,46 @@ describe('a top-gifters widget ranked from the journal', () => {
   });
 });
 
+describe('ties', () => {
+  it('are ordered by name on the top-gifters widget as on the journal boards', async () => {
+    const daemon = await startTestDaemon();
+    try {
+      const created = await api(daemon, 'POST', '/api/overlays', {
+        name: 'Ties',
+        width: 800,
+        height: 600,
+        widgets: [
+          { id: 'live', type: 'top-gifters', x: 0, y: 0 },
+          { id: 'board', type: 'top-gifters', x: 0, y: 200, scope: 'session', metric: 'diamonds' },
+        ],
+      });
+      const { id } = (await created.json()) as { id: string };
+      // Zed gives first; his id sorts first too: only the name puts Amy ahead.
+      for (const [uniqueId, nickname] of [
+        ['a1', 'Zed'],
+        ['b2', 'Amy'],
+      ] as const)
+        await api(daemon, 'POST', '/api/events', {
+          ...gift(nickname, 'Rose', 5, 1),
+          user: { uniqueId, nickname },
+        });
+      const widgets = await until(async () => {
+        const overlay = (await (await api(daemon, 'GET', `/api/overlays/${id}`)).json()) as {
+          widgets: { id: string; entries: { nickname: string }[] }[];
+        };
+        return overlay.widgets.every((w) => w.entries.length === 2) ? overlay.widgets : undefined;
+      }, 'both boards');
+      for (const w of widgets)
+        expect(
+          w.entries.map((e) => e.nickname),
+          w.id,
+        ).toEqual(['Amy', 'Zed']);
+    } finally {
+      await daemon.stop();
+    }
+  });
+});
+
 describe('sessions', () => {
   it('start a new one after 30 minutes without events', async () => {
     const dir = await makeDataDir();
@@ -295,8 +337,6 @@ describe('resume', () => {
     await client.next((m) => m.type === 'init');
     return client;
   }
-
-  const seqOf = (m: ServerMessage) => ('seq' in m ? (m.seq ?? -1) : -1);
 
   it('replays what the page missed, in order, marked replayed, then says resumed, then goes live', async () => {
     const first = await open();
@@ -467,6 +507,241 @@ describe('resume', () => {
       expect(ahead.resumed).toMatchObject({ gap: true, replayed: 0 });
     } finally {
       await second.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the CSV of a long session', () => {
+  it('streams while the daemon answers others: chunked, first bytes before the last row is read', async () => {
+    const dir = await makeDataDir();
+    const journal = Journal.open({ path: join(dir, 'events.db'), log: () => {} });
+    const total = 200_000;
+    for (let i = 0; i < total; i += 10_000)
+      journal.appendBatch(
+        Array.from({ length: 10_000 }, (_, j) => ({
+          event: streamEvent(chat(`Viewer${(i + j) % 50}`, `line ${i + j}`)),
+          source: 'api',
+        })),
+      );
+    const session = journal.currentSession();
+    journal.close();
+    const daemon = await startTestDaemon({ dataDir: dir });
+    try {
+      let rowsRead = 0;
+      const read = daemon.journal.sessionEvents.bind(daemon.journal);
+      daemon.journal.sessionEvents = (...args: Parameters<typeof read>) => {
+        const rows = read(...args);
+        rowsRead += rows.length;
+        return rows;
+      };
+      const key = (await readFile(join(dir, 'admin.key'), 'utf8')).trim();
+      const { response, firstChunk, readAtFirstChunk } = await new Promise<{
+        response: IncomingMessage;
+        firstChunk: Buffer;
+        readAtFirstChunk: number;
+      }>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: daemon.port,
+            path: `/api/sessions/${session}/events.csv`,
+            headers: { Authorization: `Bearer ${key}` },
+          },
+          (res) => {
+            res.once('data', (chunk: Buffer) => {
+              // The reader takes nothing more for now: the daemon must wait, not buffer the rest.
+              res.pause();
+              resolve({ response: res, firstChunk: chunk, readAtFirstChunk: rowsRead });
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+      expect(response.headers['transfer-encoding']).toBe('chunked');
+      expect(response.headers['content-disposition']).toMatch(
+        /^attachment; filename="session-\d+-\d{4}-\d\d-\d\dT\d\d-\d\dZ\.csv"$/,
+      );
+      expect(firstChunk.toString('utf8')).toMatch(/^seq,time,platform,type,/);
+      expect(readAtFirstChunk).toBeLessThan(total);
+      // Meanwhile the daemon answers, and has still not read the whole session.
+      const other = await api(daemon, 'GET', '/api/sessions');
+      expect(other.status).toBe(200);
+      expect(rowsRead).toBeLessThan(total);
+      const rest: Buffer[] = [firstChunk];
+      response.on('data', (chunk: Buffer) => rest.push(chunk));
+      const ended = new Promise((resolve) => response.on('end', resolve));
+      response.resume();
+      await ended;
+      const lines = Buffer.concat(rest).toString('utf8').trim().split('\r\n');
+      expect(lines).toHaveLength(total + 1);
+      expect(lines[1]).toMatch(/,line 0,,?$/);
+      expect(lines.at(-1)).toMatch(new RegExp(`,line ${total - 1},,?$`));
+      expect(rowsRead).toBe(total);
+    } finally {
+      await daemon.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe('the journal files', () => {
+  it('are 0600 (events.db, -wal, -shm, events.seq) in a data directory that is 0755', async () => {
+    const dir = await makeDataDir();
+    await chmod(dir, 0o755);
+    // An older version left a readable events.db behind.
+    const older = new Database(join(dir, 'events.db'));
+    older.close();
+    await chmod(join(dir, 'events.db'), 0o644);
+    const daemon = await startTestDaemon({ dataDir: dir });
+    try {
+      expect((await api(daemon, 'POST', '/api/events', chat('Ann', 'private'))).status).toBe(202);
+      for (const name of ['events.db', 'events.db-wal', 'events.db-shm', 'events.seq'])
+        expect(((await stat(join(dir, name))).mode & 0o777).toString(8), name).toBe('600');
+    } finally {
+      await daemon.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('never give a seq that is not a number: a crafted sequence is repaired, a crafted row refused', async () => {
+    const dir = await makeDataDir();
+    const journal = Journal.open({ path: join(dir, 'events.db'), log: () => {} });
+    const last = journal.append(streamEvent(chat('Ann', 'before')), 'api');
+    journal.close();
+    const db = new Database(join(dir, 'events.db'));
+    db.prepare("UPDATE meta SET value = 'not a number' WHERE key = 'seq_reserved'").run();
+    db.close();
+    await rm(join(dir, 'events.seq'));
+    const daemon = await startTestDaemon({ dataDir: dir });
+    try {
+      const id = daemon.overlays.list()[0]!.id;
+      const token = await pageToken(daemon, id);
+      const client = await connectWs(`ws://127.0.0.1:${daemon.port}`);
+      client.sendInit(id, token);
+      await client.next((m) => m.type === 'init');
+      expect((await api(daemon, 'POST', '/api/events', chat('Ann', 'after'))).status).toBe(202);
+      const live = await client.next((m) => m.type === 'stream-event');
+      expect(Number.isSafeInteger(seqOf(live))).toBe(true);
+      expect(seqOf(live)).toBeGreaterThan(last);
+      client.close();
+      expect(daemon.logs.some((l) => /stored sequence .* is not a number/.test(l))).toBe(true);
+    } finally {
+      await daemon.close();
+    }
+    // A row numbered past anything a journal hands out: the file is not this program's, it is set aside.
+    const crafted = new Database(join(dir, 'events.db'));
+    crafted.prepare('UPDATE events SET seq = 9007199254740993 WHERE seq = ?').run(last);
+    crafted.close();
+    const again = await startTestDaemon({ dataDir: dir });
+    try {
+      expect(again.logs.some((l) => l.includes('moved aside'))).toBe(true);
+      await api(again, 'POST', '/api/events', chat('Ann', 'fresh'));
+      const page = (await (await api(again, 'GET', '/api/events')).json()) as { events: { seq: number }[] };
+      expect(page.events.map((e) => Number.isSafeInteger(e.seq) && e.seq > last)).toEqual([true]);
+    } finally {
+      await again.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('what History counts', () => {
+  it('counts a cheer as one gift (its bits are the value)', async () => {
+    const daemon = await startTestDaemon();
+    try {
+      for (let i = 0; i < 6; i++)
+        await api(daemon, 'POST', '/api/events', {
+          type: 'gift',
+          platform: 'twitch',
+          user: user('Cheerer'),
+          data: { giftName: 'Bits', repeatCount: 100, diamondCount: 1 },
+        });
+      await api(daemon, 'POST', '/api/events', gift('Rosa', 'Rose', 3, 1));
+      const [session] = (await (await api(daemon, 'GET', '/api/sessions')).json()) as {
+        totals: { gifts: number; diamonds: number };
+      }[];
+      expect(session?.totals).toMatchObject({ gifts: 9, diamonds: 603 });
+    } finally {
+      await daemon.stop();
+    }
+  });
+
+  it('marks test events, counts them nowhere, and removes them on request', async () => {
+    const daemon = await startTestDaemon();
+    try {
+      await api(daemon, 'POST', '/api/events', gift('Real', 'Lion', 1, 500));
+      expect(
+        (await api(daemon, 'POST', '/api/events?test=true', gift('Tester', 'Lion', 1, 99_999))).status,
+      ).toBe(202);
+      expect((await api(daemon, 'POST', '/api/events?test=yes', gift('Tester', 'Lion', 1, 1))).status).toBe(
+        400,
+      );
+      const page = (await (await api(daemon, 'GET', '/api/events')).json()) as {
+        events: { test: boolean; event: { user: { uniqueId: string } } }[];
+      };
+      expect(page.events.map((e) => [e.event.user.uniqueId, e.test])).toEqual([
+        ['real', false],
+        ['tester', true],
+      ]);
+      const [session] = (await (await api(daemon, 'GET', '/api/sessions')).json()) as {
+        id: number;
+        totals: { gifts: number; diamonds: number };
+        topGifters: { uniqueId: string }[];
+        testEvents: number;
+      }[];
+      expect(session).toMatchObject({ totals: { gifts: 1, diamonds: 500 }, testEvents: 1 });
+      expect(session?.topGifters.map((g) => g.uniqueId)).toEqual(['real']);
+      for (const scope of ['session', 'all']) {
+        const board = (await (await api(daemon, 'GET', `/api/leaderboard?scope=${scope}`)).json()) as {
+          uniqueId: string;
+        }[];
+        expect(board.map((v) => v.uniqueId)).toEqual(['real']);
+      }
+      const csv = await (await api(daemon, 'GET', `/api/sessions/${session?.id}/events.csv`)).text();
+      expect(csv).not.toContain('tester');
+      const removed = await api(daemon, 'DELETE', '/api/test-events');
+      expect(await removed.json()).toEqual({ removed: 1 });
+      const after = (await (await api(daemon, 'GET', '/api/events')).json()) as { events: unknown[] };
+      expect(after.events).toHaveLength(1);
+      const [kept] = (await (await api(daemon, 'GET', '/api/sessions')).json()) as { testEvents: number }[];
+      expect(kept?.testEvents).toBe(0);
+    } finally {
+      await daemon.stop();
+    }
+  });
+
+  it('charts every minute of a session (quiet ones as zero) with its chats, and orders ties one way', async () => {
+    const dir = await makeDataDir();
+    let now = Date.parse('2026-11-20T20:00:10Z');
+    const journal = Journal.open({ path: join(dir, 'events.db'), log: () => {}, now: () => now });
+    try {
+      // Ids in the reverse order of the names: a tie is broken by the name.
+      journal.append(
+        streamEvent({ ...gift('Zed', 'Rose', 5, 1), user: { uniqueId: 'a1', nickname: 'Zed' } }),
+        'api',
+      );
+      journal.append(
+        streamEvent({ ...gift('Amy', 'Rose', 5, 1), user: { uniqueId: 'b2', nickname: 'Amy' } }),
+        'api',
+      );
+      journal.append(streamEvent(chat('Ann', 'hi')), 'api');
+      now += 3 * 60_000;
+      journal.append(streamEvent(chat('Ann', 'still here')), 'api');
+      const session = journal.currentSession() as number;
+      expect(journal.minutes(session)).toEqual([
+        { minute: '2026-11-20T20:00:00.000Z', gifts: 10, diamonds: 10, likes: 0, chats: 1 },
+        { minute: '2026-11-20T20:01:00.000Z', gifts: 0, diamonds: 0, likes: 0, chats: 0 },
+        { minute: '2026-11-20T20:02:00.000Z', gifts: 0, diamonds: 0, likes: 0, chats: 0 },
+        { minute: '2026-11-20T20:03:00.000Z', gifts: 0, diamonds: 0, likes: 0, chats: 1 },
+      ]);
+      const names = (list: { nickname: string }[]) => list.map((v) => v.nickname);
+      expect(names(journal.leaderboard('session', 'diamonds'))).toEqual(['Amy', 'Zed']);
+      expect(names(journal.leaderboard('all', 'diamonds'))).toEqual(['Amy', 'Zed']);
+      expect(names(journal.sessions()[0]?.topGifters ?? [])).toEqual(['Amy', 'Zed']);
+    } finally {
+      journal.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -1,10 +1,16 @@
-// History (decisions-2 §7): the stream sessions in the event journal with their totals, a chart of one
-// session's gifts, diamonds and likes per minute (uPlot, bundled), its top viewers, the all-time
-// leaderboard, and the session as CSV.
+// History: the stream sessions in the event journal with their totals, charts of one session's gifts,
+// diamonds, likes and chats per minute (uPlot, bundled; each figure on its own scale), its top viewers,
+// the all-time leaderboard, the session as CSV, and the test events kept apart (and removed on request).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { SessionMinutes, SessionSummary, ViewerFigures } from '../../../shared/protocol/index.js';
+import {
+  parseWith,
+  type SessionMinutes,
+  type SessionSummary,
+  TestEventsRemoved,
+  type ViewerFigures,
+} from '../../../shared/protocol/index.js';
 import type { Shared } from './shared-data.js';
 import { describeError, Notice } from './ui.js';
 
@@ -28,46 +34,60 @@ function save(blob: Blob, name: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-function Chart(props: { minutes: SessionMinutes }) {
+/** `session-12-2026-11-25T20-31Z.csv`, as the daemon names it: the start time tells two sessions apart. */
+function csvName(session: SessionSummary): string {
+  return `session-${session.id}-${session.startedAt.slice(0, 16).replace(':', '-')}Z.csv`;
+}
+
+/** The figures charted per minute, each on a scale of its own (20 gifts stay visible beside 125,000 diamonds). */
+const FIGURES = [
+  { key: 'gifts', label: 'Gifts', stroke: '#ffcf5c' },
+  { key: 'diamonds', label: 'Diamonds', stroke: '#7cc4ff' },
+  { key: 'likes', label: 'Likes', stroke: '#ff7aa8' },
+  { key: 'chats', label: 'Chats', stroke: '#8be28b' },
+] as const;
+
+/** One figure per minute: its own chart and axis, the cursor shared with the others. */
+function FigureChart(props: { minutes: SessionMinutes; figure: (typeof FIGURES)[number] }) {
   const box = useRef<HTMLDivElement>(null);
+  const { minutes, figure } = props;
   useEffect(() => {
     const node = box.current;
-    if (!node || props.minutes.length === 0) return;
-    const x = props.minutes.map((m) => Date.parse(m.minute) / 1000);
+    if (!node || minutes.length === 0) return;
+    const x = minutes.map((m) => Date.parse(m.minute) / 1000);
     const plot = new uPlot(
       {
         width: Math.max(320, node.clientWidth),
-        height: 260,
+        height: 130,
+        cursor: { sync: { key: 'history-minutes' } },
+        legend: { show: true },
+        scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
         series: [
           {},
-          { label: 'Diamonds', stroke: '#7cc4ff', width: 2, scale: 'gifts' },
-          { label: 'Gifts', stroke: '#ffcf5c', width: 2, scale: 'gifts' },
-          { label: 'Likes', stroke: '#ff7aa8', width: 2, scale: 'likes' },
+          { label: `${figure.label} / min`, stroke: figure.stroke, width: 2, points: { show: false } },
         ],
-        axes: [
-          { stroke: '#9aa3b2' },
-          { scale: 'gifts', stroke: '#9aa3b2', label: 'diamonds, gifts / min', size: 70 },
-          {
-            scale: 'likes',
-            side: 1,
-            stroke: '#9aa3b2',
-            label: 'likes / min',
-            grid: { show: false },
-            size: 60,
-          },
-        ],
+        axes: [{ stroke: '#9aa3b2' }, { stroke: '#9aa3b2', size: 60 }],
+        hooks: {
+          // The scale in force, for a reader of the page (and its tests): each figure has its own.
+          draw: [(u) => node.setAttribute('data-scale-max', String(u.scales.y?.max ?? ''))],
+        },
       },
-      [
-        x,
-        props.minutes.map((m) => m.diamonds),
-        props.minutes.map((m) => m.gifts),
-        props.minutes.map((m) => m.likes),
-      ],
+      [x, minutes.map((m) => m[figure.key])],
       node,
     );
     return () => plot.destroy();
-  }, [props.minutes]);
-  return <div ref={box} class="history-chart" data-points={props.minutes.length} />;
+  }, [minutes, figure]);
+  return <div ref={box} data-figure={figure.key} role="img" aria-label={`${figure.label} per minute`} />;
+}
+
+function Chart(props: { minutes: SessionMinutes }) {
+  return (
+    <div class="history-chart" data-points={props.minutes.length}>
+      {FIGURES.map((figure) => (
+        <FigureChart key={figure.key} minutes={props.minutes} figure={figure} />
+      ))}
+    </div>
+  );
 }
 
 function Viewers(props: { list: ViewerFigures[]; metric: Metric; label: string }) {
@@ -91,16 +111,19 @@ export function HistoryView(props: { shared: Shared }) {
   const [metric, setMetric] = useState<Metric>('diamonds');
   const [allTime, setAllTime] = useState<ViewerFigures[]>([]);
   const [error, setError] = useState<string | undefined>();
+  const [removedNote, setRemovedNote] = useState<string | undefined>();
+  /** Bumped to read the sessions again (after test events were removed). */
+  const [reload, setReload] = useState(0);
 
   useEffect(() => {
     api.sessions().then(
       (list) => {
         setSessions(list);
-        setChosen((id) => id ?? list[0]?.id);
+        setChosen((id) => (id !== undefined && list.some((s) => s.id === id) ? id : list[0]?.id));
       },
       (err: unknown) => setError(describeError(err)),
     );
-  }, [api]);
+  }, [api, reload]);
   useEffect(() => {
     if (chosen === undefined) return;
     api.sessionMinutes(chosen).then(setMinutes, (err: unknown) => setError(describeError(err)));
@@ -113,7 +136,21 @@ export function HistoryView(props: { shared: Shared }) {
   const downloadCsv = async () => {
     if (!session) return;
     try {
-      save(await api.download(`/api/sessions/${session.id}/events.csv`), `session-${session.id}.csv`);
+      save(await api.download(`/api/sessions/${session.id}/events.csv`), csvName(session));
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+  const testEvents = sessions?.reduce((sum, s) => sum + s.testEvents, 0) ?? 0;
+  const removeTestEvents = async () => {
+    try {
+      const answer = parseWith(
+        TestEventsRemoved,
+        await api.request('/api/test-events', { method: 'DELETE' }),
+      );
+      const removed = answer.ok ? answer.value.removed : 0;
+      setRemovedNote(`${NUMBER.format(removed)} test event${removed === 1 ? '' : 's'} removed.`);
+      setReload((n) => n + 1);
     } catch (err) {
       setError(describeError(err));
     }
@@ -125,6 +162,19 @@ export function HistoryView(props: { shared: Shared }) {
         <h2 id="history-title">History</h2>
       </div>
       {error && <Notice kind="error">{error}</Notice>}
+      {removedNote && <Notice kind="info">{removedNote}</Notice>}
+      {testEvents > 0 && (
+        <section class="history-tests" aria-label="Test events">
+          <p>
+            {NUMBER.format(testEvents)} test event{testEvents === 1 ? '' : 's'} (from the test panel or the{' '}
+            <code>event</code> command) {testEvents === 1 ? 'is' : 'are'} kept apart: counted in no total,
+            chart or leaderboard.
+          </p>
+          <button type="button" onClick={() => void removeTestEvents()}>
+            Remove test events
+          </button>
+        </section>
+      )}
       {sessions === undefined ? (
         <p class="muted">Loading…</p>
       ) : sessions.length === 0 ? (
@@ -152,6 +202,11 @@ export function HistoryView(props: { shared: Shared }) {
                     {NUMBER.format(s.totals.diamonds)} diamonds · {NUMBER.format(s.totals.likes)} likes ·{' '}
                     {NUMBER.format(s.totals.chats)} chats
                   </span>
+                  {s.testEvents > 0 && (
+                    <span class="muted" data-test-events={s.testEvents}>
+                      + {NUMBER.format(s.testEvents)} test event{s.testEvents === 1 ? '' : 's'}, not counted
+                    </span>
+                  )}
                 </button>
               </li>
             ))}

@@ -22,8 +22,17 @@ function rankGifters(
       : e,
   );
   if (!entries.some((e) => e.uniqueId === gifter.uniqueId)) next.push({ ...gifter, diamonds });
-  // Array.prototype.sort is stable: on a tie whoever got there first stays ahead.
-  return next.sort((a, b) => b.diamonds - a.diamonds).slice(0, max);
+  // A tie is ordered as on every board of the daemon: by name, then by id.
+  return next.sort((a, b) => b.diamonds - a.diamonds || byNameThenId(a, b)).slice(0, max);
+}
+
+/** The tie order of every board (the journal's too): the name, A-Z case aside (as SQLite's NOCASE), then the id. */
+function byNameThenId(a: Gifter, b: Gifter): number {
+  const fold = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  const x = fold(a.nickname);
+  const y = fold(b.nickname);
+  if (x !== y) return x < y ? -1 : 1;
+  return a.uniqueId < b.uniqueId ? -1 : a.uniqueId > b.uniqueId ? 1 : 0;
 }
 
 /**
