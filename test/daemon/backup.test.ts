@@ -1,9 +1,12 @@
 // `overlay-daemon backup` and `restore` as a streamer runs them (decisions-2 §7): a backup of a running
 // daemon, a restore that keeps the previous state, and hostile or broken archives that change nothing.
 import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import Database from 'better-sqlite3';
 import * as tar from 'tar';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killCliProcesses, runCli } from '../support/cli.js';
@@ -33,7 +36,14 @@ async function snapshot(dir: string, base = dir): Promise<Record<string, string>
 
 /** A tar.gz written block by block, so a test can put in it what tar's own writer never would. */
 function rawArchive(
-  members: { path: string; type?: string; body?: string; size?: number; linkpath?: string }[],
+  members: {
+    path: string;
+    type?: string;
+    body?: string | Buffer;
+    size?: number;
+    linkpath?: string;
+    mode?: number;
+  }[],
 ): Buffer {
   const blocks: Buffer[] = [];
   for (const m of members) {
@@ -42,7 +52,7 @@ function rawArchive(
       path: m.path,
       type: (m.type ?? 'File') as 'File',
       size: m.size ?? body.length,
-      mode: 0o644,
+      mode: m.mode ?? (m.type === 'Directory' ? 0o755 : 0o644),
       mtime: new Date(0),
       ...(m.linkpath ? { linkpath: m.linkpath } : {}),
     });
@@ -58,6 +68,38 @@ function rawArchive(
 }
 
 const MANIFEST = JSON.stringify({ format: 1, createdAt: '2026-11-01T00:00:00.000Z', includesSecrets: false });
+const WITH_SECRETS = JSON.stringify({
+  format: 1,
+  createdAt: '2026-11-01T00:00:00.000Z',
+  includesSecrets: true,
+});
+
+/** An events.db as the journal writes it, but whose sequence says `seq_reserved` = "NaN". */
+function craftedJournal(): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), 'crafted-'));
+  try {
+    const db = new Database(join(dir, 'events.db'));
+    db.exec(`CREATE TABLE events (seq INTEGER PRIMARY KEY, at INTEGER NOT NULL, event TEXT NOT NULL);
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      INSERT INTO events VALUES (1, 0, '{}');
+      INSERT INTO meta VALUES ('seq_reserved', 'NaN');`);
+    db.close();
+    return readFileSync(join(dir, 'events.db'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Restores `archive` with the CLI into a fresh data directory holding `settings`; answers the run and the dir. */
+async function restoreInto(archive: Buffer, settings?: unknown) {
+  const dir = await makeDataDir();
+  const daemon = await startTestDaemon({ dataDir: dir });
+  await daemon.close();
+  if (settings) await writeFile(join(dir, 'settings.json'), JSON.stringify(settings), { mode: 0o600 });
+  const file = join(await makeDataDir(), 'in.tar.gz');
+  await writeFile(file, archive);
+  return { dir, result: await runCli(['restore', file, '--data-dir', dir]) };
+}
 
 describe('backup and restore', () => {
   it('backs up a running daemon and restores it, keeping what was there under backups/', async () => {
@@ -141,12 +183,21 @@ describe('backup and restore', () => {
     const dir = await makeDataDir();
     const daemon = await startTestDaemon({ dataDir: dir });
     try {
+      // The Twitch sign-in is a secret like the others: in the backup with --include-secrets only.
+      await writeFile(join(dir, 'twitch.json'), '{"signed":"in"}\n', { mode: 0o600 });
       const file = join(await makeDataDir(), 'with-secrets.tar.gz');
       const made = await runCli(['backup', file, '--data-dir', dir, '--include-secrets']);
       expect(made.code, made.stderr).toBe(0);
       const members: string[] = [];
       await tar.t({ file, onReadEntry: (e) => void members.push(e.path) });
       expect(members).toContain('admin.key');
+      expect(members).toContain('twitch.json');
+      const without = join(await makeDataDir(), 'without.tar.gz');
+      expect((await runCli(['backup', without, '--data-dir', dir])).code).toBe(0);
+      const plain: string[] = [];
+      await tar.t({ file: without, onReadEntry: (e) => void plain.push(e.path) });
+      expect(plain).not.toContain('twitch.json');
+      expect(plain).not.toContain('admin.key');
       expect((await stat(file)).mode & 0o077).toBe(0);
       const before = await snapshot(dir);
       const refused = await runCli(['restore', file, '--data-dir', dir]);
@@ -170,7 +221,7 @@ describe('export and import through the control API', () => {
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('application/gzip');
       expect(res.headers.get('content-disposition')).toMatch(
-        /^attachment; filename="overlay-daemon-backup-.*\.tar\.gz"$/,
+        /^attachment; filename="overlay-daemon-backup-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.tar\.gz"$/,
       );
       archive = Buffer.from(await res.arrayBuffer());
 
@@ -213,6 +264,145 @@ describe('export and import through the control API', () => {
         [0, 1, 2, 3, 4].map((i) => `exported ${i}`),
       );
       expect((await readdir(dir)).includes('restore-pending.tar.gz')).toBe(false);
+    } finally {
+      await again.close();
+    }
+  }, 30_000);
+});
+
+describe('secrets and modes', () => {
+  it('a backup without secrets carries no secret of the settings, and a restore keeps the stored ones', async () => {
+    const dir = await makeDataDir();
+    const daemon = await startTestDaemon({ dataDir: dir });
+    try {
+      await api(daemon, 'PUT', '/api/settings', {
+        obs: { url: 'ws://127.0.0.1:4455', password: 'obs-secret' },
+        youtube: { apiKey: 'AIzaSyKey_123' },
+        tts: { maxChars: 77 },
+      });
+    } finally {
+      await daemon.close();
+    }
+    const file = join(await makeDataDir(), 'plain.tar.gz');
+    expect((await runCli(['backup', file, '--data-dir', dir])).code).toBe(0);
+    let settings = '';
+    await tar.t({
+      file,
+      onReadEntry: (e) => {
+        if (e.path !== 'settings.json') return void e.resume();
+        e.on('data', (c: Buffer) => {
+          settings += c.toString();
+        });
+      },
+    });
+    expect(JSON.parse(settings).tts.maxChars).toBe(77);
+    expect(settings).not.toContain('obs-secret');
+    expect(settings).not.toContain('AIzaSyKey_123');
+
+    // Restored over settings that hold other secrets: those stay.
+    const { dir: other, result } = await restoreInto(await readFile(file), {
+      obs: { password: 'kept-password' },
+      youtube: { apiKey: 'KeptKey_456' },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const restored = JSON.parse(await readFile(join(other, 'settings.json'), 'utf8'));
+    expect(restored.tts.maxChars).toBe(77);
+    expect(restored.obs.password).toBe('kept-password');
+    expect(restored.youtube.apiKey).toBe('KeptKey_456');
+  }, 60_000);
+
+  it('every restored file is 0600 and every folder 0700, whatever the archive says', async () => {
+    const archive = rawArchive([
+      { path: 'manifest.json', body: WITH_SECRETS, mode: 0o666 },
+      { path: 'settings.json', body: '{"obs":{"password":"in-the-archive"}}', mode: 0o666 },
+      { path: 'admin.key', body: 'k'.repeat(43), mode: 0o4777 },
+      { path: 'media/', type: 'Directory', mode: 0o777 },
+      { path: 'media/clips/', type: 'Directory', mode: 0o777 },
+      { path: 'media/clips/ding.wav', body: 'RIFF', mode: 0o666 },
+    ]);
+    const { dir, result } = await restoreInto(archive);
+    expect(result.code, result.stderr).toBe(0);
+    for (const name of ['settings.json', 'admin.key', 'media/clips/ding.wav'])
+      expect({ name, mode: (await stat(join(dir, name))).mode & 0o7777 }).toEqual({ name, mode: 0o600 });
+    for (const name of ['media', 'media/clips', 'overlays'])
+      expect({ name, mode: (await stat(join(dir, name))).mode & 0o7777 }).toEqual({ name, mode: 0o700 });
+  }, 30_000);
+
+  it("without a file name, writes into the data directory's backups/, named by date and time", async () => {
+    const dir = await makeDataDir();
+    const daemon = await startTestDaemon({ dataDir: dir });
+    await daemon.close();
+    const here = (await readdir(process.cwd())).filter((f) => f.endsWith('.tar.gz'));
+    const made = await runCli(['backup', '--data-dir', dir]);
+    expect(made.code, made.stderr).toBe(0);
+    const written = await readdir(join(dir, 'backups'));
+    expect(written).toEqual([
+      expect.stringMatching(/^overlay-daemon-backup-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.tar\.gz$/),
+    ]);
+    expect(made.stdout).toContain(join(dir, 'backups', written[0] ?? ''));
+    // Nothing lands in the folder the command ran in (a checkout of the project, here).
+    expect((await readdir(process.cwd())).filter((f) => f.endsWith('.tar.gz'))).toEqual(here);
+  }, 30_000);
+});
+
+describe('a pending import', () => {
+  const upload = (daemon: Awaited<ReturnType<typeof startTestDaemon>>, body: Buffer) =>
+    fetch(`${daemon.url}/api/restore`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${daemon.adminKey}`, 'Content-Type': 'application/gzip' },
+      body: new Uint8Array(body),
+    });
+
+  it('is shown until the next start and can be cancelled; bad uploads are refused in words', async () => {
+    const dir = await makeDataDir();
+    const daemon = await startTestDaemon({ dataDir: dir });
+    try {
+      expect(await (await api(daemon, 'GET', '/api/restore')).json()).toEqual({ pending: false });
+      // A file followed by a folder of its name: a clear 400, not a 500.
+      const clash = await upload(
+        daemon,
+        rawArchive([
+          { path: 'manifest.json', body: MANIFEST },
+          { path: 'media/a.png', body: 'png' },
+          { path: 'media/a.png/', type: 'Directory' },
+        ]),
+      );
+      expect(clash.status).toBe(400);
+      expect(((await clash.json()) as { error: { message: string } }).error.message).toMatch(
+        /both a file and a folder/,
+      );
+      // A small upload that would expand to ~940 MB: 413, said in words, checked from its headers.
+      const bomb = await upload(
+        daemon,
+        rawArchive([
+          { path: 'manifest.json', body: MANIFEST },
+          { path: 'events.db', size: 940 * 1024 ** 2 },
+        ]),
+      );
+      expect(bomb.status).toBe(413);
+      expect(((await bomb.json()) as { error: { message: string } }).error.message).toMatch(
+        /^backup: the archive expands to more than/,
+      );
+      expect(await (await api(daemon, 'GET', '/api/restore')).json()).toEqual({ pending: false });
+
+      await api(daemon, 'PUT', '/api/rules', []);
+      const archive = Buffer.from(await (await api(daemon, 'GET', '/api/backup')).arrayBuffer());
+      expect((await upload(daemon, archive)).status).toBe(202);
+      expect(await (await api(daemon, 'GET', '/api/restore')).json()).toEqual({
+        pending: true,
+        createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        includesSecrets: false,
+      });
+      expect((await api(daemon, 'DELETE', '/api/restore')).status).toBe(204);
+      expect(await (await api(daemon, 'GET', '/api/restore')).json()).toEqual({ pending: false });
+      expect((await api(daemon, 'DELETE', '/api/restore')).status).toBe(404);
+    } finally {
+      await daemon.close();
+    }
+    // Cancelled: nothing is put in place at the next start.
+    const again = await startTestDaemon({ dataDir: dir });
+    try {
+      expect(again.logs.some((l) => l.startsWith('[backup] restored'))).toBe(false);
     } finally {
       await again.close();
     }
@@ -278,6 +468,69 @@ describe('a hostile or broken archive', () => {
       /^.*rules\.json: /m,
     ],
     ['no manifest', rawArchive([{ path: 'rules.json', body: '[]' }]), /no manifest\.json/],
+    [
+      'a file and then a folder of the same name',
+      rawArchive([
+        { path: 'manifest.json', body: MANIFEST },
+        { path: 'media/clip.png', body: 'png' },
+        { path: 'media/clip.png/', type: 'Directory' },
+      ]),
+      /"media\/clip\.png" is both a file and a folder/,
+    ],
+    [
+      'members that expand to far more than the archive',
+      rawArchive([
+        { path: 'manifest.json', body: MANIFEST },
+        { path: 'events.db', size: 940 * 1024 ** 2 },
+      ]),
+      /expands to more than \d+ bytes/,
+    ],
+    [
+      'more members than a backup holds',
+      rawArchive([
+        { path: 'manifest.json', body: MANIFEST },
+        ...Array.from({ length: 20_001 }, () => ({ path: 'media/', type: 'Directory' })),
+      ]),
+      /more than 20000 members/,
+    ],
+    [
+      'terminal escapes in the manifest date',
+      rawArchive([
+        {
+          path: 'manifest.json',
+          body: JSON.stringify({
+            format: 1,
+            createdAt: '\u001b[2J\u001b]0;owned\u0007',
+            includesSecrets: false,
+          }),
+        },
+      ]),
+      /manifest\.json: .*date and time/,
+    ],
+    [
+      'an empty admin.key',
+      rawArchive([
+        { path: 'manifest.json', body: WITH_SECRETS },
+        { path: 'admin.key', body: '\n' },
+      ]),
+      /admin\.key: it holds no usable key/,
+    ],
+    [
+      'an admin.key although the manifest says no secrets',
+      rawArchive([
+        { path: 'manifest.json', body: MANIFEST },
+        { path: 'admin.key', body: 'k'.repeat(43) },
+      ]),
+      /admin\.key: the manifest says the backup holds no secrets/,
+    ],
+    [
+      'a journal whose sequence is not a whole number',
+      rawArchive([
+        { path: 'manifest.json', body: MANIFEST },
+        { path: 'events.db', body: craftedJournal() },
+      ]),
+      /events\.db: its sequence is not a whole number/,
+    ],
     ['not an archive at all', Buffer.from('just some text, not gzip'), /not a readable \.tar\.gz/],
   ];
 

@@ -1,10 +1,13 @@
 // One-file backups of a data directory (decisions-2 §7): `overlay-daemon backup` writes a .tar.gz of the
-// overlays, rules, media, settings (the OBS password only with --include-secrets) and a consistent copy
+// overlays, rules, media, settings (its secrets only with --include-secrets) and a consistent copy
 // of events.db (SQLite's online backup, so a running daemon can be backed up); `restore` checks every
 // member and every file before it touches anything, keeps the current state under backups/<time>/, then
-// swaps. A hostile archive (absolute paths, .., links, devices, a member larger than allowed) changes nothing.
+// swaps. A hostile archive (absolute paths, .., links, devices, a member larger than allowed, more bytes
+// or members than a backup holds, a file and a folder of one name) changes nothing. Restored files are
+// private to the user (0600, folders 0700) whatever modes the archive gives them.
 import { createReadStream, type Stats } from 'node:fs';
 import {
+  chmod,
   copyFile,
   lstat,
   mkdir,
@@ -17,34 +20,54 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 import Database from 'better-sqlite3';
 import * as tar from 'tar';
 import * as v from 'valibot';
 import { MediaPath, parseJsonWith, parseWith } from '../../../shared/protocol/index.js';
 import { RuleList } from '../../../shared/rules.js';
-import { StoredSettings } from '../../../shared/settings.js';
+import { keepMissingSecrets, StoredSettings, withoutSecrets } from '../../../shared/settings.js';
 import { errorMessage } from '../errors.js';
 import { MIGRATION_COUNT } from '../journal/journal.js';
+import { TWITCH_FILE } from '../sources/twitch/auth.js';
 import type { DataDir } from '../store/data-dir.js';
 import { parseOverlayFile } from '../store/overlay-store.js';
 
 const FORMAT = 1;
 const Manifest = v.object({
   format: v.literal(FORMAT),
-  createdAt: v.string(),
+  // A date as the backup writes it, nothing else: it is printed in the terminal and the log.
+  createdAt: v.pipe(v.string(), v.maxLength(40), v.isoTimestamp('must be a date and time (ISO 8601)')),
   includesSecrets: v.boolean(),
 });
+export type BackupManifest = v.InferOutput<typeof Manifest>;
 
 /** Files that hold secrets: in a backup only with --include-secrets. */
-const SECRET_FILES = ['admin.key', 'license.json', 'tunnel.json'] as const;
+const SECRET_FILES = ['admin.key', 'license.json', 'tunnel.json', TWITCH_FILE] as const;
 const JSON_MAX = 1024 * 1024;
 const MEDIA_MAX = 20 * 1024 * 1024;
 const EVENTS_MAX = 4 * 1024 * 1024 * 1024;
 const TOTAL_MAX = 6 * 1024 * 1024 * 1024;
+/** Members of every kind (files and folders). */
 const MAX_MEMBERS = 20_000;
+/**
+ * What an archive may expand to, for its packed size: a real backup (a journal, overlays, media that
+ * is already compressed) expands a few times, a crafted one hundreds of times. At most this many times
+ * its size, or EXPANDED_FLOOR for a small archive, and never more than TOTAL_MAX.
+ */
+const EXPANSION_MAX = 64;
+const EXPANDED_FLOOR = 256 * 1024 * 1024;
 
 export class BackupError extends Error {}
+/** The archive holds more than a backup may (bytes or members): refused while it is read. */
+export class BackupTooLarge extends BackupError {}
+
+/** The most an archive of `packed` bytes may expand to. */
+export function expandedLimit(packed: number): number {
+  return Math.min(TOTAL_MAX, Math.max(EXPANDED_FLOOR, packed * EXPANSION_MAX));
+}
 
 /** The largest a member may be, by its path; undefined: it has no place in a backup. */
 function allowedSize(path: string): number | undefined {
@@ -103,9 +126,9 @@ export async function createBackup(
     if ((await exists(dirs.settingsFile))?.isFile()) {
       const settings = parseJsonWith(StoredSettings, await readFile(dirs.settingsFile, 'utf8'));
       if (settings.ok) {
-        // Without --include-secrets the OBS password is left out (a restore keeps the one in place).
-        const { password: _secret, ...obs } = settings.value.obs;
-        const kept = options.includeSecrets ? settings.value : { ...settings.value, obs };
+        // Without --include-secrets every secret of the settings is left out (the schema marks them);
+        // a restore keeps the ones in place.
+        const kept = options.includeSecrets ? settings.value : withoutSecrets(settings.value);
         await writeFile(join(staging, 'settings.json'), `${JSON.stringify(kept, null, 2)}\n`, {
           mode: 0o600,
         });
@@ -155,9 +178,40 @@ export async function createBackup(
 /** Every member of the archive, checked from its header before any byte of it is written anywhere. */
 async function inspect(file: string): Promise<Map<string, number>> {
   const members = new Map<string, number>();
+  const folders = new Set<string>();
+  const limit = expandedLimit((await stat(file)).size);
+  let entries = 0;
   let total = 0;
-  let problem: string | undefined;
+  let problem: BackupError | undefined;
+  const refuse = (error: BackupError) => {
+    problem ??= error;
+  };
+  /** A name that is a file and a folder at once (or a file inside a file) cannot be written. */
+  const clash = (path: string, folder: boolean): string | undefined => {
+    const parts = path.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const parent = parts.slice(0, i).join('/');
+      if (members.has(parent)) return parent;
+    }
+    return folder ? (members.has(path) ? path : undefined) : folders.has(path) ? path : undefined;
+  };
   const source = createReadStream(file);
+  // The bytes the archive expands to are counted as they are read: a crafted archive stops here.
+  let expanded = 0;
+  const headroom = (MAX_MEMBERS + 4) * 1024;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      expanded += chunk.length;
+      done(
+        expanded > limit + headroom
+          ? new BackupTooLarge(
+              `the archive expands to more than ${limit} bytes, more than a backup of its size`,
+            )
+          : null,
+        chunk,
+      );
+    },
+  });
   const parser = new tar.Parser({
     strict: true,
     onReadEntry: (entry) => {
@@ -165,44 +219,81 @@ async function inspect(file: string): Promise<Map<string, number>> {
       if (problem) return;
       const path = entry.path.replace(/\/+$/, '');
       const raw = entry.header.path ?? entry.path;
-      if (
+      if (++entries > MAX_MEMBERS)
+        refuse(new BackupTooLarge(`the archive holds more than ${MAX_MEMBERS} members`));
+      else if (
         raw.startsWith('/') ||
         /^[A-Za-z]:/.test(raw) ||
         raw.split(/[\\/]/).includes('..') ||
         raw.includes('\0')
       )
-        problem = `the member "${raw}" points outside the backup`;
+        refuse(new BackupError(`the member "${raw}" points outside the backup`));
       else if (entry.type === 'Directory') {
+        const other = clash(path, true);
         if (!DIRECTORIES.has(path) && !(path.startsWith('media/') && parseWith(MediaPath, path.slice(6)).ok))
-          problem = `the folder "${path}" has no place in a backup`;
+          refuse(new BackupError(`the folder "${path}" has no place in a backup`));
+        else if (other !== undefined)
+          refuse(new BackupError(`"${path}" is both a file and a folder in the archive`));
+        else folders.add(path);
       } else if (entry.type !== 'File' && entry.type !== 'OldFile' && entry.type !== 'ContiguousFile')
-        problem = `the member "${path}" is a ${entry.type}, not a file`;
+        refuse(new BackupError(`the member "${path}" is a ${entry.type}, not a file`));
       else {
         const max = allowedSize(path);
         const size = entry.size ?? 0;
-        if (max === undefined) problem = `the member "${path}" has no place in a backup`;
-        else if (size > max) problem = `the member "${path}" is ${size} bytes, more than the ${max} allowed`;
-        else if (members.has(path)) problem = `the member "${path}" is there twice`;
+        const other = clash(path, false);
+        if (max === undefined) refuse(new BackupError(`the member "${path}" has no place in a backup`));
+        else if (size > max)
+          refuse(new BackupError(`the member "${path}" is ${size} bytes, more than the ${max} allowed`));
+        else if (members.has(path)) refuse(new BackupError(`the member "${path}" is there twice`));
+        else if (other !== undefined)
+          refuse(new BackupError(`"${other}" is both a file and a folder in the archive`));
         else {
           members.set(path, size);
           total += size;
-          if (total > TOTAL_MAX) problem = `the archive holds more than ${TOTAL_MAX} bytes`;
-          else if (members.size > MAX_MEMBERS) problem = `the archive holds more than ${MAX_MEMBERS} files`;
+          if (total > limit)
+            refuse(
+              new BackupTooLarge(
+                `the archive expands to more than ${limit} bytes, more than a backup of its size`,
+              ),
+            );
         }
       }
       // Stop reading at the first problem: a hostile archive is not decompressed to its end.
-      if (problem) source.destroy(new BackupError(problem));
+      if (problem) source.destroy(problem);
     },
   });
   try {
-    await pipeline(source, parser);
+    await pipeline(source, createGunzip(), counter, parser);
   } catch (err) {
-    throw new BackupError(problem ?? `it is not a readable .tar.gz (${errorMessage(err)})`);
+    if (problem) throw problem;
+    if (err instanceof BackupError) throw err;
+    throw new BackupError(`it is not a readable .tar.gz (${errorMessage(err)})`);
   }
-  if (problem) throw new BackupError(problem);
+  if (problem) throw problem;
   if (!members.has('manifest.json'))
     throw new BackupError('it has no manifest.json: not a backup of overlay-daemon');
   return members;
+}
+
+/** The manifest of an archive already checked (a pending import), read without extracting anything. */
+export async function readBackupManifest(file: string): Promise<BackupManifest> {
+  let text = '';
+  const parser = new tar.Parser({
+    onReadEntry: (entry) => {
+      if (entry.path !== 'manifest.json' || (entry.size ?? 0) > JSON_MAX) return void entry.resume();
+      entry.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8');
+      });
+    },
+  });
+  try {
+    await pipeline(createReadStream(file), parser);
+  } catch (err) {
+    throw new BackupError(`it is not a readable .tar.gz (${errorMessage(err)})`);
+  }
+  const manifest = parseJsonWith(Manifest, text);
+  if (!manifest.ok) throw new BackupError(`manifest.json: ${manifest.error}`);
+  return manifest.value;
 }
 
 /** Checks the extracted files as the daemon would read them. */
@@ -213,6 +304,14 @@ async function validate(
   const text = (name: string) => readFile(join(staging, name), 'utf8');
   const manifest = parseJsonWith(Manifest, await text('manifest.json'));
   if (!manifest.ok) throw new BackupError(`manifest.json: ${manifest.error}`);
+  for (const name of SECRET_FILES) {
+    if (!members.has(name)) continue;
+    // A backup made without secrets never holds them: one that does is not what it says it is.
+    if (!manifest.value.includesSecrets)
+      throw new BackupError(`${name}: the manifest says the backup holds no secrets, yet it has this file`);
+    if (name === 'admin.key' && (await text(name)).trim().length < 16)
+      throw new BackupError('admin.key: it holds no usable key (the daemon would refuse to start)');
+  }
   for (const path of members.keys()) {
     if (path.startsWith('overlays/')) {
       const id = path.slice('overlays/'.length, -'.json'.length);
@@ -236,6 +335,7 @@ async function validate(
       if (check !== 'ok') throw new Error(String(check));
       const version = Number(db.pragma('user_version', { simple: true }));
       if (version > MIGRATION_COUNT) throw new Error(`written by a newer version (schema ${version})`);
+      checkSequence(db);
     } catch (err) {
       throw new BackupError(`events.db: ${errorMessage(err)}`);
     } finally {
@@ -243,6 +343,44 @@ async function validate(
     }
   }
   return manifest.value;
+}
+
+/** The journal's sequence must be whole numbers: a crafted one would number messages NaN. */
+function checkSequence(db: Database.Database): void {
+  const tables = new Set(
+    db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[],
+  );
+  const whole = (value: unknown) =>
+    (typeof value === 'number' || typeof value === 'bigint') && Number.isSafeInteger(Number(value));
+  if (tables.has('events')) {
+    const max = db.prepare('SELECT MAX(seq) FROM events').pluck().get();
+    if (max !== null && !whole(max)) throw new Error(`its sequence is not a whole number (${String(max)})`);
+  }
+  if (tables.has('sessions')) {
+    const bad = db
+      .prepare(
+        "SELECT COUNT(*) FROM sessions WHERE typeof(first_seq) <> 'integer' OR typeof(last_seq) <> 'integer'",
+      )
+      .pluck()
+      .get();
+    if (Number(bad) > 0) throw new Error('a session names events by something other than whole numbers');
+  }
+  if (tables.has('meta')) {
+    const reserved = db.prepare("SELECT value FROM meta WHERE key = 'seq_reserved'").pluck().get();
+    const value = reserved === undefined ? 0 : Number(reserved);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new Error(`its sequence is not a whole number (seq_reserved is ${JSON.stringify(reserved)})`);
+  }
+}
+
+/** Makes every file under `dir` private to the user (0600) and every folder 0700, whatever the archive said. */
+async function makePrivate(dir: string): Promise<void> {
+  await chmod(dir, 0o700);
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) await makePrivate(path);
+    else if (entry.isFile()) await chmod(path, 0o600);
+  }
 }
 
 /** What a restore replaces, in the data directory. */
@@ -281,26 +419,29 @@ export async function restoreBackup(
   dirs: DataDir,
   file: string,
   options: { now?: Date } = {},
-): Promise<{ keptIn: string; manifest: v.InferOutput<typeof Manifest> }> {
+): Promise<{ keptIn: string; manifest: BackupManifest }> {
   const members = await inspect(file);
   const staging = await mkdtemp(join(dirs.root, '.restore-'));
   try {
     await extract(file, staging, members);
     const manifest = await validate(staging, members);
-    // The OBS password stays when the backup was made without secrets.
-    if (members.has('settings.json') && !manifest.includesSecrets) {
+    // A secret the backup does not carry (made without secrets, or before it existed) stays as stored.
+    if (members.has('settings.json')) {
       const current = parseJsonWith(
         StoredSettings,
         await readFile(dirs.settingsFile, 'utf8').catch(() => ''),
       );
       const restored = parseJsonWith(StoredSettings, await readFile(join(staging, 'settings.json'), 'utf8'));
-      if (current.ok && restored.ok && current.value.obs.password && !restored.value.obs.password)
-        await writeFile(
-          join(staging, 'settings.json'),
-          `${JSON.stringify({ ...restored.value, obs: { ...restored.value.obs, password: current.value.obs.password } }, null, 2)}\n`,
-          { mode: 0o600 },
-        );
+      if (current.ok && restored.ok) {
+        const merged = keepMissingSecrets(restored.value, current.value);
+        if (merged !== restored.value)
+          await writeFile(join(staging, 'settings.json'), `${JSON.stringify(merged, null, 2)}\n`, {
+            mode: 0o600,
+          });
+      }
     }
+    // The archive's modes are not kept: everything restored is the user's alone.
+    await makePrivate(staging);
     // Everything checked: the current state moves aside, then the backup's takes its place.
     const keptIn = join(dirs.backupsDir, (options.now ?? new Date()).toISOString().replace(/[:.]/g, '-'));
     await mkdir(keptIn, { recursive: true, mode: 0o700 });
@@ -322,7 +463,7 @@ export async function restoreBackup(
         const from = join(staging, name);
         if (await exists(from)) await rename(from, join(dirs.root, name));
         else if (name === 'overlays' || name === 'media')
-          await mkdir(join(dirs.root, name), { recursive: true });
+          await mkdir(join(dirs.root, name), { recursive: true, mode: 0o700 });
       }
     } catch (err) {
       // Put back what was moved, so a failed swap leaves the data directory as it was.

@@ -1,8 +1,9 @@
 // The `overlay-daemon` command line (decisions §3): start (the default) and status.
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { backupFileName } from '../../../shared/backup.js';
 import { DaemonStatus, parseWith } from '../../../shared/protocol/index.js';
 import {
   channelProblem,
@@ -87,11 +88,13 @@ Options:
 
 const BACKUP_HELP = `Usage: overlay-daemon backup [FILE] [--data-dir DIR] [--include-secrets]
 
-Writes one .tar.gz (default: overlay-daemon-backup-<time>.tar.gz here) with the overlays, rules,
-media, settings and a consistent copy of the event journal. It works while the server runs.
+Writes one .tar.gz (default: <data dir>/backups/overlay-daemon-backup-<date>T<time>Z.tar.gz) with the
+overlays, rules, media, settings and a consistent copy of the event journal. It works while the
+server runs.
 
 Options:
-  --include-secrets  also the OBS password, the admin key, the licence and the tunnel token
+  --include-secrets  also the settings' secrets (OBS password, YouTube key), the admin key, the
+                     licence, the tunnel token and the Twitch sign-in
                      (keep such a file as private as the data directory itself)
   --data-dir DIR     the data directory (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
   -h, --help         show this help
@@ -270,11 +273,11 @@ const COMMANDS: readonly Command[] = [
         return 1;
       }
       const now = new Date();
-      const file = resolve(
-        positionals[0] ??
-          `overlay-daemon-backup-${now.toISOString().slice(0, 19).replace(/[:T]/g, '-')}.tar.gz`,
-      );
+      // Without a FILE, the data directory's backups/ folder: never the folder the command runs in,
+      // which may be a checkout of the project.
+      const file = resolve(positionals[0] ?? join(dirs.backupsDir, backupFileName(now)));
       try {
+        if (positionals[0] === undefined) await mkdir(dirs.backupsDir, { recursive: true, mode: 0o700 });
         const result = await createBackup(dirs, file, {
           includeSecrets: values['include-secrets'] === true,
           now,

@@ -1,17 +1,25 @@
 // The dashboard's Export and Import (decisions-2 §7): a backup of the running daemon downloaded as one
 // .tar.gz, and an upload checked at once like `overlay-daemon restore` checks it, then put in place at
-// the daemon's next start (the journal and the stores are not swapped under a running server).
-import { createReadStream, createWriteStream } from 'node:fs';
+// the daemon's next start (the journal and the stores are not swapped under a running server). Until
+// then `GET /api/restore` says it waits and `DELETE /api/restore` cancels it.
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Polka } from 'polka';
-import { BackupError, createBackup, verifyBackup } from '../backup/backup.js';
+import { backupFileName, type PendingRestore } from '../../../shared/backup.js';
+import {
+  BackupError,
+  BackupTooLarge,
+  createBackup,
+  readBackupManifest,
+  verifyBackup,
+} from '../backup/backup.js';
 import { errorMessage } from '../errors.js';
 import type { DataDir } from '../store/data-dir.js';
-import { sendError, sendJson } from './responses.js';
+import { sendError, sendJson, sendNoContent } from './responses.js';
 
 /** The largest import taken over HTTP (the journal of a long career of streams fits). */
 const IMPORT_MAX_BYTES = 2 * 1024 * 1024 * 1024;
@@ -42,7 +50,7 @@ export function mountBackupRoutes(app: Polka, dirs: DataDir, log: (line: string)
     try {
       await createBackup(dirs, file, { includeSecrets: false });
       const { size } = await stat(file);
-      const name = `overlay-daemon-backup-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}.tar.gz`;
+      const name = backupFileName(new Date());
       res.writeHead(200, {
         'Content-Type': 'application/gzip',
         'Content-Length': size,
@@ -72,10 +80,34 @@ export function mountBackupRoutes(app: Polka, dirs: DataDir, log: (line: string)
         return sendError(res, 'payload_too_large', `a backup may be at most ${IMPORT_MAX_BYTES} bytes`, {
           Connection: 'close',
         });
+      if (err instanceof BackupTooLarge) return sendError(res, 'payload_too_large', `backup: ${err.message}`);
       if (err instanceof BackupError) return sendError(res, 'bad_request', `backup: ${err.message}`);
       sendError(res, 'internal', `the backup could not be read: ${errorMessage(err)}`);
     } finally {
       await rm(work, { recursive: true, force: true });
     }
+  });
+
+  // An import waiting for the next start: shown in the dashboard, and cancelled there.
+  app.get('/api/restore', async (_req, res) => {
+    let body: PendingRestore = { pending: false };
+    const file = pendingRestoreFile(dirs);
+    if (existsSync(file)) {
+      try {
+        const manifest = await readBackupManifest(file);
+        body = { pending: true, createdAt: manifest.createdAt, includesSecrets: manifest.includesSecrets };
+      } catch (err) {
+        log(`[backup] the imported backup cannot be read: ${errorMessage(err)}`);
+      }
+    }
+    sendJson(res, 200, body, { 'Cache-Control': 'no-store' });
+  });
+
+  app.delete('/api/restore', async (_req, res) => {
+    const file = pendingRestoreFile(dirs);
+    if (!existsSync(file)) return sendError(res, 'not_found', 'No imported backup waits for the next start');
+    await rm(file, { force: true });
+    log('[backup] the imported backup was cancelled: it will not be put in place');
+    sendNoContent(res);
   });
 }
