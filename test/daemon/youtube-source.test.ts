@@ -12,6 +12,8 @@ import {
 } from '../../daemon/src/sources/youtube/source.js';
 import { systemTimers } from '../../daemon/src/timers.js';
 import type { StreamEvent } from '../../shared/protocol/index.js';
+import type { Timers } from '../../shared/timers.js';
+import { FakeTimers } from '../support/fake-timers.js';
 import { type FakeYouTube, startFakeYouTube } from '../support/fakes/youtube.js';
 import { waitFor } from '../support/wait.js';
 
@@ -41,12 +43,16 @@ afterEach(async () => {
   expect(logs.join('\n')).not.toContain(KEY);
 });
 
-function start(channel = CHANNEL, options: YouTubeSourceOptions = {}): YouTubeSource {
+function start(
+  channel = CHANNEL,
+  options: YouTubeSourceOptions = {},
+  timers: Timers = systemTimers(),
+): YouTubeSource {
   const ctx: SourceContext = {
     emit: (event) => events.push(event),
     log: (line) => logs.push(line),
     urls: { ...DEFAULT_PLATFORM_URLS, youtubeApi: youtube.url },
-    timers: systemTimers(),
+    timers,
     dataDir: '/nonexistent',
     twitchClientId: () => undefined,
     youtubeApiKey: () => key,
@@ -65,6 +71,28 @@ function start(channel = CHANNEL, options: YouTubeSourceOptions = {}): YouTubeSo
 }
 
 const chatPolls = () => youtube.requests.filter((r) => r.path === 'liveChat/messages');
+
+/**
+ * Moves a fake clock on, one due timer at a time (none further off than `maxStepMs`), while the
+ * requests it starts are answered for real, until `check` holds.
+ */
+async function drive(
+  clock: FakeTimers,
+  check: () => boolean,
+  what: string,
+  maxStepMs = 10_000,
+): Promise<void> {
+  await waitFor(
+    () => {
+      if (check()) return true;
+      const next = clock.nextDelay();
+      if (next !== undefined && next <= maxStepMs) clock.advance(next);
+      return check();
+    },
+    5000,
+    what,
+  );
+}
 
 describe('the YouTube source', () => {
   it('maps chat, Super Chats, Super Stickers and new members, after leaving the backlog out', async () => {
@@ -186,21 +214,30 @@ describe('the YouTube source', () => {
   });
 
   it('waits out an exhausted quota as backoff, asks nothing meanwhile, then misses nothing', async () => {
+    // On a fake clock: the hour of waiting passes at once, and nothing depends on the machine's speed.
+    const clock = new FakeTimers();
+    const hour = 3_600_000;
     youtube.goLive(CHANNEL);
-    const s = start(CHANNEL, { quotaBackoffMs: 600 });
-    await waitFor(() => s.report().state === 'connected');
+    const s = start(CHANNEL, { quotaBackoffMs: hour }, clock);
+    await drive(clock, () => s.report().state === 'connected', 'connected');
     youtube.addMessage({ text: 'before' });
-    await waitFor(() => events.length === 1);
+    await drive(clock, () => events.length === 1, 'the first message');
     youtube.setQuotaExceeded(true);
-    await waitFor(() => s.report().state === 'backoff');
+    await drive(clock, () => s.report().state === 'backoff', 'the backoff');
     expect(s.report().detail).toMatch(/quota/);
+    // The one thing left to do is the step after the whole wait.
+    expect(clock.size).toBe(1);
+    expect(clock.nextDelay()).toBe(hour);
     const during = youtube.requests.length;
     youtube.addMessage({ text: 'said while we waited' });
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    clock.advance(hour - 1);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(youtube.requests.length).toBe(during);
+    expect(s.report().state).toBe('backoff');
     youtube.setQuotaExceeded(false);
-    await waitFor(() => s.report().state === 'connected', 3000);
-    await waitFor(() => events.length === 2);
+    clock.advance(1);
+    await drive(clock, () => s.report().state === 'connected', 'connected again');
+    await drive(clock, () => events.length === 2, 'the message said meanwhile');
     expect(events.map((e) => (e.type === 'chat' ? e.data.comment : ''))).toEqual([
       'before',
       'said while we waited',
