@@ -12,6 +12,17 @@ describe('GET /health inside workerd', () => {
     expect(body).toEqual({ status: 'ok', version: pkg.version });
   });
 
+  it('answers other methods with 405 method_not_allowed and Allow: GET', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+      const res = await exports.default.fetch('http://gatekeeper.test/health', { method });
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get('Allow')).toBe('GET');
+      expect(await res.json()).toEqual({
+        error: { code: 'method_not_allowed', message: expect.any(String) },
+      });
+    }
+  });
+
   it('answers an unknown route with the common error body', async () => {
     const res = await exports.default.fetch('http://gatekeeper.test/nope');
     expect(res.status).toBe(404);

@@ -9,7 +9,7 @@ import {
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bytesToBase64Url, randomToken } from '../../workers/src/base64url.js';
-import worker from '../../workers/src/index.js';
+import worker, { app } from '../../workers/src/index.js';
 import { publicJwks } from '../../workers/src/licence.js';
 import { oneTimeStore } from '../../workers/src/one-time-store.js';
 import {
@@ -17,10 +17,14 @@ import {
   authorizeAt,
   gatekeeper,
   HOUR,
+  holdPatreon,
   location,
+  logout,
+  patreonHolding,
   postJson,
   premiumPatron,
   prepareLoginSuite,
+  releasePatreon,
   setPatreonUser,
   uniqueIp,
   uniqueUserId,
@@ -176,6 +180,54 @@ describe('revocable licences: the epoch and POST /auth/logout', () => {
     expect(forged.status).toBe(401);
     expect((await gatekeeper('/auth/logout')).status).toBe(405);
   });
+
+  it('refuses a logout with a revoked licence (401 invalid_token): a stolen old licence cannot sign out later logins', async () => {
+    const userId = uniqueUserId('logout-revoked');
+    await premiumPatron(userId);
+    const stolen = await pkceLogin(userId);
+    expect((await logout(stolen)).status).toBe(204);
+    const later = await pkceLogin(userId);
+
+    const replayed = await logout(stolen);
+    expect(replayed.status).toBe(401);
+    expect(await errorOf(replayed)).toBe('invalid_token');
+    // The member's login after the logout still works, however often the old licence is replayed.
+    expect((await logout(stolen)).status).toBe(401);
+    const res = await validate(later);
+    expect(res.status).toBe(200);
+    await expectError(await tunnelStatus(userId, later), 404, 'not_found');
+  });
+
+  it('keeps a logout made while a membership re-check waits on the platform', async () => {
+    const userId = uniqueUserId('logout-during-recheck');
+    await premiumPatron(userId);
+    const token = await pkceLogin(userId);
+    await ageMembership(userId, HOUR + 1000);
+    // The re-check has read the member record and refreshed the token; the platform is slow to
+    // answer the identity request.
+    await holdPatreon(userId, 'identity');
+    const refreshing = validate(token);
+    await patreonHolding(userId);
+    expect((await logout(token)).status).toBe(204);
+    await releasePatreon(userId);
+    const during = await refreshing;
+
+    // The re-check stored its verdict and the rotated token, and the logout still stands.
+    const stored: { tier: string; epoch: number } = JSON.parse(
+      (await env.GATEKEEPER_KV.get(`member:${userId}`)) ?? '{}',
+    );
+    expect(stored).toMatchObject({ tier: 'premium', epoch: 2 });
+    const again = await validate(token);
+    expect(again.status).toBe(401);
+    expect(await errorOf(again)).toBe('invalid_token');
+    // What the re-check answered in the meantime was signed before the logout took effect: revoked too.
+    if (during.status === 200) {
+      const { token: renewed } = (await during.json()) as { token: string };
+      expect((await validate(renewed)).status).toBe(401);
+    }
+    // A new login works, and its licence refreshes.
+    expect((await validate(await pkceLogin(userId))).status).toBe(200);
+  });
 });
 
 describe('a lapsed member keeps no tunnel', () => {
@@ -198,6 +250,22 @@ describe('a lapsed member keeps no tunnel', () => {
     expect(await errorOf(res)).toBe('membership_inactive');
     await expectNothingLeft(subdomain);
     expect(await env.GATEKEEPER_KV.get(`tunnel:${userId}`)).toBeNull();
+  });
+
+  it("refuses a lapsed member's last Premium licence on provision and status: 403 premium_required", async () => {
+    const userId = uniqueUserId('lapsed-reprovision');
+    await premiumPatron(userId);
+    const token = await pkceLogin(userId);
+    await setPatreonUser(userId, { patron_status: 'former_patron', tiers: [] });
+    await ageMembership(userId, HOUR + 1000);
+    // A re-check finds the lapse and stores the Free verdict; the Premium licence has days left.
+    expect((await validate(token)).status).toBe(403);
+
+    await expectError(await provision(userId, token), 403, 'premium_required');
+    await expectError(await tunnelStatus(userId, token), 403, 'premium_required');
+    const subdomain = await referenceSubdomain(userId);
+    await expectNothingLeft(subdomain);
+    expect((await cloudflareHolds(subdomain)).calls).toEqual([]);
   });
 
   it('the daily sweep (scheduled handler) deletes the tunnel of a member lapsed since the last check', async () => {
@@ -233,6 +301,33 @@ describe('bounded bodies and storage', () => {
     });
     expect(chunked.status).toBe(413);
     expect(await errorOf(chunked)).toBe('payload_too_large');
+  });
+
+  it('cancels a chunked body refused past 4 KiB, so the connection is free for the next request', async () => {
+    const chunk = new TextEncoder().encode('a'.repeat(1000));
+    let cancelled: () => void = () => {};
+    const wasCancelled = new Promise<void>((resolve) => {
+      cancelled = resolve;
+    });
+    // A client that would go on sending for ever: only a cancel from the Worker stops it.
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.enqueue(chunk);
+      },
+      cancel() {
+        cancelled();
+      },
+    });
+    // The Worker's app called in this isolate, so the cancel reaches this very stream.
+    const request = new Request('http://gatekeeper.test/auth/exchange', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'CF-Connecting-IP': uniqueIp() },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    const refused = await app.fetch(request, env);
+    expect(refused.status).toBe(413);
+    await wasCancelled;
   });
 
   it('creates no Durable Object storage for an unknown code, and deletes it once the last value is taken', async () => {

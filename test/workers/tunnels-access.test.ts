@@ -1,5 +1,5 @@
 // Who may use the tunnel endpoints (decisions §2): a valid Premium licence, for its own user id only; bodies validated.
-import { env } from 'cloudflare:workers';
+import { env, exports } from 'cloudflare:workers';
 import { generateKeyPair, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -40,6 +40,31 @@ async function forgedLicence(sub: string): Promise<string> {
     .setJti(crypto.randomUUID())
     .sign(privateKey);
 }
+
+describe('methods on /tunnels/*', () => {
+  it('answers another method with 405 method_not_allowed and the Allow header, before any licence check', async () => {
+    const userId = newUserId('methods');
+    const cases: [string, string, string][] = [
+      ['/tunnels/provision', 'GET', 'POST'],
+      ['/tunnels/provision', 'PUT', 'POST'],
+      ['/tunnels/provision', 'DELETE', 'POST'],
+      [`/tunnels/status/${userId}`, 'POST', 'GET'],
+      [`/tunnels/status/${userId}`, 'DELETE', 'GET'],
+      [`/tunnels/${userId}`, 'GET', 'DELETE'],
+      [`/tunnels/${userId}`, 'POST', 'DELETE'],
+      [`/tunnels/${userId}`, 'PATCH', 'DELETE'],
+    ];
+    for (const [path, method, allow] of cases) {
+      const res = await exports.default.fetch(`http://gatekeeper.test${path}`, {
+        method,
+        headers: { 'CF-Connecting-IP': `10.9.${Math.floor(Math.random() * 250)}.1` },
+      });
+      expect(res.headers.get('Allow'), `${method} ${path}`).toBe(allow);
+      await expectError(res, 405, 'method_not_allowed');
+    }
+    expect((await cloudflareHolds(await referenceSubdomain(userId))).calls).toEqual([]);
+  });
+});
 
 describe('licence checks on /tunnels/*', () => {
   it('answers 401 unauthenticated without a token and 401 invalid_token for a forged one', async () => {

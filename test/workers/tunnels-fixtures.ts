@@ -149,6 +149,8 @@ export interface FailureSpec {
   stale?: boolean;
   /** Seconds in the Retry-After header of an injected 429. */
   retry_after?: number;
+  /** Keep the call waiting until releaseCloudflare, then fail it as the rest of the spec says. */
+  hold?: boolean;
 }
 
 /** Makes calls to one fake route about this subdomain fail (the fake's /__fake/fail). */
@@ -156,6 +158,24 @@ export async function injectFailure(subdomain: string, spec: FailureSpec) {
   const res = await fetch(`${cloudflareBase}/__fake/fail`, {
     method: 'POST',
     body: JSON.stringify({ match: subdomain, ...spec }),
+  });
+  expect(res.status).toBe(200);
+}
+
+/** Returns once the fake holds a call about this subdomain (a `hold` failure). */
+export async function cloudflareHolding(subdomain: string) {
+  const res = await fetch(`${cloudflareBase}/__fake/held`, {
+    method: 'POST',
+    body: JSON.stringify({ match: subdomain }),
+  });
+  expect(res.status).toBe(200);
+}
+
+/** Lets the held calls about this subdomain go on. */
+export async function releaseCloudflare(subdomain: string) {
+  const res = await fetch(`${cloudflareBase}/__fake/release`, {
+    method: 'POST',
+    body: JSON.stringify({ match: subdomain }),
   });
   expect(res.status).toBe(200);
 }

@@ -1,8 +1,11 @@
 // Failures at every step of provisioning and deletion: rolled back, nothing orphaned, retries as designed.
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { MembershipRecheck } from '../../workers/src/membership/recheck-lock.js';
 import {
   cloudflareApi,
+  cloudflareHolding,
   cloudflareHolds,
   deleteTunnel,
   expectError,
@@ -14,6 +17,7 @@ import {
   newUserId,
   provision,
   referenceSubdomain,
+  releaseCloudflare,
   tunnelStatus,
 } from './tunnels-fixtures.js';
 
@@ -223,6 +227,39 @@ describe('provision keeps what it did not create', () => {
     const { tunnels, records } = await cloudflareHolds(subdomain);
     expect(tunnels).toHaveLength(1);
     expect(records).toHaveLength(1);
+  });
+});
+
+describe('concurrent provisions of one member', () => {
+  it('never hand out a tunnel that a failed provision then rolls back', async () => {
+    const userId = newUserId('race');
+    const subdomain = await referenceSubdomain(userId);
+    // The first provision creates the tunnel, then its DNS create waits at Cloudflare and fails.
+    await injectFailure(subdomain, { route: 'dns.create', status: 500, hold: true });
+    const first = provision(userId);
+    await cloudflareHolding(subdomain);
+
+    // A second provision of the same member arrives meanwhile. Let it run as far as it may: it
+    // either finishes, or waits for the first one (the member's provisions run one at a time).
+    let secondDone = false;
+    const second = provision(userId).finally(() => {
+      secondDone = true;
+    });
+    const member = env.MEMBERSHIP_RECHECK.get(env.MEMBERSHIP_RECHECK.idFromName(`member:${userId}`));
+    const waiting = () =>
+      runInDurableObject(member, (object: MembershipRecheck) => object.provisionsInFlight >= 2);
+    while (!secondDone && !(await waiting())) await new Promise((resolve) => setTimeout(resolve, 10));
+    await releaseCloudflare(subdomain);
+
+    await expectError(await first, 502, 'upstream_error');
+    const answer = await second;
+    expect(answer.status).toBe(201);
+    const { tunnel_id } = (await answer.json()) as { tunnel_id: string };
+    // What the second provision handed out is still there, and it is the member's only tunnel.
+    const { tunnels, records } = await cloudflareHolds(subdomain);
+    expect(tunnels.map((t) => t.id)).toEqual([tunnel_id]);
+    expect(records).toHaveLength(1);
+    expect(await (await tunnelStatus(userId)).json()).toMatchObject({ tunnel_id });
   });
 });
 

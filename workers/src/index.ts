@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import type { Health } from '../../shared/protocol/index.js';
 import type { AppEnv, GatekeeperEnv } from './env.js';
-import { ApiError, errorResponse } from './errors.js';
+import { ApiError, errorResponse, methodNotAllowed } from './errors.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { authRoutes } from './routes/auth.js';
 import { configRoutes } from './routes/config.js';
@@ -18,6 +18,7 @@ export { OneTimeStore } from './one-time-store.js';
 export const app = new Hono<AppEnv>();
 
 app.get('/health', (c) => c.json({ status: 'ok', version: VERSION } satisfies Health));
+app.all('/health', methodNotAllowed('GET'));
 app.route('/', configRoutes);
 app.route('/', jwksRoutes);
 app.route('/', authRoutes);

@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { LICENCE_JWT, parseWith, Tier } from '../../shared/protocol/index.js';
 import type { GatekeeperEnv, LicenceClaims } from './env.js';
 import { ApiError } from './errors.js';
-import { memberEpoch, readMember } from './membership/member-store.js';
+import { type MemberRecord, memberEpoch, readMember } from './membership/member-store.js';
 
 const LICENCE_TTL_SECONDS = 7 * 24 * 60 * 60;
 const ALG = LICENCE_JWT.algorithm;
@@ -118,11 +118,19 @@ export function bearerToken(header: string | undefined): string {
  * the member's (a logout raised it). Revoked is `invalid_token`, like forged.
  */
 export async function verifyCurrentLicence(env: GatekeeperEnv, token: string): Promise<LicenceClaims> {
+  return (await verifyCurrentLicenceOf(env, token)).claims;
+}
+
+/** verifyCurrentLicence, with the member record it read (null when none is on record). */
+export async function verifyCurrentLicenceOf(
+  env: GatekeeperEnv,
+  token: string,
+): Promise<{ claims: LicenceClaims; member: MemberRecord | null }> {
   const claims = await verifyLicence(env, token);
   const member = await readMember(env, claims.sub);
   if ((claims.epoch ?? 1) < memberEpoch(member))
     throw new ApiError('invalid_token', 'This licence was signed out; sign in again');
-  return claims;
+  return { claims, member };
 }
 
 /**

@@ -5,7 +5,9 @@
 // name) and 81053 (a record with that host already exists) are the ones the real API returns;
 // the other codes are stand-ins with the real HTTP statuses. Control endpoints under /__fake/:
 //   POST /__fake/fail     {route, status, match?, nth?, count?, code?, message?, hang?, after?, stale?,
-//                          retry_after?}
+//                          retry_after?, hold?}
+//   POST /__fake/held     {match}   answers once a call held by a `hold` rule about `match` waits
+//   POST /__fake/release  {match}   lets the held calls about `match` go on (and fail as the rule says)
 //   POST /__fake/connect  {tunnel_id, connections, status?}   (0 connections: the connector drops)
 //   GET  /__fake/state    every tunnel (deleted ones too) and DNS record, and the request log
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -70,6 +72,8 @@ interface FailureRule {
   stale: boolean;
   /** Seconds in the `Retry-After` header of an injected 429. */
   retryAfter: number;
+  /** Keep the call waiting until /__fake/release, then fail it: a slow step, without a clock. */
+  hold: boolean;
   seen: number;
 }
 
@@ -106,6 +110,15 @@ export function startFakeCloudflare(port = 0, options: { apiToken?: string } = {
   const tunnels = new Map<string, FakeTunnel>();
   const records = new Map<string, FakeDnsRecord>();
   let failures: FailureRule[] = [];
+  let held: { subject: string; release: () => void }[] = [];
+  let heldWaiters: { match: string; wake: () => void }[] = [];
+  const holdCall = (subject: string) =>
+    new Promise<void>((release) => {
+      held.push({ subject, release });
+      const woken = heldWaiters.filter((w) => subject.includes(w.match));
+      heldWaiters = heldWaiters.filter((w) => !woken.includes(w));
+      for (const w of woken) w.wake();
+    });
   const log: LoggedCall[] = [];
 
   const now = () => new Date().toISOString();
@@ -472,9 +485,26 @@ export function startFakeCloudflare(port = 0, options: { apiToken?: string } = {
         after: flag('after'),
         stale: flag('stale'),
         retryAfter: num('retry_after', 0),
+        hold: flag('hold'),
         seen: 0,
       });
       sendJson(res, 200, { ok: true });
+      return;
+    }
+    if (req.method === 'POST' && path === '/__fake/held') {
+      const match = stringField(body, 'match') ?? '';
+      if (!held.some((h) => h.subject.includes(match))) {
+        await new Promise<void>((wake) => heldWaiters.push({ match, wake }));
+      }
+      sendJson(res, 200, { ok: true });
+      return;
+    }
+    if (req.method === 'POST' && path === '/__fake/release') {
+      const match = stringField(body, 'match') ?? '';
+      const released = held.filter((h) => h.subject.includes(match));
+      held = held.filter((h) => !released.includes(h));
+      for (const h of released) h.release();
+      sendJson(res, 200, { ok: true, released: released.length });
       return;
     }
     if (req.method === 'POST' && path === '/__fake/clear-failures') {
@@ -572,6 +602,7 @@ export function startFakeCloudflare(port = 0, options: { apiToken?: string } = {
       if (rule.seen >= rule.nth + rule.count - 1) failures = failures.filter((f) => f !== rule);
     }
 
+    if (injected?.hold) await holdCall(subject);
     if (injected && !injected.after) return injectFailure(injected);
     const result = route.handle({ params, query: url.searchParams, body });
     if (injected) return injectFailure(injected);

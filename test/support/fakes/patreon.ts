@@ -20,6 +20,7 @@ const FailureSetup = v.object({
   retry_after: v.optional(v.number()),
   times: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 1),
 });
+const HoldSetup = v.object({ endpoint: v.picklist(['token', 'identity']) });
 
 /**
  * Control API (tests share one fake, so each uses its own user ids):
@@ -29,6 +30,9 @@ const FailureSetup = v.object({
  * - `POST /__fake/users/:id/revoke` revokes the user's grants (refresh → 400 invalid_grant, identity → 401).
  * - `POST /__fake/users/:id/failures` `{endpoint: "token"|"identity", status, retry_after?, times?}`
  *   makes the next `times` (default 1) calls for that user fail with `status` (0: connection dropped).
+ * - `POST /__fake/users/:id/hold` `{endpoint}` holds the next call for that user to that endpoint
+ *   (a refresh, for `token`) without answering, until `POST /__fake/users/:id/release`; then it is
+ *   answered as usual. `GET /__fake/users/:id/held` answers 204 once such a call is being held.
  * - `GET /__fake/users/:id` returns `{token_requests, refresh_grants, identity_requests, last_refresh_token}`.
  * Authorize: `GET /oauth2/authorize?...&login_hint=<user id>` approves at once and redirects back
  * with `code` and `state`; `login_hint=deny` redirects with `error=access_denied`; without a hint it
@@ -49,6 +53,9 @@ interface FakeUser {
   /** The refresh token issued last, so a test can check that the Worker never stores it in clear. */
   lastRefreshToken: string | null;
   failures: { endpoint: 'token' | 'identity'; status: number; retryAfter?: number; times: number }[];
+  /** Calls to hold (`release` set once one is held), and the `held` requests waiting for one. */
+  holds: { endpoint: 'token' | 'identity'; release?: () => void }[];
+  heldWaiters: (() => void)[];
 }
 
 interface Grant {
@@ -86,6 +93,17 @@ export function startFakePatreon(options: FakePatreonOptions | number = {}): Pro
       headers,
     );
     return true;
+  }
+
+  /** Waits here while the test holds this endpoint for this user (POST …/hold). */
+  async function holdIfAsked(user: FakeUser, endpoint: 'token' | 'identity'): Promise<void> {
+    const hold = user.holds.find((h) => h.endpoint === endpoint && !h.release);
+    if (!hold) return;
+    await new Promise<void>((resolve) => {
+      hold.release = resolve;
+      for (const wake of user.heldWaiters.splice(0)) wake();
+    });
+    user.holds = user.holds.filter((h) => h !== hold);
   }
 
   function issueTokens(res: ServerResponse, user: FakeUser) {
@@ -131,6 +149,7 @@ export function startFakePatreon(options: FakePatreonOptions | number = {}): Pro
       const userId = refreshTokens.get(refresh);
       const user = userId === undefined ? undefined : users.get(userId);
       if (user) {
+        await holdIfAsked(user, 'token');
         user.counters.token_requests += 1;
         if (takeFailure(user, 'token', res)) return;
       }
@@ -143,11 +162,12 @@ export function startFakePatreon(options: FakePatreonOptions | number = {}): Pro
     return sendJson(res, 400, { error: 'unsupported_grant_type' });
   }
 
-  function identityEndpoint(req: IncomingMessage, res: ServerResponse, url: URL) {
+  async function identityEndpoint(req: IncomingMessage, res: ServerResponse, url: URL) {
     const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
     const userId = auth?.[1] ? accessTokens.get(auth[1]) : undefined;
     const user = userId === undefined ? undefined : users.get(userId);
     if (!user) return sendJson(res, 401, { errors: [{ code: 1, status: '401', title: 'Unauthorized' }] });
+    await holdIfAsked(user, 'identity');
     user.counters.identity_requests += 1;
     if (takeFailure(user, 'identity', res)) return;
     sendJson(res, 200, identityDocument(user, url.searchParams), {
@@ -156,7 +176,7 @@ export function startFakePatreon(options: FakePatreonOptions | number = {}): Pro
   }
 
   async function control(req: IncomingMessage, res: ServerResponse, path: string) {
-    const match = /^\/__fake\/users\/([^/]+)(\/revoke|\/failures)?$/.exec(path);
+    const match = /^\/__fake\/users\/([^/]+)(\/revoke|\/failures|\/hold|\/held|\/release)?$/.exec(path);
     const id = match?.[1] ? decodeURIComponent(match[1]) : undefined;
     if (!id) return sendJson(res, 404, { error: 'unknown control path' });
     const action = match?.[2];
@@ -172,6 +192,8 @@ export function startFakePatreon(options: FakePatreonOptions | number = {}): Pro
         counters: { token_requests: 0, refresh_grants: 0, identity_requests: 0 },
         lastRefreshToken: null,
         failures: [],
+        holds: [],
+        heldWaiters: [],
       });
       return noContent(res);
     }
@@ -196,6 +218,22 @@ export function startFakePatreon(options: FakePatreonOptions | number = {}): Pro
         ...(body.retry_after === undefined ? {} : { retryAfter: body.retry_after }),
         times: body.times,
       });
+      return noContent(res);
+    }
+    if (req.method === 'POST' && action === '/hold') {
+      const parsed = parseJsonWith(HoldSetup, await readBody(req));
+      if (!parsed.ok) return sendJson(res, 400, { error: parsed.error });
+      user.holds.push({ endpoint: parsed.value.endpoint });
+      return noContent(res);
+    }
+    if (req.method === 'GET' && action === '/held') {
+      if (!user.holds.some((h) => h.release)) {
+        await new Promise<void>((resolve) => user.heldWaiters.push(resolve));
+      }
+      return noContent(res);
+    }
+    if (req.method === 'POST' && action === '/release') {
+      for (const hold of user.holds) hold.release?.();
       return noContent(res);
     }
     return sendJson(res, 405, { error: 'method not allowed' });
@@ -234,7 +272,7 @@ export function startFakePatreon(options: FakePatreonOptions | number = {}): Pro
     else if (req.method === 'GET' && url.pathname === '/oauth2/authorize') authorize(res, url);
     else if (req.method === 'POST' && url.pathname === '/api/oauth2/token') await tokenEndpoint(req, res);
     else if (req.method === 'GET' && url.pathname === '/api/oauth2/v2/identity')
-      identityEndpoint(req, res, url);
+      await identityEndpoint(req, res, url);
     else sendJson(res, 404, { errors: [{ status: '404', title: 'Not Found' }] });
   }, opts.port ?? 0);
 }

@@ -79,6 +79,28 @@ export async function revokePatreonGrant(id: string): Promise<void> {
   await fetch(`${patreonBase()}/__fake/users/${encodeURIComponent(id)}/revoke`, { method: 'POST' });
 }
 
+/**
+ * Holds the user's next call to a platform endpoint (a refresh, for `token`) unanswered until
+ * releasePatreon: what a slow platform looks like, without a clock.
+ */
+export async function holdPatreon(id: string, endpoint: 'token' | 'identity'): Promise<void> {
+  const res = await fetch(`${patreonBase()}/__fake/users/${encodeURIComponent(id)}/hold`, {
+    method: 'POST',
+    body: JSON.stringify({ endpoint }),
+  });
+  if (res.status !== 204) throw new Error(`fake Patreon refused the hold: ${res.status}`);
+}
+
+/** Returns once the fake is holding a call of this user (holdPatreon). */
+export async function patreonHolding(id: string): Promise<void> {
+  const res = await fetch(`${patreonBase()}/__fake/users/${encodeURIComponent(id)}/held`);
+  if (res.status !== 204) throw new Error(`fake Patreon holds nothing: ${res.status}`);
+}
+
+export async function releasePatreon(id: string): Promise<void> {
+  await fetch(`${patreonBase()}/__fake/users/${encodeURIComponent(id)}/release`, { method: 'POST' });
+}
+
 interface PatreonCounters {
   token_requests: number;
   refresh_grants: number;
@@ -112,6 +134,14 @@ export function validate(token: string | null, ip?: string): Promise<Response> {
   return gatekeeper('/validate', {
     method: 'POST',
     headers: token === null ? {} : { Authorization: `Bearer ${token}` },
+    ...(ip ? { ip } : {}),
+  });
+}
+
+export function logout(token: string, ip?: string): Promise<Response> {
+  return gatekeeper('/auth/logout', {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}` },
     ...(ip ? { ip } : {}),
   });
 }

@@ -4,7 +4,7 @@ import type { Tier } from '../../../shared/protocol/index.js';
 import type { GatekeeperEnv } from '../env.js';
 import { loadRemoteConfig } from '../remote-config.js';
 import { openToken, sealToken } from '../token-cipher.js';
-import { type MemberRecord, readMember, writeMember } from './member-store.js';
+import { kvMembers, type MemberRecord, type MemberStore } from './member-store.js';
 import { patreonProvider } from './patreon.js';
 import { MembershipError, type PlatformTokens } from './provider.js';
 import { resolveTier } from './tier.js';
@@ -37,8 +37,9 @@ export async function currentTier(
   env: GatekeeperEnv,
   userId: string,
   now = Date.now(),
+  members: MemberStore = kvMembers(env),
 ): Promise<Tier | null> {
-  const record = await readMember(env, userId);
+  const record = await members.read(userId);
   if (!record) return null;
   if (now - record.checked_at < RECHECK_INTERVAL_MS) return record.tier;
   const config = await loadRemoteConfig(env);
@@ -47,7 +48,7 @@ export async function currentTier(
   }
   const sealed = record.refresh_token;
   const refreshToken = sealed === null ? null : await openToken(env, userId, sealed);
-  if (refreshToken === null) return lapse(env, userId, record, now);
+  if (refreshToken === null) return lapse(members, userId, record, now);
 
   const provider = patreonProvider(env);
   let tokens: PlatformTokens;
@@ -59,11 +60,11 @@ export async function currentTier(
     if (err.kind === 'rejected') {
       // A concurrent request may have spent this token a moment ago (rotation): the refusal is then
       // about our stale copy, not about the member, and that request settles the verdict.
-      const latest = await rotatedElsewhere(env, userId, sealed);
+      const latest = await rotatedElsewhere(members, userId, sealed);
       if (latest) return latest.tier;
-      return lapse(env, userId, record, now);
+      return lapse(members, userId, record, now);
     }
-    await writeMember(env, userId, { ...record, last_attempt_at: now });
+    await members.write(userId, { ...record, last_attempt_at: now });
     return withinGrace(record, config, now);
   }
   // The rotated token is stored at once: the one just used is spent at the platform, whatever
@@ -72,18 +73,18 @@ export async function currentTier(
     ...record,
     refresh_token: await sealToken(env, userId, tokens.refreshToken),
   };
-  await writeMember(env, userId, working);
+  await members.write(userId, working);
   try {
     const identity = await provider.identity(tokens.accessToken);
     const tier = resolveTier(identity, env.MEMBERSHIP_CAMPAIGN_ID, config.membership.tiers);
     const { last_attempt_at: _failed, ...settled } = working;
-    await writeMember(env, userId, { ...settled, tier, checked_at: now });
+    await members.write(userId, { ...settled, tier, checked_at: now });
     return tier;
   } catch (err) {
     if (!(err instanceof MembershipError)) throw err;
     // After a good refresh, no identity failure is a verdict (patreon.ts): the rotated token stays.
     console.error(`membership re-check of ${userId} failed at the identity (${err.kind}): ${err.message}`);
-    await writeMember(env, userId, { ...working, last_attempt_at: now });
+    await members.write(userId, { ...working, last_attempt_at: now });
     return withinGrace(record, config, now);
   }
 }
@@ -96,13 +97,13 @@ const ROTATION_SETTLE_MS = 500;
 
 /** The member's record when another request has replaced the refresh token we used, else null. */
 async function rotatedElsewhere(
-  env: GatekeeperEnv,
+  members: MemberStore,
   userId: string,
   sealed: string | null,
 ): Promise<MemberRecord | null> {
   for (let attempt = 0; attempt < 2; attempt++) {
     if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, ROTATION_SETTLE_MS));
-    const latest = await readMember(env, userId);
+    const latest = await members.read(userId);
     if (latest && latest.refresh_token !== sealed) return latest;
   }
   return null;
@@ -115,11 +116,11 @@ function withinGrace(record: MemberRecord, config: RemoteConfig, now: number): T
 
 /** The platform no longer vouches for the user: remember `free` and drop the dead refresh token. */
 async function lapse(
-  env: GatekeeperEnv,
+  members: MemberStore,
   userId: string,
   record: MemberRecord,
   now: number,
 ): Promise<Tier | null> {
-  await writeMember(env, userId, { ...record, tier: 'free', checked_at: now, refresh_token: null });
+  await members.write(userId, { ...record, tier: 'free', checked_at: now, refresh_token: null });
   return 'free';
 }

@@ -35,7 +35,7 @@ const MemberRecord: v.GenericSchema<MemberRecord> = v.object({
  * Records outlive every licence that may still ask about them (7-day JWT plus the grace period),
  * and then disappear, so KV keeps no refresh token of someone who stopped using the app.
  */
-const RECORD_TTL_SECONDS = 30 * 24 * 60 * 60;
+export const RECORD_TTL_SECONDS = 30 * 24 * 60 * 60;
 const key = (userId: string) => `member:${userId}`;
 
 export async function readMember(env: GatekeeperEnv, userId: string): Promise<MemberRecord | null> {
@@ -49,3 +49,15 @@ export async function readMember(env: GatekeeperEnv, userId: string): Promise<Me
 export async function writeMember(env: GatekeeperEnv, userId: string, record: MemberRecord): Promise<void> {
   await env.GATEKEEPER_KV.put(key(userId), JSON.stringify(record), { expirationTtl: RECORD_TTL_SECONDS });
 }
+
+/** Where a membership re-check reads and writes the member's record (check.ts). */
+export interface MemberStore {
+  read(userId: string): Promise<MemberRecord | null>;
+  write(userId: string, record: MemberRecord): Promise<void>;
+}
+
+/** The record in KV, as is. The member's Durable Object (recheck-lock.ts) passes its own store instead. */
+export const kvMembers = (env: GatekeeperEnv): MemberStore => ({
+  read: (userId) => readMember(env, userId),
+  write: (userId, record) => writeMember(env, userId, record),
+});

@@ -1,27 +1,162 @@
-// Serialises each member's membership re-check (refresh-token rotation) in one Durable Object per member,
-// so two re-checks in different locations cannot both spend the same refresh token and lapse a paying
-// member (eventually consistent KV alone cannot order them).
+// The member's Durable Object (one per member, by name): it orders what must never be undone by a
+// concurrent request. It keeps the member's licence epoch, so a logout is never lost to a membership
+// re-check that read the record before it (every write of the record goes through here and keeps the
+// higher epoch); it runs the re-checks (refresh-token rotation) one at a time; and it runs the
+// member's tunnel provisions one at a time, so a failed provision's rollback never deletes a tunnel
+// that a concurrent one handed out. Eventually consistent KV alone can order none of these.
 import { DurableObject } from 'cloudflare:workers';
-import type { Tier } from '../../../shared/protocol/index.js';
+import type { ErrorCode, ProvisionResponse, Tier } from '../../../shared/protocol/index.js';
 import type { GatekeeperEnv } from '../env.js';
+import { ApiError } from '../errors.js';
+import { tunnelService } from '../tunnels/service.js';
 import { currentTier } from './check.js';
+import {
+  type MemberRecord,
+  type MemberStore,
+  memberEpoch,
+  RECORD_TTL_SECONDS,
+  readMember,
+  writeMember,
+} from './member-store.js';
+
+const EPOCH = 'epoch';
+
+/** What a login stores: the verdict and the platform's token, never the epoch (that only rises). */
+export type LoginRecord = Pick<MemberRecord, 'tier' | 'checked_at' | 'refresh_token'>;
+
+/** A provision's answer across the object's boundary: errors keep their code and headers. */
+export type ProvisionOutcome =
+  | { ok: true; created: boolean; response: ProvisionResponse }
+  | { ok: false; code: ErrorCode; message: string; headers: Record<string, string> };
 
 export class MembershipRecheck extends DurableObject<GatekeeperEnv> {
   /** The re-checks of this member, one after the other: the next one sees the verdict the previous stored. */
   #queue: Promise<unknown> = Promise.resolve();
+  /** The member's provisions, one after the other (rollback included). */
+  #provisions: Promise<unknown> = Promise.resolve();
+  #provisionsInFlight = 0;
+  /** The record as this object last wrote it, and the KV writes of it, in the order it changed. */
+  #written: MemberRecord | null = null;
+  #mirror: Promise<unknown> = Promise.resolve();
+
+  /** Provisions of this member waiting or running (the tunnel suites watch it). */
+  get provisionsInFlight(): number {
+    return this.#provisionsInFlight;
+  }
+
+  readonly #members: MemberStore = {
+    read: (userId) => readMember(this.env, userId),
+    write: async (userId, record) => {
+      await this.#write(userId, record);
+    },
+  };
 
   async tier(userId: string, now: number): Promise<Tier | null> {
-    const run = this.#queue.then(() => currentTier(this.env, userId, now));
+    const run = this.#queue.then(() => currentTier(this.env, userId, now, this.#members));
     this.#queue = run.catch(() => {});
     return run;
   }
+
+  /**
+   * Signs every licence of the member out: the epoch rises above the licence's and the stored one.
+   * False, and nothing changes, when the licence presented is itself below the member's epoch
+   * (revoked): a stolen old licence cannot sign out later logins. Not queued behind a re-check in
+   * flight: that re-check's writes keep the higher epoch (#write).
+   */
+  async logout(userId: string, licenceEpoch: number): Promise<boolean> {
+    const stored = this.#written ?? (await readMember(this.env, userId));
+    // Synchronous from here to the stored epoch: no other call of this object runs in between.
+    const base = this.#written ?? stored;
+    const epoch = Math.max(memberEpoch(base), this.#epoch());
+    if (licenceEpoch < epoch) return false;
+    const next = Math.max(epoch, licenceEpoch) + 1;
+    this.ctx.storage.kv.put(EPOCH, next);
+    // No record left (it expired): one that knows nothing but the epoch, and whose tier needs a new login.
+    await this.#write(userId, {
+      ...(base ?? { tier: 'free', checked_at: 0, refresh_token: null }),
+      epoch: next,
+    });
+    return true;
+  }
+
+  /** A new login's verdict and token; returns the member's epoch, kept so revoked licences stay revoked. */
+  async login(userId: string, fields: LoginRecord): Promise<number> {
+    const previous = this.#written ?? (await readMember(this.env, userId));
+    return memberEpoch(await this.#write(userId, { ...fields, epoch: memberEpoch(previous) }));
+  }
+
+  async provision(userId: string): Promise<ProvisionOutcome> {
+    this.#provisionsInFlight += 1;
+    const run = this.#provisions.then(async (): Promise<ProvisionOutcome> => {
+      try {
+        return { ok: true, ...(await tunnelService(this.env).provision(userId)) };
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        return { ok: false, code: err.code, message: err.message, headers: err.headers };
+      }
+    });
+    this.#provisions = run.catch(() => {});
+    try {
+      return await run;
+    } finally {
+      this.#provisionsInFlight -= 1;
+    }
+  }
+
+  /** The epoch is forgotten with the member's record in KV (records from before epochs count as 1). */
+  override async alarm(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+  }
+
+  #epoch(): number {
+    return this.ctx.storage.kv.get<number>(EPOCH) ?? 1;
+  }
+
+  /**
+   * Writes the record to KV with the highest epoch known: a record prepared from a copy read before a
+   * logout (a re-check waiting on the platform) keeps the logout's epoch. KV gets the latest record
+   * when each write's turn comes, in order, so the last one KV keeps is the latest.
+   */
+  async #write(userId: string, record: MemberRecord): Promise<MemberRecord> {
+    const epoch = Math.max(memberEpoch(record), this.#epoch());
+    this.ctx.storage.kv.put(EPOCH, epoch);
+    const merged: MemberRecord = { ...record, epoch };
+    this.#written = merged;
+    await this.ctx.storage.setAlarm(Date.now() + RECORD_TTL_SECONDS * 1000);
+    const mirrored = this.#mirror.then(() => {
+      const latest = this.#written ?? merged;
+      return writeMember(this.env, userId, latest);
+    });
+    this.#mirror = mirrored.catch(() => {});
+    await mirrored;
+    return merged;
+  }
 }
 
-/**
- * The member's tier now, through their Durable Object: concurrent calls anywhere run one at a time.
- * Nothing is stored in the object; it only orders the calls.
- */
+const memberObject = (env: GatekeeperEnv, userId: string) =>
+  env.MEMBERSHIP_RECHECK.get(env.MEMBERSHIP_RECHECK.idFromName(`member:${userId}`));
+
+/** The member's tier now, through their Durable Object: concurrent calls anywhere run one at a time. */
 export function serialisedTier(env: GatekeeperEnv, userId: string, now = Date.now()): Promise<Tier | null> {
-  const stub = env.MEMBERSHIP_RECHECK.get(env.MEMBERSHIP_RECHECK.idFromName(`member:${userId}`));
-  return stub.tier(userId, now);
+  return memberObject(env, userId).tier(userId, now);
+}
+
+/** Raises the member's epoch; false when the licence presented was already revoked. */
+export function logoutMember(env: GatekeeperEnv, userId: string, licenceEpoch: number): Promise<boolean> {
+  return memberObject(env, userId).logout(userId, licenceEpoch);
+}
+
+/** Stores a login's verdict; returns the member's epoch, which the licence of this login carries. */
+export function recordLogin(env: GatekeeperEnv, userId: string, fields: LoginRecord): Promise<number> {
+  return memberObject(env, userId).login(userId, fields);
+}
+
+/** Provisions the member's tunnel after any provision of theirs in progress has ended. */
+export async function serialisedProvision(
+  env: GatekeeperEnv,
+  userId: string,
+): Promise<{ created: boolean; response: ProvisionResponse }> {
+  const outcome = await memberObject(env, userId).provision(userId);
+  if (!outcome.ok) throw new ApiError(outcome.code, outcome.message, outcome.headers);
+  return { created: outcome.created, response: outcome.response };
 }

@@ -7,9 +7,10 @@ import { bytesToBase64Url, randomToken } from '../base64url.js';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { licenceBearer, signLicence, verifyLicence } from '../licence.js';
-import { memberEpoch, readMember, writeMember } from '../membership/member-store.js';
+import { memberEpoch, readMember } from '../membership/member-store.js';
 import { patreonProvider } from '../membership/patreon.js';
 import { MembershipError } from '../membership/provider.js';
+import { logoutMember, recordLogin } from '../membership/recheck-lock.js';
 import { resolveTier } from '../membership/tier.js';
 import { limitBody } from '../middleware/body-limit.js';
 import { rateLimit } from '../middleware/rate-limit.js';
@@ -42,6 +43,8 @@ const PendingLogin = v.object({
 const PendingLicence = v.object({
   sub: v.pipe(v.string(), v.minLength(1)),
   tier: Tier,
+  /** The member's epoch when the login was stored (codes issued before it was kept here have none). */
+  epoch: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
   challenge: v.optional(v.pipe(v.string(), v.regex(CODE_CHALLENGE))),
 });
 
@@ -151,9 +154,7 @@ authRoutes.get('/auth/callback', async (c) => {
     ]);
     const tier = resolveTier(identity, c.env.MEMBERSHIP_CAMPAIGN_ID, config.membership.tiers);
     // A new login keeps the member's epoch: licences revoked by a logout stay revoked.
-    const previous = await readMember(c.env, identity.userId);
-    await writeMember(c.env, identity.userId, {
-      epoch: memberEpoch(previous),
+    const epoch = await recordLogin(c.env, identity.userId, {
       tier,
       checked_at: Date.now(),
       refresh_token: await sealToken(c.env, identity.userId, tokens.refreshToken),
@@ -162,6 +163,7 @@ authRoutes.get('/auth/callback', async (c) => {
     const pendingLicence: v.InferOutput<typeof PendingLicence> = {
       sub: identity.userId,
       tier,
+      epoch,
       ...(login.value.challenge ? { challenge: login.value.challenge } : {}),
     };
     await oneTimeStore(c.env, 'code').put(code, JSON.stringify(pendingLicence), CODE_TTL_MS);
@@ -188,7 +190,7 @@ authRoutes.post('/auth/exchange', async (c) => {
   // The code is spent either way: a wrong verifier cannot be retried against it.
   if (!(await verifierMatches(pending.value.challenge, body.value.code_verifier)))
     throw new ApiError('invalid_code', 'The code_verifier does not match this login; sign in again');
-  const epoch = memberEpoch(await readMember(c.env, pending.value.sub));
+  const epoch = pending.value.epoch ?? memberEpoch(await readMember(c.env, pending.value.sub));
   const { token } = await signLicence(c.env, { sub: pending.value.sub, tier: pending.value.tier, epoch });
   c.header('Cache-Control', 'no-store');
   return c.json({ token, tier: pending.value.tier });
@@ -196,17 +198,14 @@ authRoutes.post('/auth/exchange', async (c) => {
 
 /**
  * Signs every licence of the member out at once (decisions-2 §4): the epoch rises, and every licence
- * signed below it is refused by /validate and /tunnels/*. The licence presented must itself be valid.
+ * signed below it is refused by /validate and /tunnels/*. The licence presented must itself be valid
+ * and not revoked: a licence below the member's epoch is `invalid_token` here as everywhere, so a
+ * stolen old licence cannot sign out the member's later logins.
  */
 authRoutes.post('/auth/logout', async (c) => {
   const claims = await verifyLicence(c.env, licenceBearer(c.req.header('Authorization')));
-  const member = await readMember(c.env, claims.sub);
-  const epoch = Math.max(memberEpoch(member), claims.epoch ?? 1) + 1;
-  // No record left (it expired): one that knows nothing but the epoch, and whose tier needs a new login.
-  await writeMember(c.env, claims.sub, {
-    ...(member ?? { tier: 'free', checked_at: 0, refresh_token: null }),
-    epoch,
-  });
+  if (!(await logoutMember(c.env, claims.sub, claims.epoch ?? 1)))
+    throw new ApiError('invalid_token', 'This licence was signed out; sign in again');
   c.header('Cache-Control', 'no-store');
   return c.body(null, 204);
 });

@@ -5,7 +5,7 @@ import type { GatekeeperEnv } from '../env.js';
 import { ApiError } from '../errors.js';
 import { readMember } from '../membership/member-store.js';
 import { serialisedTier } from '../membership/recheck-lock.js';
-import { tunnelService } from './routes.js';
+import { tunnelService } from './service.js';
 import { TUNNEL_KEY_PREFIX, TunnelStore } from './store.js';
 
 /** Removes the member's tunnel if there is one; true when something was removed. Errors are logged, not thrown. */

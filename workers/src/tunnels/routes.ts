@@ -2,24 +2,12 @@
 // read, any valid licence to delete (decisions-2 §4: a lapsed member can always remove their tunnel).
 import { Hono } from 'hono';
 import { ProvisionRequest, parseJsonWith } from '../../../shared/protocol/index.js';
-import type { AppEnv, GatekeeperEnv } from '../env.js';
-import { ApiError } from '../errors.js';
+import type { AppEnv } from '../env.js';
+import { ApiError, methodNotAllowed } from '../errors.js';
+import { serialisedProvision } from '../membership/recheck-lock.js';
 import { limitBody } from '../middleware/body-limit.js';
 import { requireLicence } from '../middleware/licence.js';
-import { cloudflareApi } from './cloudflare-api.js';
-import { DEFAULT_ORIGIN_SERVICE, TunnelService } from './service.js';
-import { TunnelStore } from './store.js';
-
-/** `{"user_id": "…"}` is tiny; anything far larger is not a provision request. */
-
-export function tunnelService(env: GatekeeperEnv): TunnelService {
-  if (!env.TUNNEL_DOMAIN) throw new Error('TUNNEL_DOMAIN is not set');
-  return new TunnelService(cloudflareApi(env), new TunnelStore(env.GATEKEEPER_KV), {
-    domain: env.TUNNEL_DOMAIN.toLowerCase(),
-    originService: env.TUNNEL_ORIGIN_SERVICE || DEFAULT_ORIGIN_SERVICE,
-    subdomainSecret: env.SUBDOMAIN_SECRET,
-  });
-}
+import { tunnelService } from './service.js';
 
 /** A licence acts only on its own tunnel: the user id asked for must be the JWT's `sub`. */
 function assertOwnUser(licenceSub: string, userId: string): void {
@@ -29,27 +17,30 @@ function assertOwnUser(licenceSub: string, userId: string): void {
 
 export const tunnelRoutes = new Hono<AppEnv>();
 
-tunnelRoutes.on(['POST', 'GET'], ['/provision', '/status/*'], requireLicence({ tier: 'premium' }));
-tunnelRoutes.delete('/:userId', requireLicence());
-
-tunnelRoutes.post('/provision', limitBody(), async (c) => {
+tunnelRoutes.post('/provision', requireLicence({ tier: 'premium' }), limitBody(), async (c) => {
   const body = parseJsonWith(ProvisionRequest, await c.req.text());
   if (!body.ok)
     throw new ApiError('bad_request', body.field ? `Invalid ${body.field}: ${body.error}` : body.error);
   assertOwnUser(c.var.licence.sub, body.value.user_id);
-  const { created, response } = await tunnelService(c.env).provision(body.value.user_id);
+  // One provision of a member at a time: a failed one's rollback cannot delete what another handed out.
+  const { created, response } = await serialisedProvision(c.env, body.value.user_id);
   return c.json(response, created ? 201 : 200);
 });
 
-tunnelRoutes.get('/status/:userId', async (c) => {
+tunnelRoutes.all('/provision', methodNotAllowed('POST'));
+
+tunnelRoutes.get('/status/:userId', requireLicence({ tier: 'premium' }), async (c) => {
   const userId = c.req.param('userId');
   assertOwnUser(c.var.licence.sub, userId);
   return c.json(await tunnelService(c.env).status(userId));
 });
 
-tunnelRoutes.delete('/:userId', async (c) => {
+tunnelRoutes.all('/status/:userId', methodNotAllowed('GET'));
+
+tunnelRoutes.delete('/:userId', requireLicence(), async (c) => {
   const userId = c.req.param('userId');
   assertOwnUser(c.var.licence.sub, userId);
   await tunnelService(c.env).remove(userId);
   return c.body(null, 204);
 });
+tunnelRoutes.all('/:userId', methodNotAllowed('DELETE'));

@@ -6,19 +6,21 @@
 // what it should be, find or create the CNAME, fetch the connector token, store the record.
 // Whatever this call created is deleted again if a later step fails (docs/tunnels.md).
 import type { ProvisionResponse, TunnelStatus } from '../../../shared/protocol/index.js';
+import type { GatekeeperEnv } from '../env.js';
 import { ApiError } from '../errors.js';
 import {
   CF_DNS_RECORD_EXISTS,
   CF_DUPLICATE_TUNNEL_NAME,
   type CloudflareApi,
   CloudflareApiError,
+  cloudflareApi,
   type DnsRecordInfo,
   type IngressRule,
   type TunnelInfo,
 } from './cloudflare-api.js';
 import { HostnameTakenError, toHttpError } from './errors.js';
 import { tunnelState } from './state.js';
-import type { TunnelRecord, TunnelStore } from './store.js';
+import { type TunnelRecord, TunnelStore } from './store.js';
 import { deriveSubdomain } from './subdomain.js';
 
 export const DEFAULT_ORIGIN_SERVICE = 'http://localhost:7890';
@@ -298,4 +300,13 @@ export class TunnelService {
     }
     return clean;
   }
+}
+
+export function tunnelService(env: GatekeeperEnv): TunnelService {
+  if (!env.TUNNEL_DOMAIN) throw new Error('TUNNEL_DOMAIN is not set');
+  return new TunnelService(cloudflareApi(env), new TunnelStore(env.GATEKEEPER_KV), {
+    domain: env.TUNNEL_DOMAIN.toLowerCase(),
+    originService: env.TUNNEL_ORIGIN_SERVICE || DEFAULT_ORIGIN_SERVICE,
+    subdomainSecret: env.SUBDOMAIN_SECRET,
+  });
 }
