@@ -21,7 +21,9 @@ function rankGifters(
       ? sameUnit({ ...e, nickname: gifter.nickname, diamonds: add(e.diamonds, diamonds) }, gifter)
       : e,
   );
-  if (!entries.some((e) => e.uniqueId === gifter.uniqueId)) next.push({ ...gifter, diamonds });
+  // Through sameUnit too: the fields in the order the schema gives them, so the file and the broadcast agree.
+  if (!entries.some((e) => e.uniqueId === gifter.uniqueId))
+    next.push(sameUnit({ ...gifter, diamonds }, gifter));
   // A tie is ordered as on every board of the daemon: by name, then by id.
   return next.sort((a, b) => b.diamonds - a.diamonds || byNameThenId(a, b)).slice(0, max);
 }
