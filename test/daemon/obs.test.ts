@@ -1,8 +1,12 @@
 // `obs` actions against a local stand-in that speaks obs-websocket v5 (Hello with the challenge,
 // Identify, Request/RequestResponse): scene switches with their revert, scene items by id, a wrong
 // password, OBS restarting, and the connection in GET /status.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ObsConnection } from '../../daemon/src/actions/obs.js';
+import { ActionRunner } from '../../daemon/src/actions/runner.js';
+import type { FiredAction } from '../../daemon/src/rules/engine.js';
 import { api, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { FakeTimers } from '../support/fake-timers.js';
 import { type FakeObs, startFakeObs } from '../support/fakes/obs.js';
 import { until, waitFor } from '../support/wait.js';
 
@@ -184,5 +188,146 @@ describe('obs actions', () => {
     expect(body.event.data.giftName).toBe('Galaxy');
     expect(body.outcomes).toMatchObject([{ ruleId: 'try', kind: 'obs', ok: true }]);
     expect(obs.requests.map((r) => r.requestData.sceneName)).toContain('Galaxy cam');
+  });
+});
+
+/**
+ * The OBS connection and the action runner on a fake clock, against an OBS stand-in of their own: time
+ * moves only when the test says, while the WebSocket traffic is real.
+ */
+describe('OBS on a fake clock', () => {
+  let fake: FakeObs;
+  let clock: FakeTimers;
+  let connection: ObsConnection;
+  let runner: ActionRunner;
+  const lines: string[] = [];
+
+  async function start(): Promise<void> {
+    fake = await startFakeObs();
+    clock = new FakeTimers();
+    lines.length = 0;
+    connection = new ObsConnection({
+      settings: () => ({ url: fake.url }),
+      log: (line) => lines.push(line),
+      timers: clock,
+    });
+    runner = new ActionRunner({
+      sendCommand: () => {},
+      obs: connection,
+      timers: clock,
+      log: (l) => lines.push(l),
+    });
+    connection.ensure();
+    await waitFor(() => connection.status().state === 'connected', 5000, 'connected');
+  }
+  afterEach(async () => {
+    runner?.close();
+    await connection?.close();
+    await fake?.close();
+  });
+
+  const scene = (sceneName: string, extra: Partial<FiredAction> = {}): FiredAction =>
+    ({
+      ruleId: 'rule-gift',
+      ruleName: 'Gift scene',
+      index: 0,
+      kind: 'obs',
+      request: 'SetCurrentProgramScene',
+      params: { sceneName },
+      revertAfterMs: 5000,
+      ...extra,
+    }) as FiredAction;
+
+  /** The scenes OBS was asked to show, in order. */
+  const switches = () =>
+    fake.requests
+      .filter((r) => r.requestType === 'SetCurrentProgramScene')
+      .map((r) => r.requestData.sceneName);
+
+  /** Moves the clock, then waits until OBS shows `expected` (real traffic follows each due timer). */
+  async function advanceTo(ms: number, expected: string): Promise<void> {
+    clock.advance(ms);
+    await waitFor(() => fake.scene === expected, 3000, `OBS on ${expected}`);
+  }
+
+  it('three queued gifts with revertAfterMs end with OBS on the original scene, each after the previous revert', async () => {
+    await start();
+    for (let i = 0; i < 3; i++) runner.run([scene('Gift', { queue: 'scenes' })]);
+    for (let round = 1; round <= 3; round++) {
+      // The switch is done (its revert is due in 5 s); the next gift waits for that revert.
+      await waitFor(() => runner.log().length === round, 3000, `gift ${round}`);
+      expect(fake.scene).toBe('Gift');
+      expect(runner.queues()).toEqual([{ name: 'scenes', running: true, waiting: 3 - round }]);
+      clock.advance(5000);
+      await waitFor(() => switches().filter((s) => s === 'Main').length === round, 3000, `revert ${round}`);
+    }
+    await waitFor(() => runner.queues().length === 0, 3000, 'the queue done');
+    expect(fake.scene).toBe('Main');
+    expect(switches()).toEqual(['Gift', 'Main', 'Gift', 'Main', 'Gift', 'Main']);
+    expect(runner.log().map((e) => e.ok)).toEqual([true, true, true]);
+  });
+
+  it('without a queue, overlapping temporary scenes never restore one another: OBS ends on the original scene', async () => {
+    await start();
+    runner.run([scene('Gift A')]);
+    await waitFor(() => runner.log().length === 1, 3000, 'gift A');
+    clock.advance(2000);
+    runner.run([scene('Gift B')]);
+    await waitFor(() => runner.log().length === 2, 3000, 'gift B');
+    expect(fake.scene).toBe('Gift B');
+    // Gift A's revert falls due while Gift B still shows: it must not bring back Gift A, nor cut B short.
+    clock.advance(3000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fake.scene).toBe('Gift B');
+    await advanceTo(2000, 'Main');
+    expect(
+      fake.requests
+        .filter((r) => r.requestType === 'SetCurrentProgramScene')
+        .map((r) => r.requestData.sceneName),
+    ).toEqual(['Gift A', 'Gift B', 'Main']);
+  });
+
+  it('a silent OBS: each request fails after 5 s in the action log, the queue moves on, and three in a row re-open the connection', async () => {
+    await start();
+    fake.silent = true;
+    const connectionsBefore = fake.connections;
+    for (let i = 0; i < 3; i++)
+      runner.run([scene(`Hung ${i}`, { queue: 'scenes', revertAfterMs: undefined } as Partial<FiredAction>)]);
+    for (let i = 1; i <= 3; i++) {
+      await waitFor(() => fake.requests.length === i, 3000, `request ${i} sent`);
+      expect(runner.queues()).toEqual([{ name: 'scenes', running: true, waiting: 3 - i }]);
+      clock.advance(5000);
+      await waitFor(() => runner.log().length === i, 3000, `outcome ${i}`);
+    }
+    expect(runner.log().map((e) => [e.ok, e.error])).toEqual(
+      Array.from({ length: 3 }, () => [false, 'OBS did not answer SetCurrentProgramScene within 5 s']),
+    );
+    expect(runner.queues()).toEqual([]);
+    expect(
+      lines.filter((l) => l.startsWith('[actions] rule "Gift scene" action 1 (obs) failed')),
+    ).toHaveLength(1);
+    // The third timeout in a row re-opened the connection.
+    expect(
+      lines.some((l) => l.includes('3 requests in a row got no answer within 5 s: connecting again')),
+    ).toBe(true);
+    await waitFor(() => fake.connections === connectionsBefore + 1, 3000, 'a new connection');
+    await waitFor(() => connection.status().state === 'connected', 3000, 'connected again');
+    fake.silent = false;
+    runner.run([scene('Back', { revertAfterMs: undefined } as Partial<FiredAction>)]);
+    await waitFor(() => fake.scene === 'Back', 3000, 'an answered request');
+  });
+
+  it('a frame from OBS over 4 MiB closes the connection and fails the action at once; a normal one is taken', async () => {
+    await start();
+    fake.replyPadding = 3 * 1024 * 1024;
+    runner.run([scene('Big but fine', { revertAfterMs: undefined } as Partial<FiredAction>)]);
+    await waitFor(() => runner.log().length === 1, 3000, 'the first outcome');
+    expect(runner.log()[0]).toMatchObject({ ok: true });
+    fake.replyPadding = 5 * 1024 * 1024;
+    runner.run([scene('Too big', { revertAfterMs: undefined } as Partial<FiredAction>)]);
+    await waitFor(() => runner.log().length === 2, 3000, 'the second outcome');
+    expect(runner.log()[1]).toMatchObject({ ok: false });
+    expect(runner.log()[1]!.error).toBe('the connection to OBS closed: OBS sent a frame larger than 4 MiB');
+    expect(connection.status().state).not.toBe('connected');
   });
 });

@@ -23,6 +23,12 @@ export interface FakeObs {
   filters: Map<string, boolean>;
   /** Clients identified now. */
   readonly clients: number;
+  /** Connections opened since the start (a reconnect opens one more). */
+  readonly connections: number;
+  /** OBS hung: requests are recorded but never answered (identifying still works). */
+  silent: boolean;
+  /** Bytes of padding added to every answer (a reply far larger than any real one). */
+  replyPadding: number;
   /** Drops every client (OBS quitting), keeps listening. */
   dropClients(): void;
   close(): Promise<void>;
@@ -39,6 +45,7 @@ export async function startFakeObs(options: { password?: string; port?: number }
   });
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
   const identified = new Set<WebSocket>();
+  let connections = 0;
   const fake: FakeObs = {
     url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`,
     requests: [],
@@ -49,6 +56,11 @@ export async function startFakeObs(options: { password?: string; port?: number }
     get clients() {
       return identified.size;
     },
+    get connections() {
+      return connections;
+    },
+    silent: false,
+    replyPadding: 0,
     dropClients() {
       for (const ws of wss.clients) ws.terminate();
     },
@@ -61,6 +73,7 @@ export async function startFakeObs(options: { password?: string; port?: number }
   const itemIds = new Map([['Main/Gift camera', 7]]);
 
   wss.on('connection', (ws) => {
+    connections++;
     const challenge = randomBytes(16).toString('base64');
     const salt = randomBytes(16).toString('base64');
     const send = (op: number, d: unknown) => ws.send(JSON.stringify({ op, d }));
@@ -85,12 +98,14 @@ export async function startFakeObs(options: { password?: string; port?: number }
       const requestData = (message.d.requestData ?? {}) as Record<string, unknown>;
       fake.requests.push({ requestType, requestData });
       fake.onRequest?.({ requestType, requestData });
+      if (fake.silent) return;
       const respond = (responseData?: unknown, code = 100, comment?: string) =>
         send(7, {
           requestType,
           requestId: message.d.requestId,
           requestStatus: { result: code === 100, code, ...(comment ? { comment } : {}) },
           ...(responseData ? { responseData } : {}),
+          ...(fake.replyPadding > 0 ? { padding: 'x'.repeat(fake.replyPadding) } : {}),
         });
       const key = (a: unknown, b: unknown) => `${String(a)}/${String(b)}`;
       switch (requestType) {
