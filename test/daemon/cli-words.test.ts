@@ -1,7 +1,7 @@
 // What the command line says when something is not as expected: a mistyped option named with the usage
 // line, `status` saying where it looked, and a Ctrl+C that stops at once.
 import { rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type CliIo, main } from '../../daemon/src/cli/main.js';
@@ -85,4 +85,70 @@ describe('status', () => {
     expect(r.stderr()).toContain(join(dir, 'daemon.json'));
     expect(r.stderr()).toContain('--data-dir');
   }, 20_000);
+});
+
+/** A proxy that accepts connections and never answers: a request through it hangs, as to a host that is down. */
+async function silentProxy(): Promise<{ url: string; held: () => number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('data', () => {});
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    held: () => sockets.size,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('Ctrl+C', () => {
+  // TikTok is reached through a proxy here, so nothing leaves the machine.
+  it('says it is stopping and exits while a TikTok source retries against a closed port', async () => {
+    const dir = await makeDataDir();
+    dirs.push(dir);
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const r = spawnCli(['--port', '0', '--data-dir', dir, '--tiktok', 'someone', '--gatekeeper', closed], {
+      HTTPS_PROXY: closed,
+      HTTP_PROXY: closed,
+      https_proxy: closed,
+      http_proxy: closed,
+    });
+    await waitFor(() => /press Ctrl\+C to stop/.test(r.stdout()), 15_000);
+    await waitFor(() => /cannot reach TikTok.*trying again/.test(r.stderr()), 15_000);
+    r.child.kill('SIGINT');
+    expect(await r.exited).toBe(0);
+    expect(r.stdout()).toContain('SIGINT: stopping…');
+    expect(r.stdout()).toContain('stopped');
+  }, 40_000);
+
+  it('exits while a TikTok connect hangs on a host that never answers', async () => {
+    const dir = await makeDataDir();
+    dirs.push(dir);
+    const proxy = await silentProxy();
+    try {
+      const closed = `http://127.0.0.1:${await freePort()}`;
+      const r = spawnCli(['--port', '0', '--data-dir', dir, '--tiktok', 'someone', '--gatekeeper', closed], {
+        HTTPS_PROXY: proxy.url,
+        HTTP_PROXY: proxy.url,
+        https_proxy: proxy.url,
+        http_proxy: proxy.url,
+      });
+      await waitFor(() => /press Ctrl\+C to stop/.test(r.stdout()), 15_000);
+      await waitFor(() => /@someone is now connecting/.test(r.stderr()), 15_000);
+      // TikTok's request is under way, held by the proxy.
+      await waitFor(() => proxy.held() > 0, 15_000);
+      r.child.kill('SIGINT');
+      expect(await r.exited).toBe(0);
+      expect(r.stdout()).toContain('SIGINT: stopping…');
+    } finally {
+      await proxy.close();
+    }
+  }, 40_000);
 });

@@ -156,7 +156,12 @@ export interface CliIo {
   err: (text: string) => void;
   /** Resolves when the process is asked to stop (SIGINT/SIGTERM). */
   stopSignal: () => Promise<string>;
+  /** The server has stopped: nothing of it may keep the process alive any more. */
+  stopped?: () => void;
 }
+
+/** How long a stopped server's process may take to end by itself before it is ended. */
+const EXIT_GRACE_MS = 1000;
 
 /** How often the server checks that the process that started it is still there. */
 const PARENT_CHECK_MS = 500;
@@ -181,6 +186,11 @@ const processIo: CliIo = {
       }, PARENT_CHECK_MS);
       watch.unref();
     }),
+  // A socket a library left open (a connect to an unreachable host) does not hold the terminal: the
+  // process ends with the exit status set by then.
+  stopped: () => {
+    setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+  },
 };
 
 /** One command of the table: its name, its help, and how it runs once the shared options are parsed. */
@@ -405,8 +415,10 @@ async function start(values: Values, io: CliIo): Promise<number> {
     );
   }
   const dataDir = values['data-dir'] ?? defaultDataDir();
-  // Listen for SIGINT/SIGTERM before starting anything, so a stop during start-up is still clean.
+  // Listen for SIGINT/SIGTERM before starting anything, so a stop during start-up is still clean. The
+  // terminal hears at once that the stop is under way, also while start-up is still going on.
   const stopped = io.stopSignal();
+  void stopped.then((signal) => io.out(`${signal}: stopping…\n`));
   const remoteOptions = {
     gatekeeper: values.gatekeeper,
     cloudflared: values.cloudflared,
@@ -464,10 +476,13 @@ async function start(values: Values, io: CliIo): Promise<number> {
   // Licence, tier limits and the tunnel (when `tunnel up` has stored one).
   const remote: RemoteAccess = await startRemoteAccess(daemon, { ...remoteOptions, licence });
   io.out('press Ctrl+C to stop\n');
-  const signal = await stopped;
-  io.out(`${signal}: shutting down\n`);
+  await stopped;
+  // Every source's retries and timers end with it; a library's request still in flight (TikTok's, to an
+  // unreachable host) would hold the process for its own timeout: it is not waited for.
   await remote.close();
   await daemon.close();
+  io.out('stopped\n');
+  io.stopped?.();
   return 0;
 }
 
