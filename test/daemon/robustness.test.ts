@@ -255,3 +255,58 @@ describe('limits on what a rule renders, and on who reads the data dir', () => {
     }
   });
 });
+
+describe('no error ends the daemon', () => {
+  it('an error nothing caught reaches the last resort: one line, and the daemon keeps serving; its close removes the handler', async () => {
+    const before = {
+      exception: process.listeners('uncaughtException'),
+      rejection: process.listeners('unhandledRejection'),
+    };
+    const daemon = await start();
+    const added = (event: 'uncaughtException' | 'unhandledRejection') =>
+      process
+        .listeners(event)
+        .filter((l) => !before[event === 'uncaughtException' ? 'exception' : 'rejection'].includes(l));
+    const [onException] = added('uncaughtException');
+    const [onRejection] = added('unhandledRejection');
+    expect(onException).toBeTypeOf('function');
+    expect(onRejection).toBeTypeOf('function');
+    // What Node would hand it for a throw in a timer and for a promise nobody caught.
+    (onException as (err: Error) => void)(new Error('a timer threw'));
+    (onRejection as (err: unknown) => void)(new Error('a promise failed'));
+    expect(daemon.logs.filter((l) => l.includes('an error nothing handled, the daemon goes on'))).toEqual([
+      expect.stringContaining('a timer threw'),
+      expect.stringContaining('a promise failed'),
+    ]);
+    expect((await api(daemon, 'GET', '/status')).status).toBe(200);
+    await daemon.stop();
+    running.splice(running.indexOf(daemon), 1);
+    expect(added('uncaughtException')).toEqual([]);
+    expect(added('unhandledRejection')).toEqual([]);
+  });
+
+  it('a rules.json that puts a placeholder in a webhook host is not used after a restart; a chat line with a space leaves the daemon serving', async () => {
+    const dataDir = await emptyDataDir();
+    await writeFile(
+      join(dataDir, 'rules.json'),
+      JSON.stringify([
+        {
+          id: 'rule-qly30d',
+          name: 'Chat hook',
+          trigger: 'chat',
+          actions: [{ kind: 'webhook', url: 'http://{data.comment}.example/x' }],
+        },
+      ]),
+    );
+    const daemon = await start(dataDir);
+    const posted = await api(daemon, 'POST', '/api/events', {
+      type: 'chat',
+      user: { uniqueId: 'v', nickname: 'V' },
+      data: { comment: 'hello there' },
+    });
+    expect(posted.status).toBe(202);
+    expect(((await posted.json()) as { firedRules: string[] }).firedRules).toEqual([]);
+    expect((await api(daemon, 'GET', '/status')).status).toBe(200);
+    expect(daemon.logs.join('\n')).toContain('0.actions.0.url');
+  });
+});
