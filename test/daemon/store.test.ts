@@ -358,8 +358,13 @@ describe('rules.json', () => {
     expect(((await put.json()) as { error: { message: string } }).error.message).toContain(
       'line 5, column 5',
     );
+    // The Rules view asks when it opens.
+    const problem = (await (await api(daemon, 'GET', '/api/rules/problem')).json()) as { problem: string };
+    expect(problem.problem).toContain(daemon.dataDir.rulesFile);
+    expect(problem.problem).toContain('line 5, column 5');
     await writeFile(daemon.dataDir.rulesFile, '[]\n');
-    await waitFor(() => daemon.rules.current().length === 0, 2000, 'the fixed rules');
+    await waitFor(() => daemon.rules.unreadable === undefined, 2000, 'the fixed rules');
+    expect(await (await api(daemon, 'GET', '/api/rules/problem')).json()).toEqual({ problem: null });
   });
 });
 

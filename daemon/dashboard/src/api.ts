@@ -1,5 +1,7 @@
 // Client of the daemon's local control API (decisions §3): Bearer admin key, JSON bodies, typed refusals.
 import * as v from 'valibot';
+import { type PendingRestore, PendingRestore as PendingRestoreSchema } from '../../../shared/backup.js';
+import { FileProblem as FileProblemSchema } from '../../../shared/data-files.js';
 import {
   ActionLog,
   type ActionLogEntry,
@@ -250,6 +252,18 @@ export class ControlApi {
   /** Uploads a backup: checked now, put in place when the daemon next starts. */
   importBackup(file: Blob): Promise<unknown> {
     return this.request('/api/restore', { method: 'POST', body: file, contentType: 'application/gzip' });
+  }
+  /** Why rules.json on disk cannot be read, or null. */
+  async rulesProblem(): Promise<string | null> {
+    return (await this.typed(FileProblemSchema, '/api/rules/problem')).problem;
+  }
+  /** Whether an imported backup waits for the next start. */
+  pendingRestore(): Promise<PendingRestore> {
+    return this.typed(PendingRestoreSchema, '/api/restore');
+  }
+  /** Cancels the imported backup that waits for the next start. */
+  async cancelRestore(): Promise<void> {
+    await this.request('/api/restore', { method: 'DELETE' });
   }
   clients(): Promise<ClientCounts> {
     return this.typed(ClientCountsSchema, '/api/clients');

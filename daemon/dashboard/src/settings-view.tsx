@@ -1,6 +1,7 @@
 // Settings (settings.json through /api/settings): OBS's address and password, Streamer.bot's address,
 // and speech. The password is never shown: leave it empty to keep the one stored.
 import { useEffect, useState } from 'preact/hooks';
+import { backupFileName, type PendingRestore } from '../../../shared/backup.js';
 import type { SettingsView as Settings, SettingsInput } from '../../../shared/settings.js';
 import { ApiError, type ControlApi } from './api.js';
 import { Field } from './fields.js';
@@ -30,10 +31,33 @@ const draftOf = (s: Settings): Draft => ({
   userCooldownMs: String(s.tts.userCooldownMs),
 });
 
-/** Export: a backup of everything but secrets; Import: checked now, put in place at the next start. */
+/**
+ * Export: a backup of everything but secrets; Import: checked now, put in place at the next start. An
+ * import that waits is shown, with a way to cancel it.
+ */
 function Backups(props: { api: ControlApi }) {
   const [note, setNote] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
   const [busy, setBusy] = useState(false);
+  const [pending, setPending] = useState<PendingRestore>({ pending: false });
+  const refreshPending = () =>
+    props.api.pendingRestore().then(setPending, () => setPending({ pending: false }));
+  useEffect(() => void refreshPending(), []);
+  const cancelPending = async () => {
+    setBusy(true);
+    setNote(undefined);
+    try {
+      await props.api.cancelRestore();
+      setNote({
+        kind: 'ok',
+        text: 'The imported backup was cancelled: nothing will change at the next start.',
+      });
+    } catch (err) {
+      setNote({ kind: 'error', text: describeError(err) });
+    } finally {
+      await refreshPending();
+      setBusy(false);
+    }
+  };
   const exportNow = async () => {
     setBusy(true);
     setNote(undefined);
@@ -42,7 +66,7 @@ function Backups(props: { api: ControlApi }) {
       const url = URL.createObjectURL(blob);
       const link = document.createElement('a');
       link.href = url;
-      link.download = `overlay-daemon-backup-${new Date().toISOString().slice(0, 10)}.tar.gz`;
+      link.download = backupFileName(new Date());
       link.click();
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
       setNote({
@@ -68,6 +92,7 @@ function Backups(props: { api: ControlApi }) {
     } catch (err) {
       setNote({ kind: 'error', text: `Not imported, nothing changed: ${describeError(err)}` });
     } finally {
+      await refreshPending();
       setBusy(false);
     }
   };
@@ -75,8 +100,20 @@ function Backups(props: { api: ControlApi }) {
     <section class="card grid" aria-labelledby="backup-title">
       <h3 id="backup-title">Backup</h3>
       <p class="muted">
-        One file with your overlays, rules, media, settings (without the OBS password) and the event history.
+        One file with your overlays, rules, media, settings (without secrets: the OBS password and the YouTube
+        key stay here) and the event history.
       </p>
+      {pending.pending && (
+        <div class="row">
+          <Notice kind="info">
+            An imported backup (made {new Date(pending.createdAt).toLocaleString()}) waits: it is put in place
+            when overlay-daemon next starts.
+          </Notice>
+          <button type="button" onClick={() => void cancelPending()} disabled={busy}>
+            Cancel the import
+          </button>
+        </div>
+      )}
       <div class="row">
         <button type="button" onClick={() => void exportNow()} disabled={busy}>
           Export a backup

@@ -3,6 +3,7 @@ import { realpath, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Polka, Request } from 'polka';
 import type * as v from 'valibot';
+import type { FileProblem } from '../../../shared/data-files.js';
 import {
   type ClientCounts,
   type CommandReceipt,
@@ -224,6 +225,17 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     sendJson(res, 200, list, { ETag: etagOf(list), 'Cache-Control': 'no-cache' });
   });
 
+  // Whether rules.json reads: the Rules view says so when it opens, not only when a save is refused.
+  app.get('/api/rules/problem', (_req, res) => {
+    const reason = rules.unreadable;
+    sendJson(res, 200, {
+      problem:
+        reason === undefined
+          ? null
+          : `${ctx.dataDir.rulesFile} could not be read (${reason}); the rules in force are the last good ones, and saving is refused until the file is fixed or removed`,
+    } satisfies FileProblem);
+  });
+
   app.put('/api/rules', async (req, res) => {
     const list = await readJson(req, res, RuleList);
     if (!list) return;
@@ -274,6 +286,15 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
       'Cache-Control': 'no-cache',
     }),
   );
+  app.get('/api/settings/problem', (_req, res) => {
+    const reason = ctx.settings.unreadable;
+    sendJson(res, 200, {
+      problem:
+        reason === undefined
+          ? null
+          : `${ctx.settings.file} could not be read (${reason}); the settings in force are the last good ones, and saving is refused until the file is fixed or removed`,
+    } satisfies FileProblem);
+  });
   app.put('/api/settings', async (req, res) => {
     const input = await readJson(req, res, SettingsInput);
     if (!input) return;

@@ -36,6 +36,11 @@ export class RulesStore {
     return this.#file.value ?? [];
   }
 
+  /** Why rules.json cannot be read, while it cannot (saves are refused meanwhile). */
+  get unreadable(): string | undefined {
+    return this.#file.unreadable;
+  }
+
   /** Called with the new list whenever the rules in force change (API or file edit). */
   subscribe(listener: (rules: RuleList) => void): () => void {
     this.#listeners.add(listener);

@@ -17,6 +17,11 @@ export function RulesView(props: { shared: Shared }) {
   const [refusal, setRefusal] = useState<unknown>();
 
   useEffect(() => setDraft(shared.rules), [shared.rules]);
+  // A rules.json that does not read (a hand edit with an error) is said when the view opens.
+  const [fileProblem, setFileProblem] = useState<string | null>(null);
+  useEffect(() => {
+    shared.api.rulesProblem().then(setFileProblem, () => setFileProblem(null));
+  }, [shared.api, shared.rules]);
 
   const issues = useMemo(() => fieldIssues(RuleList, draft), [draft]);
   const dirty = JSON.stringify(draft) !== JSON.stringify(shared.rules);
@@ -84,6 +89,7 @@ export function RulesView(props: { shared: Shared }) {
         Rules run in this order on every event. A matching rule runs its actions: overlay commands, speech,
         OBS requests, webhooks and Streamer.bot actions.
       </p>
+      {fileProblem !== null && <Notice kind="error">{fileProblem}</Notice>}
       {note && <Notice kind={note.kind}>{note.text}</Notice>}
       {refusal !== undefined && <ErrorNotice error={refusal} prefix="The daemon refused the rules: " />}
       {issues.get('') && <Notice kind="error">{issues.get('')}</Notice>}
