@@ -236,8 +236,12 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
   // Speech with the OS's voices; old files are swept every ten minutes. The blocked words are looked
   // for again in the plain text the engine reads (markup and invisible characters hide none).
   const speech = new Speech({ dir: dataDir.ttsDir, blockedWords: () => settings.current().tts.blockedWords });
-  void speech.sweep();
-  const sweepTimer = setInterval(() => void speech.sweep(), 10 * 60 * 1000).unref();
+  const sweep = () =>
+    speech
+      .sweep()
+      .catch((err: unknown) => log(`[speech] removing old speech files failed: ${errorMessage(err)}`));
+  void sweep();
+  const sweepTimer = setInterval(() => void sweep(), 10 * 60 * 1000).unref();
   const actions = new ActionRunner({
     obs,
     speech,
@@ -279,7 +283,12 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
   const sources = new SourceManager(
     {
       emit: (event) => {
-        ingest(event);
+        // A source's event handler never throws into the platform's library: the failure is one line.
+        try {
+          ingest(event);
+        } catch (err) {
+          log(`[sources] a ${event.platform} ${event.type} event could not be handled: ${errorMessage(err)}`);
+        }
       },
       log,
       urls: platformUrls,
@@ -308,11 +317,13 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
   let signedInAs = await twitchAccount();
   const onTwitchFile = (now: Stats, before: Stats) => {
     if (now.mtimeMs === before.mtimeMs && now.nlink === before.nlink) return;
-    void twitchAccount().then((account) => {
-      if (account === signedInAs) return;
-      signedInAs = account;
-      sources.restart('twitch');
-    });
+    twitchAccount()
+      .then((account) => {
+        if (account === signedInAs) return;
+        signedInAs = account;
+        sources.restart('twitch');
+      })
+      .catch((err: unknown) => log(`[twitch] following the sign-in file failed: ${errorMessage(err)}`));
   };
   watchStat(twitchFile, { interval: 1000, persistent: false }, onTwitchFile);
 
