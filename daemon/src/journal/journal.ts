@@ -419,7 +419,7 @@ export class Journal {
   }
 
   static #start(options: JournalOptions): Journal {
-    const db = Journal.#openDatabase(options.path);
+    const db = Journal.#openDatabase(options.path, options.log);
     try {
       return new Journal(db, options);
     } catch (err) {
@@ -428,15 +428,23 @@ export class Journal {
     }
   }
 
-  static #openDatabase(path: string): Database.Database {
+  static #openDatabase(path: string, log: (line: string) => void): Database.Database {
     // Created 0600 before SQLite opens it (SQLite gives -wal and -shm the mode of the database), and
     // made 0600 if an older version left it readable by others: it holds every viewer's messages.
     closeSync(openSync(path, 'a', FILE_MODE));
-    chmodSync(path, FILE_MODE);
+    const makePrivate = (file: string) => {
+      if (!existsSync(file)) return;
+      try {
+        chmodSync(file, FILE_MODE);
+      } catch (err) {
+        // Another user's file this daemon may still read and write: said, and not a reason to set it aside.
+        log(`[journal] ${file} could not be made private (mode 0600): ${errorMessage(err)}`);
+      }
+    };
+    makePrivate(path);
     const db = new Database(path);
     try {
-      for (const suffix of ['-wal', '-shm'])
-        if (existsSync(path + suffix)) chmodSync(path + suffix, FILE_MODE);
+      for (const suffix of ['-wal', '-shm']) makePrivate(path + suffix);
       db.pragma('journal_mode = WAL');
       // In WAL mode a commit is in the file when it returns; a process killed after it loses nothing.
       db.pragma('synchronous = NORMAL');
@@ -457,8 +465,7 @@ export class Journal {
         })();
       }
       // The first write makes -wal and -shm; they take the database's mode, checked here all the same.
-      for (const suffix of ['-wal', '-shm'])
-        if (existsSync(path + suffix)) chmodSync(path + suffix, FILE_MODE);
+      for (const suffix of ['-wal', '-shm']) makePrivate(path + suffix);
       return db;
     } catch (err) {
       db.close();
