@@ -1,5 +1,6 @@
-// The journal's routes (decisions-2 §7): events after a seq, stream sessions with their totals, one
-// session as CSV, and leaderboards. Queries are checked by one schema each; a bad one names its field.
+// The journal's routes: events after a seq, stream sessions with their totals, one session as CSV
+// (streamed), its minutes, leaderboards, and the removal of test events. Queries are checked by one
+// schema each; a bad one names its field.
 import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Polka, Request } from 'polka';

@@ -1,4 +1,4 @@
-// The event journal (decisions-2 §7): every accepted event in events.db (SQLite through better-sqlite3,
+// The event journal: every accepted event in events.db (SQLite through better-sqlite3,
 // WAL), written before POST /api/events answers, with the daemon-wide `seq`, its time and its source;
 // stream sessions with running totals, per-viewer figures for leaderboards and points, retention, and a
 // corrupt database moved aside rather than stopping the daemon.
@@ -108,7 +108,7 @@ const MIGRATIONS: readonly string[] = [
 /** How many schema versions this daemon knows (a newer journal is not opened). */
 export const MIGRATION_COUNT = MIGRATIONS.length;
 
-/** A session ends after this long without events (decisions-2 §7). */
+/** A session ends after this long without events. */
 const SESSION_IDLE_MS = 30 * 60 * 1000;
 /** How often the WAL is checkpointed into the database file. */
 const CHECKPOINT_MS = 2000;

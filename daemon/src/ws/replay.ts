@@ -1,4 +1,4 @@
-// What the hub keeps to resume a page (decisions-2 §7): the recent `stream-event`s (every overlay gets
+// What the hub keeps to resume a page: the recent `stream-event`s (every overlay gets
 // them) and each overlay's recent `overlay-command`s, each with its `seq` and time. A page that comes
 // back with `resumeFrom` gets what it missed from here, in `seq` order. With the journal, it starts from
 // what the journal kept (the newest events, the commands of the last hour) and keeps each command there,
