@@ -68,6 +68,27 @@ describe('overlay-daemon event', () => {
     });
   });
 
+  it('names the fired rules by their names, as the dashboard does (a rule without one by its id)', async () => {
+    const rules = (await (await api(daemon, 'GET', '/api/rules')).json()) as { id: string }[];
+    const named = [
+      ...rules,
+      {
+        id: 'rule-qly30d',
+        name: 'Rose confetti',
+        trigger: 'gift',
+        actions: [{ overlayId, widgetId: 'alerts', command: 'show-alert', payload: { text: 'x' } }],
+      },
+    ];
+    expect((await api(daemon, 'PUT', '/api/rules', named)).status).toBe(200);
+    try {
+      const result = await runCli(['event', 'gift', ...target()], NO_DEFAULT_DATA_DIR);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout.split('\n')[1]).toBe('fired 2 rules: thanks, Rose confetti');
+    } finally {
+      expect((await api(daemon, 'PUT', '/api/rules', rules)).status).toBe(200);
+    }
+  });
+
   it('sends likes and chat; no rule fires for them', async () => {
     const [likes, chat] = await Promise.all([
       runCli(['event', 'like', '--likes', '10', ...target()], NO_DEFAULT_DATA_DIR),

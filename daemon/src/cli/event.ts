@@ -162,6 +162,28 @@ function buildEvent(type: StreamEventType, values: Values): unknown {
 }
 
 const AcceptedBody = v.object({ firedRules: v.optional(v.array(v.string()), []) });
+/** What `GET /api/rules` gives that the output needs: each rule's id and name. */
+const RuleNames = v.array(v.object({ id: v.string(), name: v.optional(v.string()) }));
+
+/**
+ * The fired rules by name (a rule without one by its id), as the dashboard names them; their ids when
+ * the rules cannot be read.
+ */
+async function ruleNames(baseUrl: string, key: string, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return ids;
+  try {
+    const res = await fetch(`${baseUrl}/api/rules`, {
+      headers: { Authorization: `Bearer ${key}` },
+      signal: AbortSignal.timeout(5000),
+    });
+    const rules = parseWith(RuleNames, await res.json());
+    if (!res.ok || !rules.ok) return ids;
+    const names = new Map(rules.value.map((r) => [r.id, r.name?.trim() || r.id]));
+    return ids.map((id) => names.get(id) ?? id);
+  } catch {
+    return ids;
+  }
+}
 const ErrorBody = v.object({ error: v.object({ code: v.string(), message: v.string() }) });
 
 async function send(event: StreamEvent, values: Values, io: EventCliIo): Promise<number> {
@@ -206,7 +228,7 @@ async function send(event: StreamEvent, values: Values, io: EventCliIo): Promise
     return 1;
   }
   const accepted = parseWith(AcceptedBody, body);
-  const fired = accepted.ok ? accepted.value.firedRules : [];
+  const fired = await ruleNames(baseUrl, key, accepted.ok ? accepted.value.firedRules : []);
   io.out(`sent ${event.type} event: ${describeEvent(event)}\n`);
   io.out(
     fired.length === 0
