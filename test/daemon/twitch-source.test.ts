@@ -131,6 +131,22 @@ describe('the Twitch source', () => {
     await waitFor(() => ended === 1);
   });
 
+  it('out of reach, says it cannot reach Twitch (as TikTok does), without sign-in advice', async () => {
+    const closed = await startFakeTwitchIrc();
+    const url = closed.url;
+    await closed.close();
+    source = new TwitchSource(twitch.user.login, {
+      ...context(),
+      urls: { ...context().urls, twitchIrc: url },
+    });
+    source.start();
+    await waitFor(() => source?.report().state === 'reconnecting', 10_000);
+    const detail = source.report().detail ?? '';
+    expect(detail).toMatch(/^cannot reach Twitch \(is this computer online\?\)/);
+    expect(detail).not.toMatch(/connection lost|connect Twitch|sign/i);
+    expect(logs.join('\n')).toContain('[twitch] #streamer: reconnecting (cannot reach Twitch');
+  });
+
   it('keeps chat going when the sign-in no longer works, and says why', async () => {
     await signIn();
     twitch.forgetAllTokens();

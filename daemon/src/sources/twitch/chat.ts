@@ -85,8 +85,12 @@ export class TwitchChat {
   #connect(client: ChatClient): void {
     const { channel } = this.options;
     this.#client = client;
-    client.onJoin((joined, user) => {
-      if (joined === channel && /^justinfan/.test(user)) this.options.onState('connected');
+    // Whether chat was joined since the last drop: a drop without is a connect that failed.
+    let joined = false;
+    client.onJoin((to, user) => {
+      if (to !== channel || !/^justinfan/.test(user)) return;
+      joined = true;
+      this.options.onState('connected');
     });
     client.onJoinFailure((failed, reason) => {
       if (failed === channel) this.options.onState('error', describeJoinFailure(reason, channel));
@@ -98,7 +102,10 @@ export class TwitchChat {
             .replace(/^\[\d+\]\s*/, '')
             .trim()
         : '';
-      this.options.onState('reconnecting', `chat connection lost${why ? `: ${why}` : ''}`);
+      // Never joined since the last try: Twitch is out of reach (offline, DNS, a firewall), as TikTok says.
+      const what = joined ? 'chat connection lost' : 'cannot reach Twitch (is this computer online?)';
+      joined = false;
+      this.options.onState('reconnecting', `${what}${why ? `: ${why}` : ''}`);
     });
     client.onMessage((to, user, text, msg) => {
       if (to !== channel) return;

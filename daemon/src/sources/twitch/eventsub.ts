@@ -234,7 +234,7 @@ export class EventSubClient {
     this.#live = undefined;
     this.#next = undefined;
     this.#subscribed.clear();
-    await Promise.all(open.map((c) => this.#close(c, 'stopping')));
+    await Promise.all([...open.map((c) => this.#close(c, 'stopping')), ...this.#subscribing]);
   }
 
   /** The types whose subscription succeeded in the current session (`channel.cheer`, …). */
@@ -364,8 +364,16 @@ export class EventSubClient {
       this.#log('moved to the connection Twitch asked for; subscriptions carried over');
       return;
     }
-    if (conn === this.#live) void this.#subscribeAll(session.id);
+    if (conn === this.#live) {
+      const subscribing = this.#subscribeAll(session.id)
+        .catch((err: unknown) => this.#log(`subscribing failed: ${errorMessage(err)}`))
+        .finally(() => this.#subscribing.delete(subscribing));
+      this.#subscribing.add(subscribing);
+    }
   }
+
+  /** Subscription requests under way: stop() waits for them, so none reaches Twitch after it resolved. */
+  readonly #subscribing = new Set<Promise<void>>();
 
   async #subscribeAll(sessionId: string): Promise<void> {
     const session = this.#session;

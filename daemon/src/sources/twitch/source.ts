@@ -97,7 +97,10 @@ export class TwitchSource implements EventSource {
   /** The source's state is chat's (events flow as long as chat does); the detail tells the rest. */
   #update(): void {
     if (!this.#running) return;
-    const detail = [this.#chatDetail, this.#eventsDetail].filter(Boolean).join('; ') || undefined;
+    // While chat is not connected, its trouble is what to act on: the sign-in's advice waits.
+    const events =
+      this.#chatState !== 'connected' && this.#eventsDetail === SIGN_IN_HINT ? undefined : this.#eventsDetail;
+    const detail = [this.#chatDetail, events].filter(Boolean).join('; ') || undefined;
     this.#state.set(this.#chatState, detail);
   }
 
