@@ -190,7 +190,9 @@ authRoutes.post('/auth/exchange', async (c) => {
   // The code is spent either way: a wrong verifier cannot be retried against it.
   if (!(await verifierMatches(pending.value.challenge, body.value.code_verifier)))
     throw new ApiError('invalid_code', 'The code_verifier does not match this login; sign in again');
-  const epoch = pending.value.epoch ?? memberEpoch(await readMember(c.env, pending.value.sub));
+  // The epoch the login stored, or a later one in KV: a logout elsewhere meanwhile does not sign
+  // out the licence of a login that finished after it.
+  const epoch = Math.max(pending.value.epoch ?? 1, memberEpoch(await readMember(c.env, pending.value.sub)));
   const { token } = await signLicence(c.env, { sub: pending.value.sub, tier: pending.value.tier, epoch });
   c.header('Cache-Control', 'no-store');
   return c.json({ token, tier: pending.value.tier });
