@@ -1,0 +1,62 @@
+// The dashboard and the data directory's files in Chromium against the real daemon: a rules.json that
+// does not read is said when the Rules view opens (line and column), and an imported backup waiting for
+// the next start is shown in Settings › Backup with a way to cancel it.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/chromium.js';
+import { api, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
+
+let daemon: TestDaemon;
+let browser: Browser;
+let dashboard: Page;
+
+async function openTab(page: Page, name: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name }).click();
+}
+
+beforeAll(async () => {
+  [daemon, browser] = await Promise.all([startTestDaemon(), launchChromium()]);
+  const context = await browser.newContext({ viewport: { width: 1400, height: 950 } });
+  context.setDefaultTimeout(10_000);
+  dashboard = await context.newPage();
+  const key = (await readFile(join(daemon.dataDir.root, 'admin.key'), 'utf8')).trim();
+  await dashboard.goto(`${daemon.url}/dashboard#key=${encodeURIComponent(key)}`);
+  await dashboard.getByRole('heading', { name: 'Overlays' }).waitFor();
+});
+afterAll(async () => {
+  await browser?.close();
+  await daemon?.stop();
+});
+
+describe('a hand-edited rules.json with a JSON error', () => {
+  it('is said when the Rules view opens, with the line and column, before any save', async () => {
+    await writeFile(daemon.dataDir.rulesFile, '[\n  {\n    "id": "hand"\n    "trigger": "follow"\n  }\n]\n');
+    await waitFor(() => daemon.rules.unreadable !== undefined, 2000, 'the report');
+    await openTab(dashboard, 'Rules');
+    const notice = dashboard.locator('.notice-error', { hasText: 'rules.json could not be read' });
+    await notice.waitFor();
+    expect(await notice.textContent()).toContain('line 4, column 5');
+    await writeFile(daemon.dataDir.rulesFile, '[]\n');
+    await waitFor(() => daemon.rules.unreadable === undefined, 2000, 'the fixed file');
+  });
+});
+
+describe('an imported backup', () => {
+  it('is shown in Settings while it waits for the next start, and Cancel drops it', async () => {
+    const archive = Buffer.from(await (await api(daemon, 'GET', '/api/backup')).arrayBuffer());
+    const imported = await fetch(`${daemon.url}/api/restore`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${daemon.adminKey}`, 'Content-Type': 'application/gzip' },
+      body: new Uint8Array(archive),
+    });
+    expect(imported.status).toBe(202);
+    await openTab(dashboard, 'Settings');
+    await dashboard.getByText('An imported backup').waitFor();
+    await dashboard.getByRole('button', { name: 'Cancel the import' }).click();
+    await dashboard.getByText('The imported backup was cancelled').waitFor();
+    expect(await dashboard.getByText('An imported backup').count()).toBe(0);
+    expect(await (await api(daemon, 'GET', '/api/restore')).json()).toEqual({ pending: false });
+  });
+});
