@@ -5,6 +5,8 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_RENDERED_PAYLOAD_BYTES } from '../../daemon/src/rules/engine.js';
+import type { SourceContext } from '../../daemon/src/sources/source.js';
+import type { StreamEvent } from '../../shared/protocol/index.js';
 import { api, makeDataDir, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 
 const MAX = Number.MAX_SAFE_INTEGER;
@@ -258,22 +260,25 @@ describe('limits on what a rule renders, and on who reads the data dir', () => {
 
 describe('no error ends the daemon', () => {
   it('an error nothing caught reaches the last resort: one line, and the daemon keeps serving; its close removes the handler', async () => {
+    type Listener = (err: unknown) => void;
+    const listeners = (event: 'uncaughtException' | 'unhandledRejection'): Listener[] =>
+      event === 'uncaughtException'
+        ? (process.listeners('uncaughtException') as Listener[])
+        : (process.listeners('unhandledRejection') as Listener[]);
     const before = {
-      exception: process.listeners('uncaughtException'),
-      rejection: process.listeners('unhandledRejection'),
+      uncaughtException: listeners('uncaughtException'),
+      unhandledRejection: listeners('unhandledRejection'),
     };
     const daemon = await start();
     const added = (event: 'uncaughtException' | 'unhandledRejection') =>
-      process
-        .listeners(event)
-        .filter((l) => !before[event === 'uncaughtException' ? 'exception' : 'rejection'].includes(l));
+      listeners(event).filter((l) => !before[event].includes(l));
     const [onException] = added('uncaughtException');
     const [onRejection] = added('unhandledRejection');
     expect(onException).toBeTypeOf('function');
     expect(onRejection).toBeTypeOf('function');
     // What Node would hand it for a throw in a timer and for a promise nobody caught.
-    (onException as (err: Error) => void)(new Error('a timer threw'));
-    (onRejection as (err: unknown) => void)(new Error('a promise failed'));
+    onException?.(new Error('a timer threw'));
+    onRejection?.(new Error('a promise failed'));
     expect(daemon.logs.filter((l) => l.includes('an error nothing handled, the daemon goes on'))).toEqual([
       expect.stringContaining('a timer threw'),
       expect.stringContaining('a promise failed'),
@@ -308,5 +313,42 @@ describe('no error ends the daemon', () => {
     expect(((await posted.json()) as { firedRules: string[] }).firedRules).toEqual([]);
     expect((await api(daemon, 'GET', '/status')).status).toBe(200);
     expect(daemon.logs.join('\n')).toContain('0.actions.0.url');
+  });
+});
+
+describe('a source event that cannot be handled', () => {
+  it('is one log line naming the platform and the event; nothing is thrown back into the source, and the daemon serves', async () => {
+    let ctx: SourceContext | undefined;
+    const daemon = await startTestDaemon({
+      sourceFactory: (entry, context) => {
+        ctx = context;
+        return {
+          platform: entry.platform,
+          channel: entry.channel,
+          start() {},
+          async stop() {},
+          report: () => ({ platform: entry.platform, channel: entry.channel, state: 'connected' }),
+        };
+      },
+      sources: [{ platform: 'twitch', channel: 'streamer', enabled: true }],
+    });
+    running.push(daemon);
+    await waitFor(() => ctx !== undefined, 3000, 'the source started');
+    // An event whose fields cannot even be read (a platform library gone wrong).
+    const broken = {
+      type: 'chat',
+      platform: 'twitch',
+      user: { uniqueId: 'v', nickname: 'V' },
+      get data(): never {
+        throw new Error('the library broke');
+      },
+    } as unknown as StreamEvent;
+    expect(() => ctx!.emit(broken)).not.toThrow();
+    expect(
+      daemon.logs.some((l) =>
+        l.startsWith('[sources] a twitch chat event could not be handled: the library broke'),
+      ),
+    ).toBe(true);
+    expect((await api(daemon, 'GET', '/status')).status).toBe(200);
   });
 });
