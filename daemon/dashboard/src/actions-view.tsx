@@ -49,7 +49,9 @@ export function ActionsView(props: { shared: Shared }) {
   return (
     <section aria-labelledby="actions-title">
       <div class="section-head">
-        <h2 id="actions-title">Actions</h2>
+        <h1 id="actions-title" tabIndex={-1}>
+          Actions
+        </h1>
         <span class="muted">refreshes every {POLL_MS / 1000} s</span>
       </div>
       {error && <Notice kind="error">{error}</Notice>}

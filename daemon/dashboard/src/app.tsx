@@ -1,5 +1,5 @@
 // The dashboard shell: sign-in gate, navigation, and the data every view shares (overlays, media, rules).
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Overlay } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
 import { ActionsView } from './actions-view.js';
@@ -15,7 +15,7 @@ import type { Shared } from './shared-data.js';
 import { SourcesView } from './sources-view.js';
 import { StatusView } from './status-view.js';
 import { TestPanel } from './test-panel.js';
-import { describeError, Notice } from './ui.js';
+import { describeError, focusSoon, Notice } from './ui.js';
 
 type Tab =
   | 'overlays'
@@ -39,6 +39,41 @@ const TABS: readonly { id: Tab; label: string }[] = [
   { id: 'status', label: 'Status' },
 ];
 
+/** Where the dashboard is: a view, and the overlay open in the editor. */
+interface Route {
+  tab: Tab;
+  editing: string | undefined;
+}
+
+/**
+ * Each view has its own address (`#/rules`, `#/overlays/<id>` for the editor), so a reload stays on it and
+ * Back returns to the view before. A fragment that names no view (or the sign-in `#key=…`) is Overlays.
+ */
+export function routeOf(hash: string): Route {
+  const [, tab, editing] = /^#\/([a-z]+)(?:\/([^/]+))?$/.exec(hash) ?? [];
+  const known = TABS.find((t) => t.id === tab)?.id;
+  if (!known) return { tab: 'overlays', editing: undefined };
+  return { tab: known, editing: known === 'overlays' && editing ? decodeURIComponent(editing) : undefined };
+}
+
+export const hashOf = (route: Route): string =>
+  `#/${route.tab}${route.tab === 'overlays' && route.editing ? `/${encodeURIComponent(route.editing)}` : ''}`;
+
+/** Follows the address's fragment; `go` adds a history entry, so Back works. */
+function useRoute(): [Route, (next: Route) => void] {
+  const [route, setRoute] = useState(() => routeOf(location.hash));
+  useEffect(() => {
+    const follow = () => setRoute(routeOf(location.hash));
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, []);
+  const go = useCallback((next: Route) => {
+    if (location.hash !== hashOf(next)) location.hash = hashOf(next);
+    else setRoute(next);
+  }, []);
+  return [route, go];
+}
+
 function SignInNeeded() {
   return (
     <main class="signin">
@@ -55,8 +90,10 @@ function SignInNeeded() {
 export function App(props: { adminKey: string | undefined }) {
   const api = useMemo(() => new ControlApi(props.adminKey), [props.adminKey]);
   const [refused, setRefused] = useState<ApiError | undefined>();
-  const [tab, setTab] = useState<Tab>('overlays');
-  const [editing, setEditing] = useState<string | undefined>();
+  const [{ tab, editing }, go] = useRoute();
+  const main = useRef<HTMLElement>(null);
+  const setEditing = (id: string | undefined) => go({ tab: 'overlays', editing: id });
+  const firstRoute = useRef(true);
   const [overlays, setOverlays] = useState<Overlay[]>([]);
   const [media, setMedia] = useState<MediaItem[]>([]);
   const [rules, setRules] = useState<RuleList>([]);
@@ -78,6 +115,20 @@ export function App(props: { adminKey: string | undefined }) {
     });
   }, [props.adminKey, reloadOverlays, reloadMedia, reloadRules]);
 
+  const label = TABS.find((t) => t.id === tab)?.label ?? '';
+  useEffect(() => {
+    document.title = `${label} · overlay-daemon`;
+  }, [label]);
+  // On another view (a tab, a new overlay's editor, closing it, Back), the keyboard goes to the view's
+  // heading, so a screen reader says where it is and the old view's button is not left focused in nothing.
+  useEffect(() => {
+    if (firstRoute.current) {
+      firstRoute.current = false;
+      return;
+    }
+    focusSoon(() => main.current?.querySelector<HTMLElement>('h1'));
+  }, [tab, editing]);
+
   if (!props.adminKey) return <SignInNeeded />;
 
   const shared: Shared = {
@@ -94,6 +145,18 @@ export function App(props: { adminKey: string | undefined }) {
 
   return (
     <div class="shell" data-loaded={loaded ? 'true' : 'false'}>
+      {/* biome-ignore lint/a11y/useValidAnchor: a skip link is a link by convention (screen readers list it with the links); its fragment would replace the view's address, so it moves focus itself */}
+      <a
+        class="skip-link"
+        href="#main"
+        onClick={(e) => {
+          // The fragment is the view's address: move the keyboard to the content without changing it.
+          e.preventDefault();
+          main.current?.focus();
+        }}
+      >
+        Skip to main content
+      </a>
       <header class="topbar">
         <span class="brand">overlay-daemon</span>
         <nav aria-label="Sections">
@@ -103,10 +166,7 @@ export function App(props: { adminKey: string | undefined }) {
               key={t.id}
               class="tab"
               aria-current={tab === t.id ? 'page' : undefined}
-              onClick={() => {
-                setTab(t.id);
-                setEditing(undefined);
-              }}
+              onClick={() => go({ tab: t.id, editing: undefined })}
             >
               {t.label}
             </button>
@@ -123,7 +183,7 @@ export function App(props: { adminKey: string | undefined }) {
           Sign out
         </button>
       </header>
-      <main>
+      <main id="main" ref={main} tabIndex={-1}>
         {refused && (
           <Notice kind="error">
             This sign-in link is no longer valid. Open the sign-in link that <code>overlay-daemon</code>{' '}

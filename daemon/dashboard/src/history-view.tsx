@@ -159,7 +159,9 @@ export function HistoryView(props: { shared: Shared }) {
   return (
     <section aria-labelledby="history-title">
       <div class="section-head">
-        <h2 id="history-title">History</h2>
+        <h1 id="history-title" tabIndex={-1}>
+          History
+        </h1>
       </div>
       {error && <Notice kind="error">{error}</Notice>}
       {removedNote && <Notice kind="info">{removedNote}</Notice>}

@@ -55,7 +55,9 @@ export function MediaView(props: { shared: Shared }) {
   return (
     <section aria-labelledby="media-title">
       <div class="section-head">
-        <h2 id="media-title">Media</h2>
+        <h1 id="media-title" tabIndex={-1}>
+          Media
+        </h1>
       </div>
       <div class="card">
         <label class="upload">

@@ -7,8 +7,18 @@ import {
   OverlayInput,
   parseWith,
 } from '../../../shared/protocol/index.js';
+import { fieldIssues } from './field-issues.js';
+import { numberFromText } from './fields.js';
 import type { Shared } from './shared-data.js';
-import { ConfirmButton, CopyButton, describeError, ErrorNotice, FieldError, Notice } from './ui.js';
+import {
+  ConfirmButton,
+  CopyButton,
+  describeError,
+  ErrorNotice,
+  FieldError,
+  focusSoon,
+  Notice,
+} from './ui.js';
 
 const SIZES = [
   { label: '1920 × 1080 (landscape)', width: 1920, height: 1080 },
@@ -23,6 +33,12 @@ interface MetaDraft {
 }
 
 /** Name and canvas size, validated with the same schema the daemon uses. */
+const candidateOf = (draft: MetaDraft) => ({
+  name: draft.name.trim(),
+  width: numberFromText(draft.width),
+  height: numberFromText(draft.height),
+});
+
 function MetaForm(props: {
   idPrefix: string;
   initial: MetaDraft;
@@ -32,15 +48,23 @@ function MetaForm(props: {
 }) {
   const [draft, setDraft] = useState(props.initial);
   const [error, setError] = useState<{ field?: string; message: string } | undefined>();
+  /** Fields left or changed by the person, and whether Create/Save was pressed: only then messages show. */
+  const [touched, setTouched] = useState<ReadonlySet<string>>(new Set());
+  const [submitted, setSubmitted] = useState(false);
   /** What the daemon answered to the submit, shown below the form. */
   const [refusal, setRefusal] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
     e.preventDefault();
-    const candidate = { name: draft.name.trim(), width: Number(draft.width), height: Number(draft.height) };
+    setSubmitted(true);
+    const candidate = candidateOf(draft);
     const parsed = parseWith(OverlayInput, candidate);
-    if (!parsed.ok)
-      return setError({ message: parsed.error, ...(parsed.field ? { field: parsed.field } : {}) });
+    if (!parsed.ok) {
+      const [field, words] = [...fieldIssues(OverlayInput, candidate)][0] ?? ['', parsed.error];
+      // The first field with a problem takes focus; its message is beside it.
+      if (field) focusSoon(() => document.getElementById(`${props.idPrefix}-${field}`));
+      return setError(field ? { field, message: words } : { message: words });
+    }
     setBusy(true);
     setRefusal(undefined);
     try {
@@ -54,10 +78,17 @@ function MetaForm(props: {
     }
   };
   const p = props.idPrefix;
-  const errorFor = (field: string) => (error?.field === field ? error.message : undefined);
+  // Messages follow the values: one goes as soon as its field is valid again.
+  const issues = fieldIssues(OverlayInput, candidateOf(draft));
+  const errorFor = (field: string) => (submitted || touched.has(field) ? issues.get(field) : undefined);
+  const touch = (e: Event) => {
+    const field = e.target instanceof HTMLElement ? e.target.id.slice(p.length + 1) : '';
+    if (['name', 'width', 'height'].includes(field) && !touched.has(field))
+      setTouched((set) => new Set(set).add(field));
+  };
   return (
     <>
-      <form class="meta-form" onSubmit={submit}>
+      <form class="meta-form" onSubmit={submit} onFocusOut={touch} noValidate>
         <label>
           Name
           <input
@@ -74,6 +105,7 @@ function MetaForm(props: {
         <label>
           Width
           <input
+            id={`${p}-width`}
             type="number"
             min={1}
             max={7680}
@@ -87,6 +119,7 @@ function MetaForm(props: {
         <label>
           Height
           <input
+            id={`${p}-height`}
             type="number"
             min={1}
             max={4320}
@@ -119,7 +152,7 @@ function MetaForm(props: {
             {props.submitLabel}
           </button>
           {props.onCancel && (
-            <button type="button" onClick={props.onCancel}>
+            <button type="button" class="secondary" onClick={props.onCancel}>
               Cancel
             </button>
           )}
@@ -138,6 +171,10 @@ function deleteQuestion(name: string, openPages: number | undefined): string {
   const pages = openPages === 1 ? '1 page has it open' : `${openPages} pages have it open`;
   return `${question} ${pages} now (an OBS source or a browser tab): it will show nothing from then on.`;
 }
+
+/** The card's "Rename / resize" button, where the keyboard goes back when its form closes. */
+const renameButton = (id: string) =>
+  document.querySelector<HTMLElement>(`li[data-overlay-id="${CSS.escape(id)}"] [data-rename]`);
 
 function OverlayCard(props: {
   shared: Shared;
@@ -164,6 +201,8 @@ function OverlayCard(props: {
     try {
       await shared.api.deleteOverlay(overlay.id);
       await shared.reloadOverlays();
+      // The card and its buttons are gone: the keyboard goes to the list's heading.
+      focusSoon(() => document.getElementById('overlays-title'));
     } catch (err) {
       setError(describeError(err));
     }
@@ -198,13 +237,17 @@ function OverlayCard(props: {
           idPrefix={`meta-${overlay.id}`}
           initial={{ name: overlay.name, width: String(overlay.width), height: String(overlay.height) }}
           submitLabel="Save name and size"
-          onCancel={() => setSettings(false)}
+          onCancel={() => {
+            setSettings(false);
+            focusSoon(() => renameButton(overlay.id));
+          }}
           onSubmit={async (meta) => {
             // Name and size go onto the version saved now, quoting its tag: nothing else is overwritten.
             const current = await shared.api.getOverlay(overlay.id);
             const saved = await shared.api.saveOverlay({ ...current.value, ...meta }, current.etag);
             shared.overlaySaved(saved.value);
             setSettings(false);
+            focusSoon(() => renameButton(overlay.id));
           }}
         />
       ) : (
@@ -212,7 +255,14 @@ function OverlayCard(props: {
           <button type="button" class="primary" onClick={props.onEdit}>
             Edit widgets
           </button>
-          <button type="button" onClick={() => setSettings(true)}>
+          <button
+            type="button"
+            data-rename
+            onClick={() => {
+              setSettings(true);
+              focusSoon(() => document.getElementById(`meta-${overlay.id}-name`));
+            }}
+          >
             Rename / resize
           </button>
           <ConfirmButton
@@ -239,9 +289,19 @@ export function OverlaysView(props: { shared: Shared; onEdit: (id: string) => vo
   return (
     <section aria-labelledby="overlays-title">
       <div class="section-head">
-        <h2 id="overlays-title">Overlays</h2>
+        <h1 id="overlays-title" tabIndex={-1}>
+          Overlays
+        </h1>
         {!creating && (
-          <button type="button" class="primary" onClick={() => setCreating(true)}>
+          <button
+            type="button"
+            class="primary"
+            data-new-overlay
+            onClick={() => {
+              setCreating(true);
+              focusSoon(() => document.getElementById('new-overlay-name'));
+            }}
+          >
             New overlay
           </button>
         )}
@@ -253,7 +313,10 @@ export function OverlaysView(props: { shared: Shared; onEdit: (id: string) => vo
             idPrefix="new-overlay"
             initial={{ name: 'My overlay', width: '1920', height: '1080' }}
             submitLabel="Create overlay"
-            onCancel={() => setCreating(false)}
+            onCancel={() => {
+              setCreating(false);
+              focusSoon(() => document.querySelector<HTMLElement>('[data-new-overlay]'));
+            }}
             onSubmit={async (meta) => {
               const created = await shared.api.createOverlay({ ...meta, widgets: [] });
               await shared.reloadOverlays();

@@ -612,7 +612,9 @@ export function SourcesView(props: { shared: Shared }) {
   return (
     <section aria-labelledby="sources-title">
       <div class="section-head">
-        <h2 id="sources-title">Sources</h2>
+        <h1 id="sources-title" tabIndex={-1}>
+          Sources
+        </h1>
         <span class="muted">refreshes every {POLL_MS / 1000} s</span>
       </div>
       <p class="muted">

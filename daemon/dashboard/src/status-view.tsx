@@ -170,7 +170,9 @@ export function StatusView(props: { shared: Shared }) {
   return (
     <section aria-labelledby="status-title">
       <div class="section-head">
-        <h2 id="status-title">Status</h2>
+        <h1 id="status-title" tabIndex={-1}>
+          Status
+        </h1>
         <span class="muted">refreshes every {POLL_MS / 1000} s</span>
       </div>
       {error && <Notice kind="error">{error}</Notice>}

@@ -120,7 +120,9 @@ export function TestPanel(props: { shared: Shared }) {
   return (
     <section aria-labelledby="test-title">
       <div class="section-head">
-        <h2 id="test-title">Test events</h2>
+        <h1 id="test-title" tabIndex={-1}>
+          Test events
+        </h1>
       </div>
       <p class="muted">
         Sends an event exactly as if it came from the live stream: rules run and every open overlay receives

@@ -9,12 +9,49 @@ export function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export function Notice(props: { kind: 'error' | 'info' | 'ok'; children: ComponentChildren }) {
+/**
+ * A message line. With `focus`, it takes keyboard focus (and scrolls into view) each time `focus`
+ * changes: after an action whose button is gone or disabled, focus lands on what came of it, not on the
+ * page's body.
+ */
+export function Notice(props: {
+  kind: 'error' | 'info' | 'ok';
+  children: ComponentChildren;
+  focus?: unknown;
+}) {
+  const self = useRef<HTMLParagraphElement>(null);
+  const { focus } = props;
+  useEffect(() => {
+    if (focus === undefined || !self.current) return;
+    self.current.focus();
+    self.current.scrollIntoView({ block: 'nearest' });
+  }, [focus]);
   return (
-    <p class={`notice notice-${props.kind}`} role={props.kind === 'error' ? 'alert' : 'status'}>
+    <p
+      ref={self}
+      class={`notice notice-${props.kind}`}
+      role={props.kind === 'error' ? 'alert' : 'status'}
+      tabIndex={focus === undefined ? undefined : -1}
+    >
       {props.children}
     </p>
   );
+}
+
+/**
+ * Focuses an element once it is on the page (after the render that adds it, or, for a view that loads
+ * first, up to about two seconds later), and scrolls it into view.
+ */
+export function focusSoon(find: () => HTMLElement | null | undefined, frames = 120): void {
+  requestAnimationFrame(() => {
+    const element = find();
+    if (!element) {
+      if (frames > 0) focusSoon(find, frames - 1);
+      return;
+    }
+    element.focus();
+    element.scrollIntoView({ block: 'center' });
+  });
 }
 
 /** The message shown beside an input; `id` is what the input's aria-describedby points at. */

@@ -1,6 +1,7 @@
 // The overlay at scale: widgets as buttons, dragged with pointer events and resized by corner handles.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Overlay, Widget } from '../../../../shared/protocol/index.js';
+import { widgetAccessibleName } from './widget-name.js';
 import { WidgetPreview } from './widget-preview.js';
 
 type Corner = 'nw' | 'ne' | 'sw' | 'se';
@@ -134,7 +135,7 @@ export function Canvas(props: {
                 class={`widget widget-${w.type}${isSelected ? ' selected' : ''}`}
                 data-widget-id={w.id}
                 aria-pressed={isSelected}
-                aria-label={`${w.type} widget ${w.id} at ${Math.round(w.x)}, ${Math.round(w.y)}`}
+                aria-label={widgetAccessibleName(w)}
                 style={{
                   left: `${w.x}px`,
                   top: `${w.y}px`,

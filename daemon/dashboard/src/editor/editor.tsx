@@ -122,7 +122,9 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
         <button type="button" onClick={props.onClose}>
           ← All overlays
         </button>
-        <h2 id="editor-title">{overlay.name}</h2>
+        <h1 id="editor-title" tabIndex={-1}>
+          {overlay.name}
+        </h1>
         <span class="muted">
           {overlay.width} × {overlay.height}
         </span>

@@ -156,7 +156,18 @@ export function VoiceSelect(props: {
   );
 }
 
-function SpeakFields(props: KindProps<Speak> & { shared: Shared }) {
+/** The placeholders an event of each trigger fills in, for the hint beside a text to say. */
+const SPEAK_PLACEHOLDERS: Record<StreamEventType, string> = {
+  gift: '{user.nickname}, {data.giftName}, {data.repeatCount}',
+  chat: '{user.nickname}, {data.comment}',
+  like: '{user.nickname}, {data.likeCount}',
+  follow: '{user.nickname}',
+  share: '{user.nickname}',
+  subscribe: '{user.nickname}',
+  viewer: '{data.viewerCount}',
+};
+
+function SpeakFields(props: KindProps<Speak> & { shared: Shared; trigger: StreamEventType }) {
   const { fields, base, action, onChange, shared } = props;
   return (
     <>
@@ -170,7 +181,7 @@ function SpeakFields(props: KindProps<Speak> & { shared: Shared }) {
       <TextInput
         fields={fields}
         sub={`${base}.text`}
-        label="Text to say ({user.nickname}, {data.comment} … are filled in)"
+        label={`Text to say (${SPEAK_PLACEHOLDERS[props.trigger]} … are filled in)`}
         value={action.text}
         set={(text) => onChange({ ...action, text })}
       />
@@ -458,7 +469,7 @@ export function ActionCard(props: {
               if (!next || next === kind) return;
               const { delayMs, queue } = action;
               onChange({
-                ...startingAction(next, shared.overlays),
+                ...startingAction(next, shared.overlays, props.trigger),
                 ...(delayMs !== undefined ? { delayMs } : {}),
                 ...(queue !== undefined ? { queue } : {}),
               });
@@ -482,7 +493,14 @@ export function ActionCard(props: {
           onChange={onChange}
         />
       ) : action.kind === 'speak' ? (
-        <SpeakFields fields={fields} base={base} action={action} onChange={onChange} shared={shared} />
+        <SpeakFields
+          fields={fields}
+          base={base}
+          action={action}
+          onChange={onChange}
+          shared={shared}
+          trigger={props.trigger}
+        />
       ) : action.kind === 'obs' ? (
         <ObsFields fields={fields} base={base} action={action} onChange={onChange} />
       ) : action.kind === 'webhook' ? (

@@ -1,5 +1,5 @@
 // What a new rule and a new action start as, and the payload each command starts with.
-import type { Overlay } from '../../../../shared/protocol/index.js';
+import type { Overlay, StreamEventType } from '../../../../shared/protocol/index.js';
 import type { ActionKind, OverlayRuleAction, Rule, RuleAction } from '../../../../shared/rules.js';
 
 const DEFAULT_ALERT_TEXT = '{user.nickname} sent {data.repeatCount} × {data.giftName}';
@@ -26,13 +26,28 @@ export function newAction(overlays: Overlay[]): OverlayRuleAction {
   };
 }
 
+/** What a Speak action starts by saying: words the rule's trigger fills in. */
+const STARTING_SPEECH: Record<StreamEventType, string> = {
+  gift: 'Thank you {user.nickname} for {data.repeatCount} {data.giftName}',
+  chat: '{user.nickname} says {data.comment}',
+  like: 'Thank you for the likes, {user.nickname}',
+  follow: 'Welcome, {user.nickname}',
+  share: 'Thank you for sharing, {user.nickname}',
+  subscribe: 'Thank you for subscribing, {user.nickname}',
+  viewer: '{data.viewerCount} watching',
+};
+
 /** What an action of each kind starts as when it is chosen. */
-export function startingAction(kind: ActionKind, overlays: Overlay[]): RuleAction {
+export function startingAction(
+  kind: ActionKind,
+  overlays: Overlay[],
+  trigger: StreamEventType = 'chat',
+): RuleAction {
   switch (kind) {
     case 'overlay':
       return newAction(overlays);
     case 'speak':
-      return { kind, overlayId: overlays[0]?.id ?? '', text: '{user.nickname} says {data.comment}' };
+      return { kind, overlayId: overlays[0]?.id ?? '', text: STARTING_SPEECH[trigger] };
     case 'obs':
       return { kind, request: 'SetCurrentProgramScene', params: { sceneName: '' } };
     case 'webhook':

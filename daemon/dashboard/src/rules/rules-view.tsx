@@ -5,7 +5,7 @@ import { type Rule, RuleList } from '../../../../shared/rules.js';
 import { ApiError } from '../api.js';
 import { fieldIssues } from '../field-issues.js';
 import type { Shared } from '../shared-data.js';
-import { ErrorNotice, Notice } from '../ui.js';
+import { ErrorNotice, focusSoon, Notice } from '../ui.js';
 import { newRule } from './new-rule.js';
 import { RuleEditor } from './rule-editor.js';
 
@@ -15,6 +15,19 @@ export function RulesView(props: { shared: Shared }) {
   const [serverError, setServerError] = useState<ApiError | undefined>();
   const [note, setNote] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
   const [refusal, setRefusal] = useState<unknown>();
+  /** Controls the person has changed or left: only their messages show, until a save shows them all. */
+  const [touched, setTouched] = useState<ReadonlySet<string>>(new Set());
+  const [submitted, setSubmitted] = useState(false);
+  /** Bumped on each outcome worth announcing: the note takes keyboard focus. */
+  const [noteFocus, setNoteFocus] = useState(0);
+  const announce = (next: { kind: 'ok' | 'error'; text: string }) => {
+    setNote(next);
+    setNoteFocus((n) => n + 1);
+  };
+  const touch = (e: Event) => {
+    const id = e.target instanceof HTMLElement ? e.target.id : '';
+    if (id && !touched.has(id)) setTouched((set) => new Set(set).add(id));
+  };
 
   useEffect(() => setDraft(shared.rules), [shared.rules]);
   // A rules.json that does not read (a hand edit with an error) is said when the view opens.
@@ -28,22 +41,27 @@ export function RulesView(props: { shared: Shared }) {
 
   const errorOf = (index: number) => (sub: string) => {
     if (serverError?.field === `${index}.${sub}`) return serverError.message.replace(/^[^:]+: /, '');
-    return issues.get(`${index}.${sub}`);
+    const shown = submitted || touched.has(`rule-${index}-${sub.replace(/\./g, '-')}`);
+    return shown ? issues.get(`${index}.${sub}`) : undefined;
   };
 
   const save = async () => {
     setServerError(undefined);
     setRefusal(undefined);
+    setSubmitted(true);
     // Same schema as the daemon: a list it would refuse is not sent.
     const parsed = parseWith(RuleList, draft);
     if (!parsed.ok) {
-      setNote({ kind: 'error', text: `Not saved: ${parsed.error}` });
+      const [path, words] = [...issues][0] ?? ['', parsed.error];
+      announce({ kind: 'error', text: `Not saved: ${path ? `${path}: ` : ''}${words}` });
       return;
     }
     try {
       await shared.api.saveRules(parsed.value);
       await shared.reloadRules();
-      setNote({
+      setSubmitted(false);
+      setTouched(new Set());
+      announce({
         kind: 'ok',
         text: `Saved ${parsed.value.length} rule${parsed.value.length === 1 ? '' : 's'}.`,
       });
@@ -51,6 +69,8 @@ export function RulesView(props: { shared: Shared }) {
       if (err instanceof ApiError) setServerError(err);
       setNote(undefined);
       setRefusal(err);
+      // The refusal takes focus (it is below the buttons), so the keyboard is not left on the page's body.
+      focusSoon(() => document.querySelector<HTMLElement>('[data-rules-refusal]'));
     }
   };
 
@@ -67,12 +87,17 @@ export function RulesView(props: { shared: Shared }) {
   return (
     <section aria-labelledby="rules-title">
       <div class="section-head">
-        <h2 id="rules-title">Rules</h2>
+        <h1 id="rules-title" tabIndex={-1}>
+          Rules
+        </h1>
         <button
           type="button"
-          onClick={() =>
-            setDraft((list) => [...list, newRule(shared.overlays, new Set(list.map((r) => r.id)))])
-          }
+          onClick={() => {
+            const rule = newRule(shared.overlays, new Set(draft.map((r) => r.id)));
+            setDraft((list) => [...list, rule]);
+            // The new rule is at the end of a long list: bring it into view with its name ready to type.
+            focusSoon(() => document.querySelector<HTMLElement>(`li[data-rule-id="${rule.id}"] input`));
+          }}
         >
           New rule
         </button>
@@ -80,7 +105,16 @@ export function RulesView(props: { shared: Shared }) {
           Save rules
         </button>
         {dirty && (
-          <button type="button" class="quiet" onClick={() => setDraft(shared.rules)}>
+          <button
+            type="button"
+            class="quiet"
+            onClick={() => {
+              setDraft(shared.rules);
+              setSubmitted(false);
+              setTouched(new Set());
+              announce({ kind: 'ok', text: 'Changes discarded: the saved rules are back.' });
+            }}
+          >
             Discard changes
           </button>
         )}
@@ -90,11 +124,19 @@ export function RulesView(props: { shared: Shared }) {
         OBS requests, webhooks and Streamer.bot actions.
       </p>
       {fileProblem !== null && <Notice kind="error">{fileProblem}</Notice>}
-      {note && <Notice kind={note.kind}>{note.text}</Notice>}
-      {refusal !== undefined && <ErrorNotice error={refusal} prefix="The daemon refused the rules: " />}
-      {issues.get('') && <Notice kind="error">{issues.get('')}</Notice>}
+      {note && (
+        <Notice kind={note.kind} focus={noteFocus}>
+          {note.text}
+        </Notice>
+      )}
+      {refusal !== undefined && (
+        <div data-rules-refusal tabIndex={-1}>
+          <ErrorNotice error={refusal} prefix="The daemon refused the rules: " />
+        </div>
+      )}
+      {submitted && issues.get('') && <Notice kind="error">{issues.get('')}</Notice>}
       {draft.length === 0 && <Notice kind="info">No rules yet.</Notice>}
-      <ul class="cards">
+      <ul class="cards" onInput={touch} onChange={touch} onFocusOut={touch}>
         {draft.map((rule, i) => (
           <RuleEditor
             key={rule.id}
@@ -107,8 +149,29 @@ export function RulesView(props: { shared: Shared }) {
               setServerError(undefined);
               setDraft((list) => list.map((x, j) => (j === i ? r : x)));
             }}
-            onMove={(d) => move(i, d)}
-            onRemove={() => setDraft((list) => list.filter((_, j) => j !== i))}
+            onMove={(d) => {
+              move(i, d);
+              // The rule's card moves: keep the keyboard on the button that moved it (or, at the end of
+              // the list where that one is disabled, on the other).
+              const name = rule.name || rule.id;
+              const labels = d < 0 ? ['up', 'down'] : ['down', 'up'];
+              focusSoon(() =>
+                labels
+                  .map((way) =>
+                    document.querySelector<HTMLButtonElement>(
+                      `li[data-rule-id="${CSS.escape(rule.id)}"] button[aria-label="${CSS.escape(`Move ${name} ${way}`)}"]`,
+                    ),
+                  )
+                  .find((button) => button && !button.disabled),
+              );
+            }}
+            onRemove={() => {
+              setDraft((list) => list.filter((_, j) => j !== i));
+              announce({
+                kind: 'ok',
+                text: `Removed “${rule.name || rule.id}”. Save rules to keep this, or discard the changes.`,
+              });
+            }}
           />
         ))}
       </ul>
