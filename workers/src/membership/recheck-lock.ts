@@ -64,9 +64,10 @@ export class MembershipRecheck extends DurableObject<GatekeeperEnv> {
    * flight: that re-check's writes keep the higher epoch (#write).
    */
   async logout(userId: string, licenceEpoch: number): Promise<boolean> {
-    const stored = this.#written ?? (await readMember(this.env, userId));
-    // Synchronous from here to the stored epoch: no other call of this object runs in between.
-    const base = this.#written ?? stored;
+    const known = this.#written ?? (await readMember(this.env, userId));
+    // Synchronous from here to the stored epoch: no other call of this object runs in between, and
+    // a write made while KV answered is the one that counts.
+    const base = this.#written ?? known;
     const epoch = Math.max(memberEpoch(base), this.#epoch());
     if (licenceEpoch < epoch) return false;
     const next = Math.max(epoch, licenceEpoch) + 1;
