@@ -224,10 +224,9 @@ export class ObsConnection {
     obs.on('ConnectionClosed', (err) => {
       if (this.#obs !== obs || this.#closed) return;
       const tooBig = err.code === MESSAGE_TOO_BIG || /max payload/i.test(socketError ?? '');
-      const why =
-        tooBig
-          ? `OBS sent a frame larger than ${OBS_MAX_FRAME_BYTES / 1024 / 1024} MiB`
-          : err.message || `code ${err.code}`;
+      const why = tooBig
+        ? `OBS sent a frame larger than ${OBS_MAX_FRAME_BYTES / 1024 / 1024} MiB`
+        : err.message || `code ${err.code}`;
       this.#failWaiting(`the connection to OBS closed: ${why}`);
       if (this.#state === 'connected') this.#log(`[obs] connection lost: ${why}`);
       this.#lastError = tooBig ? why : err.message || `closed (${err.code})`;
