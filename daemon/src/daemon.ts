@@ -27,6 +27,7 @@ import { StatusParts } from './http/status-parts.js';
 import { Journal } from './journal/journal.js';
 import { installLastResort } from './last-resort.js';
 import { safeLog } from './log-line.js';
+import { type ConfigArrival, type CredentialsReport, credentialOrigin } from './sources/credentials.js';
 import { type PlatformOptions, platformSources } from './sources/factory.js';
 import { type SourceFactory, SourceManager } from './sources/manager.js';
 import { type PlatformUrls, platformUrlsFromEnv } from './sources/platform-urls.js';
@@ -89,6 +90,8 @@ export interface DaemonOptions {
   sourceFactory?: SourceFactory;
   /** The Gatekeeper's configuration in force: platform credentials when settings.json has none. */
   remoteConfig?: () => RemoteConfig | undefined;
+  /** Whether that configuration arrived yet (`arrived` when not given): until then nothing is "not set". */
+  remoteConfigArrival?: () => ConfigArrival;
   log?: (line: string) => void;
 }
 
@@ -279,6 +282,24 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
       settings.current().twitch.clientId ?? options.remoteConfig?.()?.platforms?.twitch?.client_id,
     youtubeApiKey: () =>
       settings.current().youtube.apiKey ?? options.remoteConfig?.()?.platforms?.youtube?.api_key,
+    // Until the Gatekeeper's config arrived, a missing credential is "waiting", not "not set".
+    configArrival: options.remoteConfigArrival ?? ((): ConfigArrival => 'arrived'),
+  };
+  const credentialsReport = (): CredentialsReport => {
+    const arrival = credentials.configArrival();
+    const platforms = options.remoteConfig?.()?.platforms;
+    return {
+      twitchClientId: credentialOrigin(
+        settings.current().twitch.clientId,
+        platforms?.twitch?.client_id,
+        arrival,
+      ),
+      youtubeApiKey: credentialOrigin(
+        settings.current().youtube.apiKey,
+        platforms?.youtube?.api_key,
+        arrival,
+      ),
+    };
   };
   const sources = new SourceManager(
     {
@@ -304,6 +325,8 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
     authUrl: platformUrls.twitchAuth,
     dataDir: dataDir.root,
     clientId: credentials.twitchClientId,
+    configArrival: credentials.configArrival,
+    credentials: credentialsReport,
     log,
   });
   // twitch.json written or removed (the dashboard's sign-in, `overlay-daemon connect twitch` in another

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SourceFactory } from '../../daemon/src/sources/manager.js';
 import { checkPlatformUrl, platformUrlsFromEnv } from '../../daemon/src/sources/platform-urls.js';
 import type { EventSource, SourceContext } from '../../daemon/src/sources/source.js';
+import { DEFAULT_CONFIG, type RemoteConfig } from '../../shared/config.js';
 import type { SourceReport, StreamEvent } from '../../shared/protocol/index.js';
 import { runCli } from '../support/cli.js';
 import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
@@ -174,6 +175,38 @@ describe('the source manager', () => {
     await api(daemon, 'PUT', '/api/settings', await settings(daemon));
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(built).toHaveLength(4);
+  });
+
+  it('says where the credentials come from, and "Connect Twitch" without network blames the unreachable Gatekeeper', async () => {
+    let arrival: 'waiting' | 'arrived' | 'unreachable' = 'waiting';
+    let config: RemoteConfig = DEFAULT_CONFIG;
+    daemon = await startTestDaemon({
+      sourceFactory: factory,
+      remoteConfig: () => config,
+      remoteConfigArrival: () => arrival,
+    });
+    const credentials = async () => (await api(daemon!, 'GET', '/api/sources/credentials')).json();
+    expect(await credentials()).toEqual({ twitchClientId: 'waiting', youtubeApiKey: 'waiting' });
+    const waiting = await api(daemon, 'POST', '/api/sources/twitch/sign-in');
+    expect(waiting.status).toBe(503);
+    expect(JSON.stringify(await waiting.json())).toMatch(/waiting for the Gatekeeper's config/);
+
+    arrival = 'unreachable';
+    expect(await credentials()).toEqual({ twitchClientId: 'unreachable', youtubeApiKey: 'unreachable' });
+    const offline = await api(daemon, 'POST', '/api/sources/twitch/sign-in');
+    expect(offline.status).toBe(503);
+    const said = JSON.stringify(await offline.json());
+    expect(said).toMatch(/cannot reach the Gatekeeper/);
+    expect(said).not.toMatch(/operator/);
+
+    arrival = 'arrived';
+    config = { ...DEFAULT_CONFIG, platforms: { youtube: { api_key: 'AIzaFromTheGatekeeper_1' } } };
+    expect(await credentials()).toEqual({ twitchClientId: 'none', youtubeApiKey: 'gatekeeper' });
+    await api(daemon, 'PUT', '/api/settings', {
+      ...(await settings(daemon)),
+      twitch: { clientId: 'myclient' },
+    });
+    expect(await credentials()).toEqual({ twitchClientId: 'settings', youtubeApiKey: 'gatekeeper' });
   });
 
   it('keeps the others running when one source fails to start', async () => {

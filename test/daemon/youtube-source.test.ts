@@ -195,6 +195,44 @@ describe('the YouTube source', () => {
     expect(keyless.report().detail).toMatch(/needs a YouTube Data API key/);
   });
 
+  it('waits for the Gatekeeper config before saying a key is missing, and says when it is out of reach', async () => {
+    youtube.goLive(CHANNEL);
+    key = undefined;
+    let arrival: 'waiting' | 'arrived' | 'unreachable' = 'waiting';
+    const s = new YouTubeSource(
+      CHANNEL,
+      {
+        emit: (event) => events.push(event),
+        log: (line) => logs.push(line),
+        urls: { ...DEFAULT_PLATFORM_URLS, youtubeApi: youtube.url },
+        timers: systemTimers(),
+        dataDir: '/nonexistent',
+        twitchClientId: () => undefined,
+        youtubeApiKey: () => key,
+        configArrival: () => arrival,
+        streamEnded: () => {},
+      },
+      { retryMs: 50 },
+    );
+    source = s;
+    s.start();
+    await waitFor(() => /waiting for the Gatekeeper's config/.test(s.report().detail ?? ''));
+    // No error, not "not set": the config may bring the key.
+    expect(s.report().state).toBe('connecting');
+    expect(logs.join('\n')).not.toMatch(/error|needs a YouTube Data API key/);
+    // The config arrives with a key: the source reads the chat.
+    arrival = 'arrived';
+    key = KEY;
+    await waitFor(() => s.report().state === 'connected', 5000);
+    await s.stop();
+    // Without network the Gatekeeper cannot be reached: said in those words.
+    key = undefined;
+    arrival = 'unreachable';
+    s.start();
+    await waitFor(() => s.report().state === 'error');
+    expect(s.report().detail).toMatch(/cannot reach the Gatekeeper/);
+  });
+
   it('says when the key is refused, without ever logging it', async () => {
     key = 'AIzaWrongKey';
     const s = start();

@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { backupFileName } from '../../../shared/backup.js';
+import { DEFAULT_CONFIG } from '../../../shared/config.js';
 import { DaemonStatus, parseWith } from '../../../shared/protocol/index.js';
 import {
   channelProblem,
@@ -18,6 +19,7 @@ import { dashboardSignInUrl } from '../http/dashboard.js';
 import { isLoopbackIp } from '../http/policy.js';
 import { safeLogLine } from '../log-line.js';
 import { PACKAGE_VERSION } from '../package-root.js';
+import type { ConfigArrival } from '../sources/credentials.js';
 import { PlatformUrlError, type PlatformUrls, platformUrlsFromEnv } from '../sources/platform-urls.js';
 import {
   type DataDir,
@@ -425,6 +427,11 @@ async function start(values: Values, io: CliIo): Promise<number> {
     log: (line: string) => io.err(`${safeLogLine(line)}\n`),
   };
   const licence = createLicenceManager(dataDir, remoteOptions);
+  // The Gatekeeper's config (it may give the Twitch client id and the YouTube key): a cached one counts
+  // as arrived; without, it is awaited until the first check with the Gatekeeper ends, then out of reach.
+  let firstCheckDone = false;
+  const remoteConfigArrival = (): ConfigArrival =>
+    licence.config() !== DEFAULT_CONFIG ? 'arrived' : firstCheckDone ? 'unreachable' : 'waiting';
   const signApiKey = values['tiktok-sign-key'] || process.env.OVERLAY_TIKTOK_SIGN_KEY || undefined;
   let daemon: RunningDaemon;
   try {
@@ -439,6 +446,7 @@ async function start(values: Values, io: CliIo): Promise<number> {
       platformUrls,
       platforms: { tiktok: signApiKey ? { signApiKey } : {} },
       remoteConfig: () => licence.config(),
+      remoteConfigArrival,
       log: (line) => io.err(`${safeLogLine(line)}\n`),
     });
   } catch (err) {
@@ -475,6 +483,14 @@ async function start(values: Values, io: CliIo): Promise<number> {
   else io.out('dashboard: run "overlay-daemon dashboard" to open it signed in\n');
   // Licence, tier limits and the tunnel (when `tunnel up` has stored one).
   const remote: RemoteAccess = await startRemoteAccess(daemon, { ...remoteOptions, licence });
+  void remote.firstCheck.then(
+    () => {
+      firstCheckDone = true;
+    },
+    () => {
+      firstCheckDone = true;
+    },
+  );
   io.out('press Ctrl+C to stop\n');
   await stopped;
   // Every source's retries and timers end with it; a library's request still in flight (TikTok's, to an

@@ -7,6 +7,13 @@ import { sendError, sendJson, sendNoContent } from './responses.js';
 
 export function mountSourceRoutes(app: Polka, signIn: TwitchSignInService): void {
   app.get('/api/sources/twitch/sign-in', async (_req, res) => sendJson(res, 200, await signIn.state()));
+  // Where the Twitch client id and the YouTube key in force come from (settings, the Gatekeeper's config,
+  // or none yet because the config is on its way or out of reach): the Sources view says it in words.
+  app.get('/api/sources/credentials', (_req, res) => {
+    const report = signIn.credentials();
+    if (report) sendJson(res, 200, report);
+    else sendError(res, 'not_found', 'this daemon does not report its credentials');
+  });
   app.post('/api/sources/twitch/sign-in', async (_req, res) => {
     try {
       sendJson(res, 202, await signIn.begin());

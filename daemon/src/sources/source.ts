@@ -4,6 +4,7 @@
 import type { SourceReport, SourceReportState, StreamEvent } from '../../../shared/protocol/index.js';
 import type { SourcePlatform } from '../../../shared/settings.js';
 import type { Timers } from '../timers.js';
+import type { ConfigArrival } from './credentials.js';
 import type { PlatformUrls } from './platform-urls.js';
 
 export type { SourceReport, SourceReportState };
@@ -33,6 +34,8 @@ export interface SourceContext {
   twitchClientId(): string | undefined;
   /** The YouTube Data API key in force: settings.json's, else the Gatekeeper's config's. */
   youtubeApiKey(): string | undefined;
+  /** Whether the Gatekeeper's config arrived (it may give the credentials); `arrived` when not given. */
+  configArrival?(): ConfigArrival;
   /** A stream of this source ended: its journal session ends too (decisions-2 §7). */
   streamEnded(): void;
   /** Uniform in [0, 1): the jitter of reconnects. */

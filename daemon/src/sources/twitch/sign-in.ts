@@ -4,6 +4,7 @@
 import type { TwitchSignIn } from '../../../../shared/protocol/index.js';
 import { errorMessage } from '../../errors.js';
 import type { Timers } from '../../timers.js';
+import { type ConfigArrival, type CredentialsReport, missingCredential } from '../credentials.js';
 import { readTwitchTokens, startDeviceFlow, TwitchAuth } from './auth.js';
 
 export interface TwitchSignInOptions {
@@ -13,13 +14,23 @@ export interface TwitchSignInOptions {
   log(line: string): void;
   /** The waits between polls (the real clock by default). */
   timers?: Timers;
+  /** Whether the Gatekeeper's config (which may give the client id) arrived; `arrived` when not given. */
+  configArrival?(): ConfigArrival;
+  /** Where the Twitch client id and the YouTube key in force come from (GET /api/sources/credentials). */
+  credentials?(): CredentialsReport;
 }
 
-/** No client id is known: nothing to sign in with. */
+/**
+ * No client id is known: nothing to sign in with. Said by what became of the Gatekeeper's config: on its
+ * way, out of reach (no network), or without one.
+ */
 export class NoTwitchClientId extends Error {
-  constructor() {
+  constructor(arrival: ConfigArrival = 'arrived') {
+    const ownOne = 'put your own client id in the Sources view (settings.json twitch.clientId)';
     super(
-      'no Twitch client id: put one in the Sources view (settings.json twitch.clientId), or ask the operator to set platforms.twitch.client_id in the Gatekeeper config',
+      arrival === 'waiting'
+        ? `${missingCredential('Twitch client id', arrival, ownOne)}: try again in a moment`
+        : missingCredential('Twitch client id', arrival, ownOne),
     );
   }
 }
@@ -59,7 +70,7 @@ export class TwitchSignInService {
 
   async #begin(): Promise<TwitchSignIn> {
     const clientId = this.options.clientId();
-    if (!clientId) throw new NoTwitchClientId();
+    if (!clientId) throw new NoTwitchClientId(this.options.configArrival?.());
     const epoch = this.#epoch;
     const flow = await startDeviceFlow({
       authUrl: this.options.authUrl,
@@ -117,6 +128,11 @@ export class TwitchSignInService {
     this.#epoch++;
     this.#abortPolls();
     this.#pending = undefined;
+  }
+
+  /** Where the platform credentials in force come from; undefined when the daemon does not say. */
+  credentials(): CredentialsReport | undefined {
+    return this.options.credentials?.();
   }
 
   /** How many device code flows are still polling Twitch (0 after Disconnect). */

@@ -7,6 +7,7 @@ import { backoffDelay, formatWait } from '../../../../shared/timers.js';
 import { errorMessage } from '../../errors.js';
 import { RecentIds } from '../../events/recent-ids.js';
 import { pollInterval, type TimerHandle } from '../../timers.js';
+import { missingCredential } from '../credentials.js';
 import { type EventSource, type SourceContext, type SourceReport, SourceState } from '../source.js';
 import { YouTubeApi, YouTubeApiError } from './api.js';
 import { mapLiveChatMessage } from './map.js';
@@ -120,12 +121,19 @@ export class YouTubeSource implements EventSource {
   async #step(): Promise<void> {
     const key = this.ctx.youtubeApiKey();
     if (!key) {
-      this.#state.set(
-        'error',
-        'needs a YouTube Data API key: put one in the dashboard (Sources → YouTube API key)',
-      );
+      const arrival = this.ctx.configArrival?.() ?? 'arrived';
+      const ownOne = 'put your own in the dashboard (Sources → YouTube API key)';
+      // Before the Gatekeeper's config arrived, no key is no error yet: it may bring one.
+      if (arrival === 'waiting')
+        this.#state.set('connecting', missingCredential('YouTube Data API key', arrival, ownOne));
+      else if (arrival === 'unreachable')
+        this.#state.set(
+          'error',
+          `needs a YouTube Data API key; ${missingCredential('key', arrival, ownOne)}`,
+        );
+      else this.#state.set('error', `needs a YouTube Data API key: ${ownOne}`);
       // Looking costs nothing (no request): the key may come with the Gatekeeper's configuration.
-      this.#schedule(10_000, () => this.#step());
+      this.#schedule(arrival === 'waiting' ? 1000 : 10_000, () => this.#step());
       return;
     }
     const api = new YouTubeApi({ baseUrl: this.ctx.urls.youtubeApi, apiKey: key });
