@@ -26,10 +26,17 @@ function moneyOf(cents: number, currency: string | undefined): string {
 /**
  * An amount of gift value in the unit of `platform`: "1,000 diamonds" (TikTok and events posted to the
  * API, whose `diamondCount` the API documents as diamonds), "100 bits" (Twitch), "€5.00" (YouTube, the
- * amount in cents of `currency`).
+ * amount in cents of `currency`); `mixed`, the figure alone.
  */
-export function giftValueText(platform: Platform | undefined, amount: number, currency?: string): string {
+export function giftValueText(
+  platform: Platform | 'mixed' | undefined,
+  amount: number,
+  currency?: string,
+): string {
   switch (platform) {
+    case 'mixed':
+      // Bits, diamonds and cents added up are in no unit: the figure alone.
+      return COUNT.format(amount);
     case 'twitch':
       return `${COUNT.format(amount)} ${amount === 1 ? 'bit' : 'bits'}`;
     case 'youtube':

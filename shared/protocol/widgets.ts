@@ -115,9 +115,9 @@ const Gifter = v.object({
   value: v.optional(v.number()),
   /**
    * Where every gift counted in `diamonds` came from, so the page names its unit (diamonds, bits, a
-   * currency); absent when unknown or mixed.
+   * currency); `mixed` when they came in different units (the sum is then shown without one).
    */
-  platform: v.optional(PlatformSchema),
+  platform: v.optional(v.union([PlatformSchema, v.literal('mixed')])),
   /** The currency of YouTube gifts counted in `diamonds` (then cents), when all share one. */
   currency: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/))),
 });

@@ -93,6 +93,16 @@ describe('money words on the overlay page', () => {
     await expect
       .poll(async () => (await widgetText(page, 'top')).split('\n').sort(), POLL)
       .toEqual(['Bob — 100 bits', 'Carol — €5.00', 'Dan — $2.00', 'Erin — 3 diamonds']);
+    // Bits and diamonds added up are in no unit: the figure alone.
+    await sendEvent({
+      type: 'gift',
+      platform: 'tiktok',
+      user: { uniqueId: 'bob', nickname: 'Bob' },
+      data: { giftName: 'Rose', repeatCount: 2, diamondCount: 1 },
+    });
+    await expect
+      .poll(async () => (await widgetText(page, 'top')).split('\n').sort(), POLL)
+      .toEqual(['Bob — 102', 'Carol — €5.00', 'Dan — $2.00', 'Erin — 3 diamonds']);
     const everything = await visible(page.locator('#stage'));
     expect(everything).not.toContain('× Bits');
     expect(everything).not.toMatch(/(bits|Super Chat|Sticker|€5\.00|\$2\.00).*diamonds/);

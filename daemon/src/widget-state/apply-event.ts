@@ -39,13 +39,13 @@ function byNameThenId(a: Gifter, b: Gifter): number {
 
 /**
  * An entry keeps the platform and currency its sum is in (the page names the unit by them) only while
- * every gift added shares them: bits and diamonds added up are in no unit.
+ * every gift added shares them: bits and diamonds added up are in no unit (`mixed`).
  */
 function sameUnit(entry: Gifter, gift: Omit<Gifter, 'diamonds'>): Gifter {
   const { platform, currency, ...rest } = entry;
   return {
     ...rest,
-    ...(platform !== undefined && platform === gift.platform ? { platform } : {}),
+    ...(platform === undefined ? {} : { platform: platform === gift.platform ? platform : 'mixed' }),
     ...(currency !== undefined && currency === gift.currency ? { currency } : {}),
   };
 }
