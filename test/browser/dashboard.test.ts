@@ -626,6 +626,7 @@ describe('actions and settings', () => {
       const rules = [
         {
           id: 'queued-hook',
+          name: 'Follow hook',
           trigger: 'follow',
           actions: [
             { overlayId, widgetId: 'alerts', command: 'show-alert', payload: { text: 'hi', duration: 500 } },
@@ -644,7 +645,7 @@ describe('actions and settings', () => {
       await expect.poll(() => row.locator('td').nth(2).textContent(), { timeout: 10_000 }).toBe('2');
       await dashboard
         .locator('.action-log')
-        .getByText('rule “queued-hook” action 1 (overlay): done')
+        .getByText('rule “Follow hook” action 1 (overlay): done')
         .first()
         .waitFor();
       await row.getByRole('button', { name: 'Clear' }).click();
