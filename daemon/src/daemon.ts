@@ -23,7 +23,7 @@ import type { CreationLimits } from './http/control-api.js';
 import type { DevDashboard, DevPage } from './http/dev-page.js';
 import { createControlGuard, createFrontDoor, createUpgradeListener } from './http/front-door.js';
 import { compiledPageRenderer } from './http/page.js';
-import { StatusParts } from './http/status-parts.js';
+import { obsStatusInWords, StatusParts } from './http/status-parts.js';
 import { Journal } from './journal/journal.js';
 import { installLastResort } from './last-resort.js';
 import { safeLog } from './log-line.js';
@@ -352,7 +352,7 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
 
   let boundPort = 0;
   const statusFields = new StatusParts();
-  statusFields.set('obs', () => obs.status());
+  statusFields.set('obs', () => obsStatusInWords(obs.status()));
   // Like `tiktok` before it: present once a source is set up.
   statusFields.set('sources', () => {
     const list = sources.report();

@@ -138,7 +138,15 @@ export type TwitchSignIn = v.InferOutput<typeof TwitchSignIn>;
 
 /** The OBS connection of `obs` actions (decisions-2 §6): `off` until an action needs it. */
 export const OBS_STATES = ['connected', 'connecting', 'disconnected', 'off'] as const;
-export const ObsStatus = v.object({ state: v.picklist(OBS_STATES), lastError: v.optional(v.string()) });
+/**
+ * `off` is "not connected because nothing needs it": no rule has an OBS action (the connection starts
+ * with the first one). `detail` says so in words.
+ */
+export const ObsStatus = v.object({
+  state: v.picklist(OBS_STATES),
+  lastError: v.optional(v.string()),
+  detail: v.optional(v.string()),
+});
 export type ObsStatus = v.InferOutput<typeof ObsStatus>;
 
 /** The parts of `GET /status` beyond `{running, port}`; each present while its part of the daemon runs. */

@@ -212,6 +212,36 @@ describe('platform keys', () => {
     expect((await storedSettings()).sources).toHaveLength(1);
   });
 
+  it('says where the YouTube key comes from: never "not set" while the Gatekeeper config is on its way', async () => {
+    const credentials = { twitchClientId: 'waiting', youtubeApiKey: 'waiting' };
+    const answer = (route: Route) => route.fulfill({ status: 200, json: credentials });
+    await dashboard.route('**/api/sources/credentials', answer);
+    try {
+      await dashboard.reload();
+      await openTab(dashboard, 'Sources');
+      const box = dashboard.locator('[data-part="youtube"]');
+      const state = box.locator('[data-key-state]');
+      await expect.poll(() => state.getAttribute('data-key-state'), POLL).toBe('waiting');
+      expect(await state.textContent()).toBe('waiting for the Gatekeeper’s config (it may give one)');
+      expect(await state.getAttribute('class')).not.toContain('no');
+      credentials.youtubeApiKey = 'gatekeeper';
+      await expect.poll(() => state.textContent(), POLL).toBe('from the Gatekeeper’s config');
+      credentials.youtubeApiKey = 'unreachable';
+      await expect.poll(() => state.textContent(), POLL).toMatch(/Gatekeeper .*cannot be reached/);
+    } finally {
+      await dashboard.unroute('**/api/sources/credentials', answer);
+    }
+    await dashboard.locator('[data-part="youtube"] [data-key-state="not-set"]').waitFor();
+  });
+
+  it('the Status view says OBS is not used by any rule, not "off"', async () => {
+    await openTab(dashboard, 'Status');
+    const obs = dashboard.locator('[data-field="obs"]');
+    await obs.getByText('Not used by any rule').first().waitFor();
+    expect(await obs.textContent()).not.toMatch(/\boff\b/);
+    await openTab(dashboard, 'Sources');
+  });
+
   it('sets the Twitch client id, and says why no sign-in can start without a reachable Twitch', async () => {
     const box = dashboard.locator('[data-part="twitch"]');
     const signInPart = box.locator('[data-part="twitch-sign-in"]');

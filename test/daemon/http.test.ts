@@ -2,6 +2,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OBS_UNUSED } from '../../daemon/src/http/status-parts.js';
 import { DaemonStatus, parseWith } from '../../shared/protocol/index.js';
 import { rawRequest, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
@@ -69,14 +70,23 @@ describe('GET /status', () => {
   it('answers {running, port}, and on this computer the OBS connection (off until an action needs it)', async () => {
     const res = await get('/status');
     expect(res.status).toBe(200);
-    expect(res.json()).toEqual({ running: true, port: daemon.port, obs: { state: 'off' } });
+    expect(res.json()).toEqual({
+      running: true,
+      port: daemon.port,
+      obs: { state: 'off', detail: OBS_UNUSED },
+    });
   });
 
   it('carries fields other parts of the daemon add', async () => {
     const tiktok = { source: 'tiktok', username: 'someone', state: 'disconnected', attempts: 0 } as const;
     daemon.statusFields.set('tiktok', () => tiktok);
     const body = (await get('/status')).json();
-    expect(body).toEqual({ running: true, port: daemon.port, obs: { state: 'off' }, tiktok });
+    expect(body).toEqual({
+      running: true,
+      port: daemon.port,
+      obs: { state: 'off', detail: OBS_UNUSED },
+      tiktok,
+    });
     // The answer is exactly the shared contract the dashboard parses.
     expect(parseWith(DaemonStatus, body).ok).toBe(true);
   });

@@ -4,6 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ObsConnection } from '../../daemon/src/actions/obs.js';
 import { ActionRunner } from '../../daemon/src/actions/runner.js';
+import { OBS_UNUSED } from '../../daemon/src/http/status-parts.js';
 import type { FiredAction } from '../../daemon/src/rules/engine.js';
 import { api, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { FakeTimers } from '../support/fake-timers.js';
@@ -34,7 +35,7 @@ const gift = {
 beforeAll(async () => {
   obs = await startFakeObs({ password: 'right-password' });
   daemon = await startTestDaemon();
-  expect(await obsStatus()).toEqual({ state: 'off' });
+  expect(await obsStatus()).toEqual({ state: 'off', detail: OBS_UNUSED });
 });
 afterAll(async () => {
   await daemon?.stop();

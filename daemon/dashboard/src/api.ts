@@ -1,6 +1,11 @@
 // Client of the daemon's local control API (decisions §3): Bearer admin key, JSON bodies, typed refusals.
+
 import * as v from 'valibot';
 import { type PendingRestore, PendingRestore as PendingRestoreSchema } from '../../../shared/backup.js';
+import {
+  type CredentialsReport,
+  CredentialsReport as CredentialsReportSchema,
+} from '../../../shared/credentials.js';
 import { FileProblem as FileProblemSchema } from '../../../shared/data-files.js';
 import {
   ActionLog,
@@ -188,6 +193,10 @@ export class ControlApi {
   /** The Twitch sign-in: signed in or not, or the code to enter while one is under way. */
   twitchSignIn(): Promise<TwitchSignIn> {
     return this.typed(TwitchSignInSchema, '/api/sources/twitch/sign-in');
+  }
+  /** Where the Twitch client id and the YouTube key in force come from (settings, the Gatekeeper, none yet). */
+  credentials(): Promise<CredentialsReport> {
+    return this.typed(CredentialsReportSchema, '/api/sources/credentials');
   }
   /** Starts Twitch's device code flow (503 `unavailable` while no client id is known). */
   startTwitchSignIn(): Promise<TwitchSignIn> {

@@ -2,6 +2,7 @@
 // with each one's state from /status, and those given on the command line), adding, turning off and
 // removing one, the Twitch sign-in and client id, and the YouTube API key (never shown back).
 import { useCallback, useEffect, useState } from 'preact/hooks';
+import type { CredentialOrigin, CredentialsReport } from '../../../shared/credentials.js';
 import type { SourceReport, TwitchSignIn } from '../../../shared/protocol/index.js';
 import {
   channelProblem,
@@ -456,9 +457,28 @@ function TwitchClientId(props: { api: ControlApi; settings: Settings; saved: (s:
   );
 }
 
+/** The key in force in words: this page's, the Gatekeeper config's, or why there is none (yet). */
+const KEY_WORDS: Record<CredentialOrigin, { text: string; class: string }> = {
+  settings: { text: 'set', class: 'yes' },
+  gatekeeper: { text: 'from the Gatekeeper’s config', class: 'yes' },
+  waiting: { text: 'waiting for the Gatekeeper’s config (it may give one)', class: 'muted' },
+  unreachable: {
+    text: 'not set here, and the Gatekeeper (whose config may give one) cannot be reached',
+    class: 'no',
+  },
+  none: { text: 'not set', class: 'no' },
+};
+
 /** YouTube: the Data API key live chats are read with; the page learns only whether one is set. */
-function YouTubeBox(props: { api: ControlApi; settings: Settings; saved: (s: Settings) => void }) {
+function YouTubeBox(props: {
+  api: ControlApi;
+  settings: Settings;
+  saved: (s: Settings) => void;
+  origin: CredentialOrigin | undefined;
+}) {
   const isSet = props.settings.youtube.apiKey.set;
+  const origin: CredentialOrigin = isSet ? 'settings' : (props.origin ?? 'none');
+  const words = KEY_WORDS[origin === 'settings' && !isSet ? 'none' : origin];
   const [apiKey, setApiKey] = useState('');
   const [tried, setTried] = useState(false);
   const [refused, setRefused] = useState<string>();
@@ -500,8 +520,11 @@ function YouTubeBox(props: { api: ControlApi; settings: Settings; saved: (s: Set
       </h3>
       <p>
         API key:{' '}
-        <strong class={isSet ? 'yes' : 'no'} data-key-state={isSet ? 'set' : 'not-set'}>
-          {isSet ? 'set' : 'not set'}
+        <strong
+          class={words.class}
+          data-key-state={origin === 'none' ? 'not-set' : origin === 'settings' ? 'set' : origin}
+        >
+          {words.text}
         </strong>
       </p>
       <form onSubmit={save} noValidate>
@@ -547,6 +570,7 @@ export function SourcesView(props: { shared: Shared }) {
   const { api } = props.shared;
   const [settings, setSettings] = useState<Settings>();
   const [reports, setReports] = useState<SourceReport[]>();
+  const [credentials, setCredentials] = useState<CredentialsReport>();
   const [error, setError] = useState<string>();
   const [note, setNote] = useState<Note>();
 
@@ -557,6 +581,8 @@ export function SourcesView(props: { shared: Shared }) {
     if (st.status === 'fulfilled') setReports(st.value.sources ?? []);
     const failed = [s, st].find((r): r is PromiseRejectedResult => r.status === 'rejected');
     setError(failed ? describeError(failed.reason) : undefined);
+    // Where the key in force comes from; an older daemon does not say (the box then says set or not).
+    setCredentials(await api.credentials().catch(() => undefined));
   }, [api]);
   usePolling(load, POLL_MS);
 
@@ -675,7 +701,7 @@ export function SourcesView(props: { shared: Shared }) {
       <AddSource existing={settings.sources} add={add} />
       <div class="platform-boxes">
         <TwitchBox api={api} settings={settings} saved={setSettings} />
-        <YouTubeBox api={api} settings={settings} saved={setSettings} />
+        <YouTubeBox api={api} settings={settings} saved={setSettings} origin={credentials?.youtubeApiKey} />
       </div>
     </section>
   );

@@ -79,10 +79,19 @@ function Fields(props: { record: Record<string, unknown> }) {
   );
 }
 
-/** The daemon's fields but those with a card of their own (TikTok, the sources). */
-function withoutCards(status: DaemonStatus): Omit<DaemonStatus, 'tiktok' | 'sources'> {
+/** OBS's states in words: `off` is not "not set up", it waits for a rule with an OBS action. */
+const OBS_WORDS: Record<NonNullable<DaemonStatus['obs']>['state'], string> = {
+  connected: 'Connected',
+  connecting: 'Connecting…',
+  disconnected: 'Not connected: trying again',
+  off: 'Not used by any rule',
+};
+
+/** The daemon's fields but those with a card of their own (TikTok, the sources); OBS's state in words. */
+function withoutCards(status: DaemonStatus): Record<string, unknown> {
   const { tiktok: _tiktok, sources: _sources, ...rest } = status;
-  return rest;
+  if (!rest.obs) return rest;
+  return { ...rest, obs: { ...rest.obs, state: OBS_WORDS[rest.obs.state] } };
 }
 
 const STATE_TEXT: Record<SourceStatus['state'], string> = {

@@ -1,5 +1,10 @@
 // `overlay-daemon status` in words: is it running, the licence, remote access and each live source.
-import type { DaemonStatus, LicenceStatus, SourceReportState } from '../../../shared/protocol/index.js';
+import type {
+  DaemonStatus,
+  LicenceStatus,
+  ObsStatus,
+  SourceReportState,
+} from '../../../shared/protocol/index.js';
 import { formatWait } from '../../../shared/timers.js';
 
 const LICENCE_STATE: Record<LicenceStatus['state'], string> = {
@@ -9,6 +14,14 @@ const LICENCE_STATE: Record<LicenceStatus['state'], string> = {
   expired: 'expired: run overlay-daemon login',
   inactive: 'membership no longer active',
   invalid: 'not valid: run overlay-daemon login',
+};
+
+/** `off` is not "not set up": OBS is connected once a rule has an OBS action. */
+const OBS_STATE: Record<ObsStatus['state'], string> = {
+  connected: 'connected',
+  connecting: 'connecting',
+  disconnected: 'not connected: trying again',
+  off: 'not used by any rule',
 };
 
 const PLATFORM_NAME = { tiktok: 'TikTok LIVE', twitch: 'Twitch', youtube: 'YouTube' } as const;
@@ -27,7 +40,13 @@ const day = (iso: string) => new Date(iso).toLocaleString();
 
 export function describeDaemonStatus(status: DaemonStatus, baseUrl: string): string {
   const lines = [`overlay-daemon is running at ${baseUrl}`];
-  const { licence, tunnel, tiktok, sources } = status;
+  const { obs, licence, tunnel, tiktok, sources } = status;
+  if (obs) {
+    const why = obs.state === 'off' ? (obs.detail ?? OBS_STATE.off) : OBS_STATE[obs.state];
+    const error =
+      obs.state !== 'connected' && obs.state !== 'off' && obs.lastError ? ` (${obs.lastError})` : '';
+    lines.push(`  OBS:           ${why}${error}`);
+  }
   if (licence) {
     const until = licence.valid_until ? `, until ${day(licence.valid_until)}` : '';
     lines.push(`  licence:       ${licence.tier} tier, ${LICENCE_STATE[licence.state]}${until}`);

@@ -1,6 +1,6 @@
 // The parts of GET /status beyond {running, port} (shared/protocol/control-api.ts): each part of the daemon
 // that runs (licence, tunnel, TikTok) registers how to read its own, typed by the shared schema.
-import type { StatusParts as Parts } from '../../../shared/protocol/index.js';
+import type { ObsStatus, StatusParts as Parts } from '../../../shared/protocol/index.js';
 
 /** A reader may answer undefined: the part is left out (e.g. `tiktok` while no TikTok source runs). */
 type Readers = { [K in keyof Parts]?: () => Parts[K] | undefined };
@@ -28,4 +28,12 @@ export class StatusParts {
     }
     return parts;
   }
+}
+
+/** What `off` means for OBS, in words: the connection waits for a rule that needs it. */
+export const OBS_UNUSED = 'not used by any rule: OBS is connected once a rule has an OBS action';
+
+/** OBS's part of /status with its state in words where the state alone would mislead (`off`). */
+export function obsStatusInWords(status: ObsStatus): ObsStatus {
+  return status.state === 'off' && !status.detail ? { ...status, detail: OBS_UNUSED } : status;
 }

@@ -2,16 +2,9 @@
 // yet (the config has not arrived, or the Gatekeeper cannot be reached). The sources, the Twitch sign-in
 // and the Sources view say it in those words rather than "not set" while the config is on its way.
 
-/** Whether the Gatekeeper's config (which may give the Twitch client id and the YouTube key) arrived. */
-export type ConfigArrival = 'waiting' | 'arrived' | 'unreachable';
+import type { ConfigArrival, CredentialOrigin } from '../../../shared/credentials.js';
 
-/** `GET /api/sources/credentials`: for each credential, where the one in force comes from. */
-export type CredentialOrigin = 'settings' | 'gatekeeper' | 'waiting' | 'unreachable' | 'none';
-
-export interface CredentialsReport {
-  twitchClientId: CredentialOrigin;
-  youtubeApiKey: CredentialOrigin;
-}
+export type { ConfigArrival, CredentialOrigin, CredentialsReport } from '../../../shared/credentials.js';
 
 /** Where one credential comes from: settings.json's, the config's, or why there is none. */
 export function credentialOrigin(
