@@ -34,6 +34,22 @@ describe('overlay page in Chromium', () => {
     expect(globals.token).toMatch(/^[A-Za-z0-9_-]{22,}$/);
     await page.close();
   });
+
+  it('asks for no /favicon.ico (no 404 in the log at every load of an OBS source)', async () => {
+    const overlay = daemon.registry.list()[0]!;
+    const page = await browser.newPage();
+    const asked: string[] = [];
+    page.on('request', (request) => asked.push(new URL(request.url()).pathname));
+    await page.goto(`${daemon.url}/overlay/${overlay.id}`);
+    await expect.poll(() => page.locator('#stage').getAttribute('data-state')).toBe('ready');
+    expect(await page.locator('link[rel="icon"]').getAttribute('href')).toBe('data:,');
+    expect(asked).not.toContain('/favicon.ico');
+    // The page of a deleted overlay too.
+    await page.goto(`${daemon.url}/overlay/00000000-0000-4000-8000-000000000000`);
+    expect(await page.locator('link[rel="icon"]').getAttribute('href')).toBe('data:,');
+    expect(asked).not.toContain('/favicon.ico');
+    await page.close();
+  });
 });
 
 describe('overlay page when the daemon goes away', () => {

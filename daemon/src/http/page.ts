@@ -97,7 +97,7 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => HTML_ESCAPE
 export function overlayErrorPage(code: string, message: string): string {
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
-    '<meta name="robots" content="noindex"><title>Overlay unavailable</title>' +
+    '<meta name="robots" content="noindex"><title>Overlay unavailable</title><link rel="icon" href="data:,">' +
     '<style>html,body{margin:0;background:transparent}</style></head>' +
     `<body><p hidden data-error-code="${escapeHtml(code)}">${escapeHtml(message)}</p></body></html>`
   );
