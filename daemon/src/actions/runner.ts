@@ -8,6 +8,7 @@ import type { FiredAction } from '../rules/engine.js';
 import { systemTimers, type TimerHandle, type Timers } from '../timers.js';
 import type { ObsConnection } from './obs.js';
 import type { Speech } from './speech.js';
+import { blockedWord, speechText } from './speech-text.js';
 
 /** The default of decisions-2 §6 for Streamer.bot's HTTP server. */
 const DEFAULT_STREAMERBOT_URL = 'http://127.0.0.1:7474';
@@ -371,9 +372,12 @@ export class ActionRunner {
     const tts = this.#options.tts?.();
     if (!speech || !tts) throw new Error('speech is not set up');
     if (!tts.enabled) throw new Error('speech is turned off in the settings');
-    const blocked = blockedWord(action.text, tts.blockedWords);
+    // Plain text first (no engine markup or control characters), so the blocked words and the cut
+    // apply to what the engine will read.
+    const plain = speechText(action.text);
+    const blocked = blockedWord(plain, tts.blockedWords);
     if (blocked !== undefined) throw new Error(`dropped: the text has the blocked word "${blocked}"`);
-    const text = cut(action.text.trim(), tts.maxChars);
+    const text = cut(plain, tts.maxChars);
     if (!text) throw new Error('nothing to say: the text is empty');
     const sender = action.sender.toLowerCase();
     if (tts.userCooldownMs > 0 && sender) {
@@ -604,26 +608,6 @@ interface Reverting {
 
 /** The widget id that addresses the overlay page's own audio queue (decisions-2 §6). */
 const PAGE_AUDIO = '@page';
-
-/** The first blocked word the text holds as a whole word, case-insensitive. */
-function blockedWord(text: string, words: readonly string[]): string | undefined {
-  const lower = text.toLowerCase();
-  for (const word of words) {
-    const w = word.toLowerCase();
-    let at = lower.indexOf(w);
-    while (at !== -1) {
-      const before = lower[at - 1];
-      const after = lower[at + w.length];
-      if (!isWordChar(before) && !isWordChar(after)) return word;
-      at = lower.indexOf(w, at + 1);
-    }
-  }
-  return undefined;
-}
-
-function isWordChar(ch: string | undefined): boolean {
-  return ch !== undefined && /[\p{L}\p{N}_]/u.test(ch);
-}
 
 /** At most `max` characters (whole code points), ending at a word when one ends near the cut. */
 function cut(text: string, max: number): string {
