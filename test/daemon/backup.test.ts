@@ -1,4 +1,4 @@
-// `overlay-daemon backup` and `restore` as a streamer runs them (decisions-2 §7): a backup of a running
+// `overlay-daemon backup` and `restore` as a streamer runs them: a backup of a running
 // daemon, a restore that keeps the previous state, and hostile or broken archives that change nothing.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -469,6 +469,14 @@ describe('a hostile or broken archive', () => {
     ],
     ['no manifest', rawArchive([{ path: 'rules.json', body: '[]' }]), /no manifest\.json/],
     [
+      'terminal escapes in a member name',
+      rawArchive([
+        { path: 'manifest.json', body: MANIFEST },
+        { path: 'bin/\u001b[2J\u001b]0;owned\u0007', body: 'x' },
+      ]),
+      /the member "bin\/\\x1b\[2J\\x1b\]0;owned\\x07" has no place in a backup/,
+    ],
+    [
       'a file and then a folder of the same name',
       rawArchive([
         { path: 'manifest.json', body: MANIFEST },
@@ -547,6 +555,8 @@ describe('a hostile or broken archive', () => {
       expect(result.code).toBe(1);
       expect(result.stderr).toContain('was not restored, nothing changed');
       expect(result.stderr).toMatch(why);
+      // Nothing of the archive reaches the terminal as a control sequence.
+      expect(result.stderr).not.toContain('\u001b');
       expect(await snapshot(dir)).toEqual(before);
       expect((await readdir(dir)).some((f) => f.startsWith('.restore-') || f === 'backups')).toBe(false);
     },

@@ -1,4 +1,4 @@
-// One-file backups of a data directory (decisions-2 §7): `overlay-daemon backup` writes a .tar.gz of the
+// One-file backups of a data directory: `overlay-daemon backup` writes a .tar.gz of the
 // overlays, rules, media, settings (its secrets only with --include-secrets) and a consistent copy
 // of events.db (SQLite's online backup, so a running daemon can be backed up); `restore` checks every
 // member and every file before it touches anything, keeps the current state under backups/<time>/, then
@@ -31,6 +31,7 @@ import { RuleList } from '../../../shared/rules.js';
 import { keepMissingSecrets, StoredSettings, withoutSecrets } from '../../../shared/settings.js';
 import { errorMessage } from '../errors.js';
 import { MIGRATION_COUNT } from '../journal/journal.js';
+import { safeLogLine } from '../log-line.js';
 import { TWITCH_FILE } from '../sources/twitch/auth.js';
 import type { DataDir } from '../store/data-dir.js';
 import { parseOverlayFile } from '../store/overlay-store.js';
@@ -67,6 +68,15 @@ export class BackupTooLarge extends BackupError {}
 /** The most an archive of `packed` bytes may expand to. */
 export function expandedLimit(packed: number): number {
   return Math.min(TOTAL_MAX, Math.max(EXPANDED_FLOOR, packed * EXPANSION_MAX));
+}
+
+/**
+ * A member's name as it may be printed (the terminal, the log, an HTTP answer): control characters
+ * written as escapes, so a crafted name cannot drive the terminal; at most 200 characters.
+ */
+function shown(name: string): string {
+  const escaped = safeLogLine(name);
+  return escaped.length > 200 ? `${escaped.slice(0, 200)}…` : escaped;
 }
 
 /** The largest a member may be, by its path; undefined: it has no place in a backup. */
@@ -219,6 +229,7 @@ async function inspect(file: string): Promise<Map<string, number>> {
       if (problem) return;
       const path = entry.path.replace(/\/+$/, '');
       const raw = entry.header.path ?? entry.path;
+      const name = shown(path);
       if (++entries > MAX_MEMBERS)
         refuse(new BackupTooLarge(`the archive holds more than ${MAX_MEMBERS} members`));
       else if (
@@ -227,26 +238,26 @@ async function inspect(file: string): Promise<Map<string, number>> {
         raw.split(/[\\/]/).includes('..') ||
         raw.includes('\0')
       )
-        refuse(new BackupError(`the member "${raw}" points outside the backup`));
+        refuse(new BackupError(`the member "${shown(raw)}" points outside the backup`));
       else if (entry.type === 'Directory') {
         const other = clash(path, true);
         if (!DIRECTORIES.has(path) && !(path.startsWith('media/') && parseWith(MediaPath, path.slice(6)).ok))
-          refuse(new BackupError(`the folder "${path}" has no place in a backup`));
+          refuse(new BackupError(`the folder "${name}" has no place in a backup`));
         else if (other !== undefined)
-          refuse(new BackupError(`"${path}" is both a file and a folder in the archive`));
+          refuse(new BackupError(`"${name}" is both a file and a folder in the archive`));
         else folders.add(path);
       } else if (entry.type !== 'File' && entry.type !== 'OldFile' && entry.type !== 'ContiguousFile')
-        refuse(new BackupError(`the member "${path}" is a ${entry.type}, not a file`));
+        refuse(new BackupError(`the member "${name}" is a ${entry.type}, not a file`));
       else {
         const max = allowedSize(path);
         const size = entry.size ?? 0;
         const other = clash(path, false);
-        if (max === undefined) refuse(new BackupError(`the member "${path}" has no place in a backup`));
+        if (max === undefined) refuse(new BackupError(`the member "${name}" has no place in a backup`));
         else if (size > max)
-          refuse(new BackupError(`the member "${path}" is ${size} bytes, more than the ${max} allowed`));
-        else if (members.has(path)) refuse(new BackupError(`the member "${path}" is there twice`));
+          refuse(new BackupError(`the member "${name}" is ${size} bytes, more than the ${max} allowed`));
+        else if (members.has(path)) refuse(new BackupError(`the member "${name}" is there twice`));
         else if (other !== undefined)
-          refuse(new BackupError(`"${other}" is both a file and a folder in the archive`));
+          refuse(new BackupError(`"${shown(other)}" is both a file and a folder in the archive`));
         else {
           members.set(path, size);
           total += size;
