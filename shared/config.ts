@@ -38,7 +38,7 @@ export const RemoteConfig = v.looseObject({
   }),
   /**
    * The platforms' application credentials a daemon may use when its settings.json has none
-   * (decisions-2 §8): the operator's Twitch client id and YouTube Data API key.
+   *: the operator's Twitch client id and YouTube Data API key.
    */
   platforms: v.optional(
     v.looseObject({

@@ -21,12 +21,12 @@ export const RuleConditions = v.object({
   command: v.optional(v.pipe(v.string(), v.regex(/^\S{1,50}$/, 'must be one word of at most 50 characters'))),
   /** Fires each time the room's like total crosses a multiple of this (like events). */
   everyLikes: v.optional(count),
-  /** Only events from this platform (decisions-2 §8). */
+  /** Only events from this platform. */
   platform: v.optional(PlatformSchema),
 });
 export type RuleConditions = v.InferOutput<typeof RuleConditions>;
 
-/** Fields every action may have (decisions-2 §6): a wait before it, and the queue it runs in. */
+/** Fields every action may have: a wait before it, and the queue it runs in. */
 const actionCommon = {
   /** Milliseconds waited before the action runs. */
   delayMs: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.maxValue(60_000))),
@@ -106,7 +106,7 @@ export const StreamerbotAction = v.object({
   args: v.optional(templated),
 });
 
-/** The OBS requests an `obs` action may send, with the params each takes (decisions-2 §6). */
+/** The OBS requests an `obs` action may send, with the params each takes. */
 export const OBS_REQUESTS = [
   'SetCurrentProgramScene',
   'SetSceneItemEnabled',
@@ -162,7 +162,7 @@ export interface ObsRuleAction {
   queue?: string | undefined;
 }
 
-/** Text to speech, played by the overlay page's audio queue (decisions-2 §6). */
+/** Text to speech, played by the overlay page's audio queue. */
 export const SpeakAction = v.object({
   kind: v.literal('speak'),
   ...actionCommon,
@@ -211,7 +211,7 @@ export const Rule = v.object({
   trigger: v.picklist(STREAM_EVENT_TYPES),
   conditions: v.optional(RuleConditions, {}),
   cooldownMs: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.maxValue(86_400_000)), 0),
-  /** Per sender: the same viewer cannot fire the rule again within this (decisions-2 §6). */
+  /** Per sender: the same viewer cannot fire the rule again within this. */
   userCooldownMs: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.maxValue(86_400_000))),
   /** Gift rules: the actions run once per gift of a streak (at most 100 times). */
   perUnit: v.optional(v.boolean()),

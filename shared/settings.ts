@@ -1,4 +1,4 @@
-// settings.json and GET/PUT /api/settings (decisions-2 §6, §7, §8): OBS, Streamer.bot, speech, points,
+// settings.json and GET/PUT /api/settings: OBS, Streamer.bot, speech, points,
 // the journal, event sources and the platforms' keys. Secrets are stored in the file (mode 0600) and never returned: the API says
 // only whether one is set.
 import * as v from 'valibot';
@@ -26,7 +26,7 @@ const TtsSettings = v.object({
   userCooldownMs: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.maxValue(86_400_000)), 0),
 });
 
-/** A live platform the daemon reads events from (decisions-2 §8). */
+/** A live platform the daemon reads events from. */
 export const SOURCE_PLATFORMS = ['tiktok', 'twitch', 'youtube'] as const;
 export type SourcePlatform = (typeof SOURCE_PLATFORMS)[number];
 export const MAX_SOURCES = 20;
@@ -117,7 +117,7 @@ const TwitchSettings = v.object({
 });
 
 const perAction = v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1_000_000)), 0);
-/** Points a viewer earns (decisions-2 §7): per diamond given, like, chat message, follow and share. */
+/** Points a viewer earns: per diamond given, like, chat message, follow and share. */
 const PointsSettings = v.object({
   perDiamond: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1_000_000)), 1),
   perLike: perAction,
@@ -126,7 +126,7 @@ const PointsSettings = v.object({
   perShare: perAction,
 });
 
-/** The event journal (decisions-2 §7): events older than this many days are removed. */
+/** The event journal: events older than this many days are removed. */
 const JournalSettings = v.object({
   retentionDays: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1), v.maxValue(3650)), 180),
 });

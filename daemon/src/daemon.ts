@@ -111,7 +111,7 @@ export interface RunningDaemon {
   actions: ActionRunner;
   /** settings.json: OBS, Streamer.bot, speech (GET/PUT /api/settings). */
   settings: SettingsStore;
-  /** events.db: every accepted event, sessions, viewer figures (decisions-2 §7). */
+  /** events.db: every accepted event, sessions, viewer figures. */
   journal: Journal;
   /** Every live source (settings.json's and the command line's): `sources` in /status. */
   sources: SourceManager;
@@ -275,7 +275,7 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
   prune();
   const pruneTimer = setInterval(prune, 6 * 60 * 60 * 1000).unref();
 
-  // Live sources (decisions-2 §8): settings.json's and the command line's, following the settings at once.
+  // Live sources: settings.json's and the command line's, following the settings at once.
   const platformUrls = options.platformUrls ?? platformUrlsFromEnv();
   const credentials = {
     twitchClientId: () =>

@@ -13,7 +13,7 @@ export const ShowAlertPayload = v.object({
 });
 export type ShowAlertPayload = v.InferOutput<typeof ShowAlertPayload>;
 
-/** Speech the daemon rendered, at `/tts/<sha256>.wav` (decisions-2 §6). */
+/** Speech the daemon rendered, at `/tts/<sha256>.wav`. */
 export const TtsSound = v.pipe(
   v.string(),
   v.regex(/^\/tts\/[0-9a-f]{64}\.wav$/, 'must be /tts/<64 hex>.wav'),

@@ -1,4 +1,4 @@
-// The control API's answers (decisions §3, decisions-2 §5): the daemon produces exactly these shapes and
+// The control API's answers (decisions §3): the daemon produces exactly these shapes and
 // the dashboard parses them, so neither guesses at the other's.
 import * as v from 'valibot';
 import { TtsSound } from './commands.js';
@@ -42,7 +42,7 @@ export const ClientCounts = v.object({
 });
 export type ClientCounts = v.InferOutput<typeof ClientCounts>;
 
-/** The licence as the daemon last verified it (decisions-2 §4). */
+/** The licence as the daemon last verified it. */
 export const LICENCE_STATES = ['signed_out', 'valid', 'grace', 'expired', 'inactive', 'invalid'] as const;
 export const LicenceStatus = v.object({
   tier: Tier,
@@ -79,7 +79,7 @@ export const SourceStatus = v.object({
   /** Milliseconds until the next attempt, while reconnecting or offline. */
   retryInMs: v.optional(v.pipe(v.number(), v.minValue(0))),
   /**
-   * The last connection losses that ended in a reconnect (decisions-2 §7), newest last: when, for how
+   * The last connection losses that ended in a reconnect, newest last: when, for how
    * long, and how many missed messages the room's recent messages gave back (`recovered: true`).
    */
   gaps: v.optional(
@@ -95,7 +95,7 @@ export const SourceStatus = v.object({
 export type SourceStatus = v.InferOutput<typeof SourceStatus>;
 
 /**
- * Every live source the daemon reads (decisions-2 §8), in `/status` `sources`: what it is and, in a
+ * Every live source the daemon reads, in `/status` `sources`: what it is and, in a
  * streamer's words, how it is doing (`detail`, e.g. "quota used up for today"); `since` is the ISO time
  * the state began.
  */
@@ -119,7 +119,7 @@ export const SourceReport = v.object({
 export type SourceReport = v.InferOutput<typeof SourceReport>;
 
 /**
- * The Twitch sign-in (decisions-2 §8) as the dashboard drives it: `GET`, `POST` (starts the device code
+ * The Twitch sign-in as the dashboard drives it: `GET`, `POST` (starts the device code
  * flow: open `verificationUri` and enter `userCode` before `expiresAt`) and `DELETE` (revokes and forgets)
  * on `/api/sources/twitch/sign-in`. The same sign-in as `overlay-daemon connect twitch`.
  */
@@ -136,7 +136,7 @@ export const TwitchSignIn = v.object({
 });
 export type TwitchSignIn = v.InferOutput<typeof TwitchSignIn>;
 
-/** The OBS connection of `obs` actions (decisions-2 §6): `off` until an action needs it. */
+/** The OBS connection of `obs` actions: `off` until an action needs it. */
 export const OBS_STATES = ['connected', 'connecting', 'disconnected', 'off'] as const;
 /**
  * `off` is "not connected because nothing needs it": no rule has an OBS action (the connection starts
@@ -170,7 +170,7 @@ export const DaemonStatus = v.object({
 });
 export type DaemonStatus = v.InferOutput<typeof DaemonStatus>;
 
-/** One outcome in `GET /api/actions/log` (decisions-2 §6), newest last. */
+/** One outcome in `GET /api/actions/log`, newest last. */
 export const ActionLogEntry = v.object({
   /** ISO time the action finished. */
   at: v.string(),
@@ -236,7 +236,7 @@ export type ObsTestResult = v.InferOutput<typeof ObsTestResult>;
 
 const count = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
 
-/** One journaled event in `GET /api/events` (decisions-2 §7). */
+/** One journaled event in `GET /api/events`. */
 export const JournaledEvent = v.object({
   seq: count,
   at: v.string(),

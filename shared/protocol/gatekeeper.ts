@@ -24,7 +24,7 @@ export type Health = v.InferOutput<typeof Health>;
 
 export const ExchangeRequest = v.object({
   code: v.pipe(v.string(), v.minLength(1), v.maxLength(512)),
-  /** PKCE (RFC 7636, decisions-2 §4): checked against the login's challenge once the code is taken. */
+  /** PKCE (RFC 7636): checked against the login's challenge once the code is taken. */
   code_verifier: v.optional(v.pipe(v.string(), v.maxLength(512))),
 });
 export const ExchangeResponse = v.object({ token: v.string(), tier: Tier });

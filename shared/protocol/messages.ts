@@ -6,7 +6,7 @@ import { parseJsonWith } from './parse.js';
 import { Uuid } from './primitives.js';
 import { OverlayMeta, Widget } from './widgets.js';
 
-/** A message number (decisions-2 §7): increasing per daemon, across events and commands. */
+/** A message number: increasing per daemon, across events and commands. */
 const Seq = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
 
 export const ClientInit = v.object({

@@ -121,7 +121,7 @@ const Gifter = v.object({
   /** The currency of YouTube gifts counted in `diamonds` (then cents), when all share one. */
   currency: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/))),
 });
-/** What a ranking counts (decisions-2 §7), and over which time. */
+/** What a ranking counts, and over which time. */
 export const RANKING_METRICS = ['diamonds', 'likes', 'chats', 'points'] as const;
 export type RankingMetric = (typeof RANKING_METRICS)[number];
 

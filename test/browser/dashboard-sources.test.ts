@@ -1,4 +1,4 @@
-// The dashboard's Sources view in Chromium against the real daemon (decisions-2 §8): channels added,
+// The dashboard's Sources view in Chromium against the real daemon: channels added,
 // turned off and removed with their state from /status, the Twitch sign-in, the YouTube key kept secret,
 // and the platform mark of a test event on the overlay page. Every platform is a closed loopback port.
 import { readFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// The overlay page's one audio queue in Chromium (decisions-2 §6): speech rendered by espeak-ng and
+// The overlay page's one audio queue in Chromium: speech rendered by espeak-ng and
 // sounds play in order and never over each other, at most 20 wait; video alerts play in the alert widget.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The overlay page resumes in Chromium (decisions-2 §7): after OBS reloads it, what it missed is replayed
+// The overlay page resumes in Chromium: after OBS reloads it, what it missed is replayed
 // from the last seq it saw (kept in sessionStorage) into its widgets, and an alert over a minute old is not shown.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Rule actions beyond overlay commands (decisions-2 §6): webhooks and Streamer.bot against local receivers,
+// Rule actions beyond overlay commands: webhooks and Streamer.bot against local receivers,
 // delays and named queues, the action log, and that none of it holds up event delivery.
 import { readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

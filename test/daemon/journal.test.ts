@@ -1,4 +1,4 @@
-// The event journal (decisions-2 §7) against the real daemon and the real SQLite file: nothing lost to a
+// The event journal against the real daemon and the real SQLite file: nothing lost to a
 // kill -9 after the 202, history pages, sessions and their CSV, leaderboards and points, a corrupt file
 // moved aside, and resuming a page with what it missed.
 import { chmod, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';

@@ -142,7 +142,7 @@ describe('overlay-daemon login / logout', () => {
       },
       log: (line) => lines.push(line),
     });
-    // PKCE (decisions-2 §4): a fresh S256 challenge on every login.
+    // PKCE: a fresh S256 challenge on every login.
     expect(opened).toMatch(
       new RegExp(
         `^${gatekeeper.url}/auth/membership\\?redirect_port=\\d+&code_challenge=[A-Za-z0-9_-]{43}&code_challenge_method=S256$`,

@@ -332,7 +332,7 @@ async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void
   }
 }
 
-describe('only signed claims count (decisions-2 §4)', () => {
+describe('only signed claims count', () => {
   function offlineManager(lines: string[] = []): LicenceManager {
     manager = new LicenceManager({
       dataDir,

@@ -252,7 +252,7 @@ describe('connections per IP', () => {
   });
 });
 
-describe('connections that have not sent init (decisions-2 §5)', () => {
+describe('connections that have not sent init', () => {
   it('have a budget of their own: ten idle sockets lock neither OBS nor the dashboard out', async () => {
     const idle = [];
     for (let i = 0; i < 10; i++) idle.push(await connectWs(wsUrl(), { localAddress: '127.0.0.11' }));

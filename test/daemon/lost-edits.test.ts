@@ -1,4 +1,4 @@
-// No lost edits (decisions-2 §5): ETag on the documents the dashboard edits, If-Match on PUT → 412 conflict.
+// No lost edits: ETag on the documents the dashboard edits, If-Match on PUT → 412 conflict.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

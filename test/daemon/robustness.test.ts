@@ -1,4 +1,4 @@
-// Bad input never costs the streamer an overlay or a lock (decisions-2 §5): saturating widget state,
+// Bad input never costs the streamer an overlay or a lock: saturating widget state,
 // lowercase overlay ids, and a deleted unreadable rules.json lifting its lock.
 import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';

@@ -1,4 +1,4 @@
-// Several sources at once in the real daemon (decisions-2 §8): `sources` in settings.json and the command
+// Several sources at once in the real daemon: `sources` in settings.json and the command
 // line, started and stopped as the settings change, each state in /status, a failing source alone in its
 // trouble, and every bad entry refused naming its field. The sources here are scripted stand-ins; the
 // platforms' own sources are tested against their protocol fakes in twitch-*.test.ts and youtube-*.test.ts.

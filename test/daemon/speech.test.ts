@@ -1,4 +1,4 @@
-// `speak` actions (decisions-2 §6) with the real espeak-ng: the WAV file in the cache and at
+// `speak` actions with the real espeak-ng: the WAV file in the cache and at
 // /tts/<hash>.wav, the play-sound command for the page's audio queue, and the speech settings
 // (maximum length, blocked words, per-viewer cooldown, on/off), the voice list and the sample.
 import { chmod, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';

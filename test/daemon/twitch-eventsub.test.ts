@@ -311,7 +311,7 @@ describe('EventSub WebSocket', () => {
     expect([...eventSub.subscribed()].sort()).toEqual(made.map((s) => s.type).sort());
   });
 
-  it('turns each notification into the stream event decisions-2 §8 fixes', async () => {
+  it('turns each notification into the stream event the platform mapping fixes', async () => {
     connect();
     await connected();
     const anonymous = { user_id: null, user_login: null, user_name: null, is_anonymous: true };

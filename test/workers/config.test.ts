@@ -51,7 +51,7 @@ describe('GET /config', () => {
     expect(revalidated.status).toBe(200);
   });
 
-  it("serves the operator's platform credentials (decisions-2 §8) for daemons without their own", async () => {
+  it("serves the operator's platform credentials for daemons without their own", async () => {
     const custom = {
       ...DEFAULT_CONFIG,
       version: 3,

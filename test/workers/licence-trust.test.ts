@@ -1,4 +1,4 @@
-// The trust boundary of the paid tier (decisions-2 §4): PKCE, revocable licences, lapsed members'
+// The trust boundary of the paid tier: PKCE, revocable licences, lapsed members'
 // tunnels, bounded bodies, no storage for a guess, and only public key members in the JWKS.
 import {
   createExecutionContext,

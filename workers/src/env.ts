@@ -18,7 +18,7 @@ export interface LicenceClaims {
   iat: number;
   exp: number;
   jti: string;
-  /** The member's licence epoch when it was signed (decisions-2 §4); licences from before epochs count as 1. */
+  /** The member's licence epoch when it was signed; licences from before epochs count as 1. */
   epoch?: number;
 }
 

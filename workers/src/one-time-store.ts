@@ -17,7 +17,7 @@ export class OneTimeStore extends DurableObject<GatekeeperEnv> {
 
   /**
    * Whether the table exists. A lookup of an unknown key (a guess) must create no storage
-   * (decisions-2 §4), so the table is made by `put` only, and reading the schema writes nothing.
+   *, so the table is made by `put` only, and reading the schema writes nothing.
    */
   private hasTable(): boolean {
     return (

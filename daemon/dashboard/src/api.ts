@@ -78,7 +78,7 @@ interface RequestOptions {
   ifMatch?: string;
 }
 
-/** A document as the daemon has it now, with the tag a save must quote (decisions-2 §5). */
+/** A document as the daemon has it now, with the tag a save must quote. */
 interface Tagged<T> {
   value: T;
   etag: string | undefined;

@@ -1,4 +1,4 @@
-// Sources (decisions-2 §8): the live channels the daemon reads events from (settings.json's `sources`
+// Sources: the live channels the daemon reads events from (settings.json's `sources`
 // with each one's state from /status, and those given on the command line), adding, turning off and
 // removing one, the Twitch sign-in and client id, and the YouTube API key (never shown back).
 import { useCallback, useEffect, useState } from 'preact/hooks';

@@ -1,4 +1,4 @@
-// The page's one audio queue (decisions-2 §6): sounds, alert sounds and speech play one after another,
+// The page's one audio queue: sounds, alert sounds and speech play one after another,
 // never over each other, in arrival order; at most 20 wait (the oldest waiting is dropped past that).
 
 export interface QueuedSound {

@@ -66,7 +66,7 @@ function writeAttempt(n: number): void {
   }
 }
 
-/** The last `seq` this page saw, per overlay, kept across reloads (decisions-2 §7: resume after a reload). */
+/** The last `seq` this page saw, per overlay, kept across reloads (resume after a reload). */
 const seqKey = (overlayId: string) => `overlay-seq:${overlayId}`;
 
 export function readLastSeq(overlayId: string): number | undefined {

@@ -3,7 +3,7 @@ import { connect } from './connection.js';
 import { readGlobals } from './globals.js';
 import { OverlayView } from './overlay-view.js';
 
-/** A replayed alert or sound older than this is not shown or played (decisions-2 §7). */
+/** A replayed alert or sound older than this is not shown or played. */
 const STALE_MS = 60_000;
 const isStale = (message: { replayed?: true; at?: number }) =>
   message.replayed === true && message.at !== undefined && Date.now() - message.at > STALE_MS;

@@ -74,7 +74,7 @@ function soundUrl(name: string): string {
   return name.startsWith('/tts/') ? name : assetUrl(name);
 }
 
-/** The widget id that addresses the page itself rather than a widget (decisions-2 §6). */
+/** The widget id that addresses the page itself rather than a widget. */
 const PAGE = '@page';
 
 /** Diamonds as a person reads them: 1,000 rather than 1000. */

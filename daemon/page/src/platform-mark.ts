@@ -1,4 +1,4 @@
-// The small mark before a viewer's name that says which platform an event came from (decisions-2 §8).
+// The small mark before a viewer's name that says which platform an event came from.
 import type { Platform } from '../../../shared/protocol/index.js';
 
 const NAMES: Partial<Record<Platform, string>> = { tiktok: 'TikTok', twitch: 'Twitch', youtube: 'YouTube' };

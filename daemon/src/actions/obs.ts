@@ -1,4 +1,4 @@
-// OBS Studio through obs-websocket v5 (OBS 28+), for `obs` actions (decisions-2 §6). The connection
+// OBS Studio through obs-websocket v5 (OBS 28+), for `obs` actions. The connection
 // starts when it is first needed (an `obs` action in the rules), never blocks start-up, reconnects with
 // backoff, and follows the settings at once. A wrong password stops the retries until the settings change.
 // Each request is given 5 s (as webhooks are); three unanswered in a row re-open the connection, and a

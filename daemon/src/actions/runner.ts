@@ -1,4 +1,4 @@
-// Runs the actions of fired rules (decisions-2 §6): in order within a rule, `delayMs` waited first,
+// Runs the actions of fired rules: in order within a rule, `delayMs` waited first,
 // named queues one at a time across rules, and every outcome in the action log. An overlay command that
 // nothing waits for goes out at once, in the event's turn; nothing else ever holds up event delivery.
 import type { ActionLogEntry, OverlayCommandInput, QueueState } from '../../../shared/protocol/index.js';
@@ -10,7 +10,7 @@ import type { ObsConnection } from './obs.js';
 import type { Speech } from './speech.js';
 import { blockedWord, speechText } from './speech-text.js';
 
-/** The default of decisions-2 §6 for Streamer.bot's HTTP server. */
+/** The default for Streamer.bot's HTTP server. */
 const DEFAULT_STREAMERBOT_URL = 'http://127.0.0.1:7474';
 const WEBHOOK_TIMEOUT_MS = 5000;
 const LOG_SIZE = 200;
@@ -223,7 +223,7 @@ export class ActionRunner {
   }
 
   /**
-   * One OBS request (decisions-2 §6), translated to what OBS takes; with `revertAfterMs` the state before
+   * One OBS request, translated to what OBS takes; with `revertAfterMs` the state before
    * is read first and put back after that time (the previous scene, the opposite enabled or muted state).
    * Overlapping temporary changes of the same thing share one state to go back to: the one before the
    * first of them (see #temporary). Resolves once the request is done, with the revert to wait for.
@@ -363,7 +363,7 @@ export class ActionRunner {
   }
 
   /**
-   * Speech (decisions-2 §6): the text cut to `maxChars`, dropped when it holds a blocked word or the
+   * Speech: the text cut to `maxChars`, dropped when it holds a blocked word or the
    * viewer spoke within `userCooldownMs`, rendered (or found in the cache) and sent to the overlay
    * page's audio queue as `play-sound` for `@page`.
    */
@@ -606,7 +606,7 @@ interface Reverting {
   reverted: Promise<void>;
 }
 
-/** The widget id that addresses the overlay page's own audio queue (decisions-2 §6). */
+/** The widget id that addresses the overlay page's own audio queue. */
 const PAGE_AUDIO = '@page';
 
 /** At most `max` characters (whole code points), ending at a word when one ends near the cut. */

@@ -1,4 +1,4 @@
-// Text to speech with the operating system's own voices (decisions-2 §6): espeak-ng on Linux, `say` on
+// Text to speech with the operating system's own voices: espeak-ng on Linux, `say` on
 // macOS, SAPI through PowerShell on Windows. Each text is made plain (speech-text.ts), rendered once to
 // a WAV file in a cache named by its SHA-256, served at /tts/<hash>.wav and kept for an hour after its
 // last use. Everything chat can make it keep is bounded: the cache's files and bytes (least recently
@@ -155,7 +155,7 @@ function missingEngineMessage(platform: NodeJS.Platform): string {
 }
 
 export const TTS_FILE = /^([0-9a-f]{64})\.wav$/;
-/** A rendered file is kept this long after its last use (decisions-2 §6). */
+/** A rendered file is kept this long after its last use. */
 const KEEP_MS = 60 * 60 * 1000;
 const RENDER_TIMEOUT_MS = 15_000;
 /** At most this many engine processes at once; the others wait their turn. */

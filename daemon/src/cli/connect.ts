@@ -1,4 +1,4 @@
-// `overlay-daemon connect twitch` and `disconnect twitch` (decisions-2 §8): the device code flow in the
+// `overlay-daemon connect twitch` and `disconnect twitch`: the device code flow in the
 // terminal (a code and a link to open on any device), the tokens kept in twitch.json (mode 0600), and
 // their revocation. A running server picks the change up by itself.
 import { readFile } from 'node:fs/promises';

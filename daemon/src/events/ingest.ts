@@ -26,7 +26,7 @@ export interface IngestContext {
   overlays: OverlayStore;
   rules: RulesStore;
   log: (line: string) => void;
-  /** events.db: an event is written there before anything else happens to it (decisions-2 §7). */
+  /** events.db: an event is written there before anything else happens to it. */
   journal?: Journal;
 }
 
@@ -58,7 +58,7 @@ export class JournalWriteError extends Error {}
 export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] = []): Ingest {
   const fail = (err: unknown) => ctx.log(`[ingest] handling an event failed: ${errorMessage(err)}`);
   return (event, options) => {
-    // Written first: once this returns, a crash loses nothing (decisions-2 §7: accepted means kept).
+    // Written first: once this returns, a crash loses nothing (accepted means kept).
     let seq: number | undefined;
     // Serialised once: the journal stores this text and the hub sends it.
     const json = JSON.stringify(event);

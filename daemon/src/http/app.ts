@@ -79,7 +79,7 @@ export function createHttpApp(ctx: HttpContext): Polka {
 
   // The front door wraps the whole router (see `requestListener`), not `app.use`: polka runs `use`
   // middleware only for targets that start with "/", and `GET http://evil.com/status` or `OPTIONS *`
-  // would reach onNoMatch without it (decisions-2 §5: every response carries nosniff).
+  // would reach onNoMatch without it (every response carries nosniff).
 
   if (ctx.devMiddleware) {
     const dev = ctx.devMiddleware;
@@ -137,7 +137,7 @@ export function createHttpApp(ctx: HttpContext): Polka {
     );
   });
 
-  // Speech the daemon rendered (decisions-2 §6): only names of the cache's own form, nothing else.
+  // Speech the daemon rendered: only names of the cache's own form, nothing else.
   app.get('/tts/:file', (req, res) => {
     const name = req.params.file ?? '';
     if (!TTS_FILE.test(name)) return sendError(res, 'not_found', 'No speech file has that name');

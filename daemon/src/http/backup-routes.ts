@@ -1,4 +1,4 @@
-// The dashboard's Export and Import (decisions-2 §7): a backup of the running daemon downloaded as one
+// The dashboard's Export and Import: a backup of the running daemon downloaded as one
 // .tar.gz, and an upload checked at once like `overlay-daemon restore` checks it, then put in place at
 // the daemon's next start (the journal and the stores are not swapped under a running server). Until
 // then `GET /api/restore` says it waits and `DELETE /api/restore` cancels it.

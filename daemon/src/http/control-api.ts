@@ -66,13 +66,13 @@ export interface ControlApiContext {
   log: (line: string) => void;
   /** Tier limits of the licence (licence/licence-manager.ts); absent: no limits. */
   limits?: CreationLimits | undefined;
-  /** The actions of fired rules: their log and queues (decisions-2 §6). */
+  /** The actions of fired rules: their log and queues. */
   actions: ActionRunner;
   /** settings.json (GET/PUT /api/settings). */
   settings: SettingsStore;
   /** The data directory's paths (backups). */
   dataDir: DataDir;
-  /** events.db: history, sessions, leaderboards (decisions-2 §7). */
+  /** events.db: history, sessions, leaderboards. */
   journal: Journal;
   /** The OBS connection (its "test connection"). */
   obs: ObsConnection;
@@ -116,7 +116,7 @@ async function readJson<S extends v.GenericSchema>(
   return parsed.value;
 }
 
-/** 412 with the common body, code `conflict` (decisions-2 §5), and the tag now in force. */
+/** 412 with the common body, code `conflict`, and the tag now in force. */
 function sendPreconditionFailed(res: ServerResponse, etag: string): void {
   sendJson(
     res,
@@ -255,7 +255,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     sendJson(res, 200, { clients } satisfies ClientCounts);
   });
 
-  // decisions-2 §6: settings, whole, with secrets as {set}; a PUT that does not validate changes nothing.
+  // Settings, whole, with secrets as {set}; a PUT that does not validate changes nothing.
   // "Test this rule": its actions once, for a sample event, conditions and cooldowns aside; the answer
   // waits for their outcomes (a little longer than a webhook's timeout).
   app.post('/api/rules/test', async (req, res) => {
@@ -314,7 +314,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
 
   app.post('/api/obs/test', async (_req, res) => sendJson(res, 200, await ctx.obs.test()));
 
-  // decisions-2 §6: what actions did (newest last), and their queues.
+  // What actions did (newest last), and their queues.
   app.get('/api/actions/log', (_req, res) => sendJson(res, 200, ctx.actions.log()));
   app.get('/api/actions/queues', (_req, res) => sendJson(res, 200, ctx.actions.queues()));
   for (const verb of ['skip', 'clear'] as const) {
@@ -326,7 +326,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     });
   }
 
-  // The speech engine's voices and a sample, for the Settings view (decisions-2 §6 speech).
+  // The speech engine's voices and a sample, for the Settings view.
   app.get('/api/tts/voices', async (_req, res) => {
     const engine = await ctx.speech.engine();
     sendJson(res, 200, {
@@ -386,7 +386,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
           Connection: 'close',
         });
       }
-      // Bad names are the client's, never a 500 (decisions-2 §5).
+      // Bad names are the client's, never a 500.
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENAMETOOLONG')
         return sendError(res, 'bad_request', 'name: too long for the file system', { Connection: 'close' });

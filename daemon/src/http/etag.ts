@@ -1,4 +1,4 @@
-// Entity tags for the documents the dashboard edits (decisions-2 §5, "No lost edits"): a PUT with
+// Entity tags for the documents the dashboard edits ("No lost edits"): a PUT with
 // `If-Match` is refused with 412 when the document changed since the client read it.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';

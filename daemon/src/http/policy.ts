@@ -67,7 +67,7 @@ export function clientIp(req: IncomingMessage, hostKind: HostKind | undefined): 
   return peer;
 }
 
-/** The /64 prefix of an IPv6 address, as the key its connections are counted under (decisions-2 §5). */
+/** The /64 prefix of an IPv6 address, as the key its connections are counted under. */
 export function ipv6Slash64(address: string): string {
   const [head = '', tail] = address.toLowerCase().split('::');
   const left = head ? head.split(':') : [];

@@ -1,4 +1,4 @@
-// The Twitch sign-in of the Sources view (decisions-2 §8): GET its state, POST to start the device code
+// The Twitch sign-in of the Sources view: GET its state, POST to start the device code
 // flow (a code and a link to open), DELETE to revoke and forget it. Control API: admin key, local only.
 import type { Polka } from 'polka';
 import { errorMessage } from '../errors.js';

@@ -77,7 +77,7 @@ export class GatekeeperClient {
     return this.#request('GET', '/.well-known/jwks.json', v.unknown(), {});
   }
 
-  /** Signs every licence of this member out (decisions-2 §4): 204. */
+  /** Signs every licence of this member out: 204. */
   logout(token: string) {
     return this.#request('POST', '/auth/logout', null, { token });
   }

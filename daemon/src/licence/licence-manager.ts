@@ -153,7 +153,7 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     if (record.verdict === 'membership_inactive') {
       return { tier: 'free', valid_until: null, last_validated_at: lastValidatedAt, state: 'inactive' };
     }
-    // A licence whose signature does not verify counts as none (decisions-2 §4), whatever the file says.
+    // A licence whose signature does not verify counts as none, whatever the file says.
     const claims = this.#claims;
     if (record.verdict === 'invalid_token' || !claims) {
       return { tier: 'free', valid_until: null, last_validated_at: lastValidatedAt, state: 'invalid' };

@@ -33,7 +33,7 @@ export async function login(options: LoginOptions): Promise<LicenceRecord> {
   const listener = await listenForAuthCode({ timeoutMs });
   try {
     // PKCE (RFC 7636): only this process knows the verifier, so a code that another program or page
-    // sends to the loopback listener (its own login's) cannot be exchanged here (decisions-2 §4).
+    // sends to the loopback listener (its own login's) cannot be exchanged here.
     const verifier = randomBytes(32).toString('base64url');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
     const url = options.client.loginUrl(listener.port, challenge);

@@ -1,4 +1,4 @@
-// Verifies license.json's JWT against the Gatekeeper's published keys (decisions-2 §4): the daemon takes
+// Verifies license.json's JWT against the Gatekeeper's published keys: the daemon takes
 // tier and expiry from signed claims only, never from what its own file says.
 import { readFile } from 'node:fs/promises';
 import { createLocalJWKSet, errors, type JSONWebKeySet, jwtVerify } from 'jose';

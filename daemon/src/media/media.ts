@@ -58,7 +58,7 @@ async function resolveMediaPath(
 /**
  * The real file behind a media name that passed checkMediaName: realpath first, so a symlink (of the
  * file or of a folder on its way) that leads outside media/ is refused. Every read and delete goes
- * through here (decisions-2 §5: nothing outside media/ is ever touched).
+ * through here (nothing outside media/ is ever touched).
  */
 export async function realMediaFile(
   name: string,

@@ -97,7 +97,7 @@ describe('RuleEngine conditions', () => {
     expect(fired(engine, gift('Rose', 1, 1, 'vipp'))).toEqual([]);
   });
 
-  it('matches the platform an event came from (decisions-2 §8)', () => {
+  it('matches the platform an event came from', () => {
     const engine = new RuleEngine(
       rules([
         { id: 'tiktok-only', trigger: 'chat', conditions: { platform: 'tiktok' }, actions: [action()] },
@@ -254,7 +254,7 @@ describe('RuleEngine actions', () => {
   });
 });
 
-describe('chat commands, like milestones, per-viewer cooldowns and per-gift runs (decisions-2 §6)', () => {
+describe('chat commands, like milestones, per-viewer cooldowns and per-gift runs', () => {
   it('fires a chat command on the first word only, whatever its case', () => {
     const engine = new RuleEngine(
       rules([{ id: 'dance', trigger: 'chat', conditions: { command: '!dance' }, actions: [action()] }]),

@@ -28,7 +28,7 @@ interface FiredBase {
   queue?: string;
 }
 
-/** One action of a fired rule, its templates rendered against the event (decisions-2 §6). */
+/** One action of a fired rule, its templates rendered against the event. */
 export type FiredAction = FiredBase &
   (
     | {
@@ -194,7 +194,7 @@ export class RuleEngine {
   }
 
   /**
-   * The room's like total before and after a like event (decisions-2 §6): the event's `totalLikeCount`
+   * The room's like total before and after a like event: the event's `totalLikeCount`
    * when it has one, else the sum of `likeCount`s this engine has seen.
    */
   private likeTotals(event: StreamEvent): LikeTotals | undefined {
@@ -275,7 +275,7 @@ export function fireRule(rule: Rule, event: StreamEvent): FiredAction[] {
 
 /**
  * The most a rendered command payload may weigh, serialised. Templates repeat event fields, so a small
- * event could otherwise expand into megabytes sent to every overlay client (decisions-2 §5).
+ * event could otherwise expand into megabytes sent to every overlay client.
  */
 export const MAX_RENDERED_PAYLOAD_BYTES = 64 * 1024;
 

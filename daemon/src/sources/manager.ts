@@ -1,4 +1,4 @@
-// The source manager (decisions-2 §8): starts, stops and reports every live source the streamer set up —
+// The source manager: starts, stops and reports every live source the streamer set up —
 // `sources` in settings.json and the command line's `--tiktok`, `--twitch`, `--youtube` — so several
 // platforms feed one daemon. A change of settings starts what is new and stops what went away; a source
 // that fails only changes its own state, never another's.

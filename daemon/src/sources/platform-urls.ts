@@ -1,4 +1,4 @@
-// Where the daemon reaches each platform (decisions-2 §8). The defaults are the platforms' own; an
+// Where the daemon reaches each platform. The defaults are the platforms' own; an
 // environment variable points one at another server (a local fake in tests). Plain http:// and ws://
 // are accepted for 127.0.0.0/8 only, so a token never crosses a network in clear.
 import { isIP } from 'node:net';

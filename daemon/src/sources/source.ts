@@ -1,4 +1,4 @@
-// What every live source (TikTok, Twitch, YouTube) is to the daemon (decisions-2 §8): it starts, stops,
+// What every live source (TikTok, Twitch, YouTube) is to the daemon: it starts, stops,
 // emits validated stream events through one seam, and reports its state in a streamer's words.
 
 import type { SourceReport, SourceReportState, StreamEvent } from '../../../shared/protocol/index.js';
@@ -36,7 +36,7 @@ export interface SourceContext {
   youtubeApiKey(): string | undefined;
   /** Whether the Gatekeeper's config arrived (it may give the credentials); `arrived` when not given. */
   configArrival?(): ConfigArrival;
-  /** A stream of this source ended: its journal session ends too (decisions-2 §7). */
+  /** A stream of this source ended: its journal session ends too. */
   streamEnded(): void;
   /** Uniform in [0, 1): the jitter of reconnects. */
   random?: () => number;

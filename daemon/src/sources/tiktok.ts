@@ -1,4 +1,4 @@
-// TikTok LIVE as one of the daemon's sources (decisions-2 §8): the TikTokSource of events/ behind the
+// TikTok LIVE as one of the daemon's sources: the TikTokSource of events/ behind the
 // EventSource interface, its own detailed state (`tiktok` in /status) mapped to the shared words.
 import { tiktokConnections } from '../events/tiktok-connection.js';
 import {
@@ -61,7 +61,7 @@ export class TikTokEventSource implements EventSource {
         if (status.state === this.#lastState) return;
         this.#lastState = status.state;
         ctx.log(`[tiktok] @${status.username} is now ${status.state}`);
-        // The stream ended: so does its session in the journal (decisions-2 §7).
+        // The stream ended: so does its session in the journal.
         if (status.state === 'offline') ctx.streamEnded();
       },
       log: (line) => ctx.log(line),

@@ -36,9 +36,9 @@ export interface DataDir {
    * same directory refuses to start; a lock left by a process that is gone is taken over.
    */
   lockFile: string;
-  /** OBS, Streamer.bot and speech settings (decisions-2 §6), mode 0600: it holds the OBS password. */
+  /** OBS, Streamer.bot and speech settings, mode 0600: it holds the OBS password. */
   settingsFile: string;
-  /** The event journal: every accepted event, sessions and viewer figures (SQLite, decisions-2 §7). */
+  /** The event journal: every accepted event, sessions and viewer figures (SQLite). */
   eventsFile: string;
   /** Where `restore` keeps the state it replaced. */
   backupsDir: string;
@@ -121,7 +121,7 @@ export async function initDataDir(root: string): Promise<DataDir> {
 
 async function createLayout(root: string): Promise<DataDir> {
   const dirs = dataDirPaths(root);
-  // Private to the user (decisions-2 §5): the folders hold the admin key, the licence and tokens.
+  // Private to the user: the folders hold the admin key, the licence and tokens.
   await mkdir(root, { recursive: true, mode: 0o700 });
   await mkdir(dirs.overlaysDir, { recursive: true, mode: 0o700 });
   await mkdir(dirs.mediaDir, { recursive: true, mode: 0o700 });

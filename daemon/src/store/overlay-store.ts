@@ -32,7 +32,7 @@ interface OverlayStoreOptions {
 
 /** An overlay file's text, for the overlay named by the file (`id`). */
 export function parseOverlayFile(id: string, text: string): ParseResult<Overlay> {
-  // Overlay ids are lowercase UUIDs (decisions-2 §5): `uuidgen` on macOS prints uppercase, and such a
+  // Overlay ids are lowercase UUIDs: `uuidgen` on macOS prints uppercase, and such a
   // file would be listed but unreachable, counted against the tier, and written under another name.
   if (id !== id.toLowerCase())
     return { ok: false, error: 'its name is not a lowercase UUID (overlay ids are lowercase)' };

@@ -86,7 +86,7 @@ export class RulesStore {
     this.#watcher = await watchJsonFiles(this.dirs.rulesFile, {
       settleMs: this.#settleMs,
       changed: () => void this.#file.read(true),
-      // Deleting an unreadable rules.json lifts its lock at once (decisions-2 §5): the rules in force
+      // Deleting an unreadable rules.json lifts its lock at once: the rules in force
       // stay, and the next save writes a fresh file.
       deleted: () => {
         if (this.#file.unreadable === undefined || !this.#file.deleted()) return;

@@ -45,12 +45,12 @@ interface HubOptions {
   /** A client with more than this queued is dropped rather than allowed to grow memory. */
   maxBufferedBytes?: number;
   /**
-   * Connections per client address that have not sent `init` yet (decisions-2 §5): a budget of their
+   * Connections per client address that have not sent `init` yet: a budget of their
    * own, the oldest closed (1008) to admit a new one, so idle sockets cannot lock OBS out.
    */
   maxWaitingPerIp?: number;
   /**
-   * Numbers for messages (decisions-2 §7), shared with the event journal so they never repeat, even
+   * Numbers for messages, shared with the event journal so they never repeat, even
    * across restarts. Without it the hub counts from 1.
    */
   sequence?: { next(): number; peek(): number };
@@ -262,7 +262,7 @@ export class Hub {
     if (resumeFrom !== undefined) this.#resume(ws, overlayId, resumeFrom);
   }
 
-  /** decisions-2 §7: what the page missed after `from`, each marked `replayed`, then `resumed`. */
+  /** What the page missed after `from`, each marked `replayed`, then `resumed`. */
   #resume(ws: WebSocket, overlayId: string, from: number): void {
     const { entries, gap } = this.#replay.since(overlayId, from);
     for (const entry of entries) this.#deliver(ws, encodeServerMessage(replayedMessage(entry)));

@@ -53,7 +53,7 @@ export async function startFakeGatekeeper(
   options: { userId?: string; tunnelDomain?: string } = {},
 ): Promise<FakeGatekeeper> {
   const userId = options.userId ?? '55501';
-  /** PKCE as the real one (decisions-2 §4): each code remembers its login's challenge. */
+  /** PKCE as the real one: each code remembers its login's challenge. */
   const codes = new Map<string, { tier: Tier; challenge: string | null }>();
   const signer = licenceSigner('fake-gatekeeper');
   const issueToken = (sub: string, tier: Tier, ttlSeconds = 7 * 86_400) =>

@@ -15,7 +15,7 @@ export interface MemberRecord {
    */
   last_attempt_at?: number;
   /**
-   * Licences signed below this epoch are refused (decisions-2 §4); `POST /auth/logout` raises it.
+   * Licences signed below this epoch are refused; `POST /auth/logout` raises it.
    * Records from before epochs have none: 1.
    */
   epoch?: number;

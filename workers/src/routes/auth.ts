@@ -63,7 +63,7 @@ function sameText(a: string, b: string): boolean {
 }
 
 /**
- * The PKCE rule of decisions-2 §4: a code issued to a login with a challenge needs the matching verifier;
+ * The PKCE rule: a code issued to a login with a challenge needs the matching verifier;
  * a verifier for a login without one, a missing or a wrong one are all the same refusal.
  */
 async function verifierMatches(
@@ -199,7 +199,7 @@ authRoutes.post('/auth/exchange', async (c) => {
 });
 
 /**
- * Signs every licence of the member out at once (decisions-2 §4): the epoch rises, and every licence
+ * Signs every licence of the member out at once: the epoch rises, and every licence
  * signed below it is refused by /validate and /tunnels/*. The licence presented must itself be valid
  * and not revoked: a licence below the member's epoch is `invalid_token` here as everywhere, so a
  * stolen old licence cannot sign out the member's later logins.

@@ -18,7 +18,7 @@ validateRoutes.post('/validate', async (c) => {
   if (tier === null)
     throw new ApiError('invalid_token', 'No membership is on record for this licence; sign in again');
 
-  // Free, or lapsed past grace: the tunnel goes now, not when the licence expires (decisions-2 §4).
+  // Free, or lapsed past grace: the tunnel goes now, not when the licence expires.
   if (keepsNoTunnel(tier)) await removeTunnelOfLapsedMember(c.env, claims.sub);
 
   const { token, expiresAt } = await signLicence(c.env, { sub: claims.sub, tier, epoch: claims.epoch ?? 1 });

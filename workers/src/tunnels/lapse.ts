@@ -1,4 +1,4 @@
-// A member who is Free, or lapsed past the grace period, keeps no tunnel (decisions-2 §4): the tunnel token
+// A member who is Free, or lapsed past the grace period, keeps no tunnel: the tunnel token
 // is a permanent credential, so the tunnel and its DNS record go, by the same code path as DELETE.
 import type { Tier } from '../../../shared/protocol/index.js';
 import type { GatekeeperEnv } from '../env.js';

@@ -1,5 +1,5 @@
 // The three tunnel endpoints (interface §4.1, decisions §2): own user id only; Premium to provision and
-// read, any valid licence to delete (decisions-2 §4: a lapsed member can always remove their tunnel).
+// read, any valid licence to delete (a lapsed member can always remove their tunnel).
 import { Hono } from 'hono';
 import { ProvisionRequest, parseJsonWith } from '../../../shared/protocol/index.js';
 import type { AppEnv } from '../env.js';

@@ -188,7 +188,7 @@ export class TunnelService {
   /**
    * CNAMEs that we created (their comment says so) pointing at a tunnel that no longer exists: what a
    * rollback whose DNS delete failed leaves behind. They block nobody: provision re-points them, DELETE
-   * removes them (decisions-2 §4). A record of anyone else is never touched.
+   * removes them. A record of anyone else is never touched.
    */
   private async staleManagedRecords(
     records: DnsRecordInfo[],

@@ -1,5 +1,5 @@
 // When the open overlay changed elsewhere (a hand edit, another tab): both versions side by side, and the
-// person chooses (decisions-2 §5: the dashboard never overwrites silently).
+// person chooses (the dashboard never overwrites silently).
 import type { Overlay } from '../../../../shared/protocol/index.js';
 
 export interface Conflict {

@@ -1,4 +1,4 @@
-// One action of a rule, of any kind (decisions-2 §6): its kind, the wait before it and its queue, and
+// One action of a rule, of any kind: its kind, the wait before it and its queue, and
 // the fields of its kind — an overlay command, speech, an OBS request, a webhook or a Streamer.bot action.
 import { useEffect, useState } from 'preact/hooks';
 import type { StreamEventType, VoiceList } from '../../../../shared/protocol/index.js';

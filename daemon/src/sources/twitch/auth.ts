@@ -1,4 +1,4 @@
-// Signing in to Twitch as a public client (no secret; decisions-2 §8): the device code flow
+// Signing in to Twitch as a public client (no secret): the device code flow
 // (RFC 8628 as Twitch runs it), the tokens kept in twitch.json (mode 0600), their renewal, and their
 // revocation. Written with fetch rather than @twurple/auth: twurple has no device code flow, and it
 // hard-codes id.twitch.tv, while our address must follow OVERLAY_TWITCH_AUTH_URL (a local fake in tests).

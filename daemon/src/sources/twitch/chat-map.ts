@@ -1,4 +1,4 @@
-// Twitch chat (IRC) messages → stream events (decisions-2 §8): a chat line is `chat`, a line with bits
+// Twitch chat (IRC) messages → stream events: a chat line is `chat`, a line with bits
 // is a cheer (`gift {giftName: "Bits", repeatCount: bits, diamondCount: 1}`), USERNOTICE sub/resub/
 // subgift/submysterygift is `subscribe`, raid is `share {viewers}`. The tags are read through one schema;
 // a message that does not fit is dropped with its reason, never thrown.

@@ -1,4 +1,4 @@
-// EventSub notifications → stream events (decisions-2 §8): follow → `follow`; a subscription, a resub
+// EventSub notifications → stream events: follow → `follow`; a subscription, a resub
 // message or a gift of subscriptions → `subscribe`; a cheer → `gift {giftName: "Bits", repeatCount: bits,
 // diamondCount: 1}`; a raid → `share {viewers}`. Each event type is read through its own schema (the
 // fields of Twitch's subscription types reference); a notification that does not fit is dropped with

@@ -37,7 +37,7 @@ export interface EventSubOptions {
   keepaliveMarginMs?: number;
 }
 
-/** What is subscribed at each new session (decisions-2 §8: `channel.follow` is version 2). */
+/** What is subscribed at each new session (`channel.follow` is version 2). */
 export const EVENTSUB_SUBSCRIPTIONS: readonly {
   type: string;
   version: string;

@@ -1,4 +1,4 @@
-// The Twitch sign-in the dashboard drives (decisions-2 §8): one device code flow at a time, its state
+// The Twitch sign-in the dashboard drives: one device code flow at a time, its state
 // for GET /api/sources/twitch/sign-in, and what happens once it ends (the tokens in twitch.json, the
 // running Twitch sources told). `overlay-daemon connect twitch` runs the same flow from the terminal.
 import type { TwitchSignIn } from '../../../../shared/protocol/index.js';

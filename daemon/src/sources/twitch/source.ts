@@ -1,4 +1,4 @@
-// Twitch as one of the daemon's sources (decisions-2 §8). Chat is always read, anonymously. With a
+// Twitch as one of the daemon's sources. Chat is always read, anonymously. With a
 // sign-in (`overlay-daemon connect twitch`, kept in twitch.json) it also subscribes over EventSub
 // WebSocket to follows, subscriptions, cheers and raids, and reads the viewer count from Helix at a
 // polite interval. A cheer, a sub or a raid comes from EventSub when that type is subscribed, else

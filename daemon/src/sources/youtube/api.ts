@@ -1,4 +1,4 @@
-// A small client of the YouTube Data API v3 (decisions-2 §8) on `fetch`, one schema per response: the
+// A small client of the YouTube Data API v3 on `fetch`, one schema per response: the
 // channel of a handle, the channel's live broadcast, the broadcast's live chat and viewer count, and the
 // chat's messages. The official client needs Node 22; the API is plain JSON over HTTPS. The key rides in
 // the query string, as Google documents, and never appears in an error or a log line.

@@ -1,4 +1,4 @@
-// YouTube live chat messages → stream events (decisions-2 §8): a text message is `chat`; a Super Chat or a
+// YouTube live chat messages → stream events: a text message is `chat`; a Super Chat or a
 // Super Sticker is `gift {giftName, repeatCount: 1, diamondCount: <amount in cents>}` with its currency
 // and display amount; a new member, a membership milestone or gifted memberships are `subscribe`. Each
 // message is read through one schema; one that does not fit is dropped with its reason.

@@ -1,4 +1,4 @@
-// YouTube Live as one of the daemon's sources (decisions-2 §8): finds the channel's live broadcast,
+// YouTube Live as one of the daemon's sources: finds the channel's live broadcast,
 // reads its chat through the Data API at the interval YouTube asks for, and keeps within the daily
 // quota. A handle is turned into a channel id once; `search` (100 of the day's 10,000 units) is asked
 // when the source starts and then with growing waits while the channel is not live; `videos` (1 unit)
