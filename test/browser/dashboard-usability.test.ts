@@ -242,12 +242,33 @@ describe('rules', () => {
     expect(((await (await api('/api/rules')).json()) as { id: string }[])[2]?.id).toBe('r3');
   });
 
+  it('removing an action leaves the keyboard on the view, not on the page body', async () => {
+    const overlayId = daemon.overlays.list()[0]!.id;
+    const one = [
+      {
+        id: 'two-actions',
+        name: 'Two actions',
+        trigger: 'follow',
+        actions: [
+          { overlayId, widgetId: 'w', command: 'reset', payload: {} },
+          { overlayId, widgetId: 'w', command: 'reset', payload: {} },
+        ],
+      },
+    ];
+    expect((await api('/api/rules', { method: 'PUT', body: JSON.stringify(one) })).status).toBe(200);
+    await visit('#/rules');
+    const rule = page.locator('li.rule').first();
+    await rule.getByRole('button', { name: 'Remove action' }).last().click();
+    await expect.poll(() => focused(), POLL).toMatchObject({ tag: 'h1', text: 'Rules' });
+    await page.getByRole('button', { name: 'Discard changes' }).click();
+  });
+
   it("the text to say names the placeholders of the rule's trigger", async () => {
     await visit('#/rules');
     const rule = page.locator('li.rule').first();
     await rule.waitFor();
     await rule.getByLabel('When', { exact: true }).selectOption('gift');
-    await rule.getByLabel('Does', { exact: true }).selectOption('speak');
+    await rule.getByLabel('Does', { exact: true }).first().selectOption('speak');
     const said = rule.getByLabel(/^Text to say/);
     const label = async () =>
       (await rule.locator('label', { hasText: 'Text to say' }).first().textContent()) ?? '';

@@ -47,7 +47,10 @@ async function overlayWidgets(id: string): Promise<WidgetJson[]> {
 }
 
 async function shot(page: Page, name: string): Promise<void> {
-  if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
+  if (!SCREENSHOTS) return;
+  // From the top: focus moved to a result may have scrolled the view, and the bar stays on top.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
 }
 
 /** Waits for the editor to report that the daemon has the current layout. */

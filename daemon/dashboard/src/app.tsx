@@ -129,6 +129,22 @@ export function App(props: { adminKey: string | undefined }) {
     focusSoon(() => main.current?.querySelector<HTMLElement>('h1'));
   }, [tab, editing]);
 
+  // A last resort for every action not handled where it happens: when the focused control leaves the
+  // page (its card deleted, its form closed) and the keyboard would fall to the page's body, it goes to
+  // the view's heading, where reading the view starts again.
+  useEffect(() => {
+    const lost = (e: FocusEvent) => {
+      const gone = e.target;
+      if (e.relatedTarget || !(gone instanceof HTMLElement)) return;
+      requestAnimationFrame(() => {
+        if (gone.isConnected || (document.activeElement && document.activeElement !== document.body)) return;
+        main.current?.querySelector<HTMLElement>('h1')?.focus();
+      });
+    };
+    document.addEventListener('focusout', lost);
+    return () => document.removeEventListener('focusout', lost);
+  }, []);
+
   if (!props.adminKey) return <SignInNeeded />;
 
   const shared: Shared = {
