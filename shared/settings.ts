@@ -138,7 +138,7 @@ const OBS_URL = v.optional(wsUrl, 'ws://127.0.0.1:4455');
  * out of `GET /api/settings` (shown as `{"set": …}`), kept when a `PUT` leaves it out, and stripped from
  * a backup made without secrets; SECRET_SETTINGS lists them from the schema, so one added later is too.
  */
-function secret<S extends v.GenericSchema<unknown, string>>(schema: S) {
+export function secret<S extends v.GenericSchema<unknown, string>>(schema: S) {
   return v.pipe(schema, v.metadata({ secret: true }));
 }
 
@@ -164,7 +164,7 @@ export const StoredSettings = v.object({
 export type StoredSettings = v.InferOutput<typeof StoredSettings>;
 
 /** A schema as valibot builds it, for walking: optional wrappers, pipes, objects. */
-interface SchemaNode {
+export interface SchemaNode {
   type: string;
   wrapped?: SchemaNode;
   pipe?: SchemaNode[];
@@ -173,7 +173,7 @@ interface SchemaNode {
 }
 
 /** The paths of the fields marked `secret(…)` in a schema (objects, optionals and pipes walked). */
-function secretPaths(node: SchemaNode, at: string[] = []): string[][] {
+export function secretPaths(node: SchemaNode, at: string[] = []): string[][] {
   if (node.wrapped) return secretPaths(node.wrapped, at);
   if (node.pipe) {
     if (node.pipe.some((item) => item.type === 'metadata' && item.metadata?.secret === true)) return [at];
