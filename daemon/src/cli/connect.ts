@@ -8,8 +8,10 @@ import { hostTimers } from '../../../shared/timers.js';
 import { errorMessage } from '../errors.js';
 import { GatekeeperClient, gatekeeperUrl } from '../licence/gatekeeper-client.js';
 import { readCachedConfig } from '../licence/remote-config-cache.js';
+import type { ConfigArrival } from '../sources/credentials.js';
 import { PlatformUrlError, platformUrlsFromEnv } from '../sources/platform-urls.js';
 import { readTwitchTokens, startDeviceFlow, TwitchAuth } from '../sources/twitch/auth.js';
+import { NoTwitchClientId } from '../sources/twitch/sign-in.js';
 import { dataDirPaths, defaultDataDir } from '../store/data-dir.js';
 import { UsageError } from './usage-error.js';
 
@@ -36,17 +38,24 @@ interface ConnectIo {
 }
 
 /** settings.json's client id, else the cached Gatekeeper config's, else a fresh one's. */
-async function findClientId(root: string, gatekeeper: string | undefined): Promise<string | undefined> {
+async function findClientId(
+  root: string,
+  gatekeeper: string | undefined,
+): Promise<{ clientId?: string | undefined; arrival: ConfigArrival }> {
   const paths = dataDirPaths(root);
   const text = await readFile(paths.settingsFile, 'utf8').catch(() => undefined);
   if (text) {
     const parsed = parseJsonWith(StoredSettings, text);
-    if (parsed.ok && parsed.value.twitch.clientId) return parsed.value.twitch.clientId;
+    if (parsed.ok && parsed.value.twitch.clientId)
+      return { clientId: parsed.value.twitch.clientId, arrival: 'arrived' };
   }
   const cached = await readCachedConfig(paths.remoteConfigFile);
-  if (cached.platforms?.twitch?.client_id) return cached.platforms.twitch.client_id;
+  if (cached.platforms?.twitch?.client_id)
+    return { clientId: cached.platforms.twitch.client_id, arrival: 'arrived' };
   const fetched = await new GatekeeperClient(gatekeeperUrl(gatekeeper)).config().catch(() => undefined);
-  return fetched?.ok ? fetched.value.platforms?.twitch?.client_id : undefined;
+  // No answer is no verdict: the Gatekeeper cannot be reached, which is not "it has no client id".
+  if (!fetched?.ok) return { arrival: 'unreachable' };
+  return { clientId: fetched.value.platforms?.twitch?.client_id, arrival: 'arrived' };
 }
 
 export async function runConnectCommand(
@@ -79,11 +88,9 @@ export async function runConnectCommand(
     );
     return 0;
   }
-  const clientId = await findClientId(root, values.gatekeeper);
+  const { clientId, arrival } = await findClientId(root, values.gatekeeper);
   if (!clientId) {
-    io.err(
-      'overlay-daemon: no Twitch client id: set one in the dashboard (Sources → Twitch client id), or ask the operator of your Gatekeeper to publish platforms.twitch.client_id\n',
-    );
+    io.err(`overlay-daemon: ${new NoTwitchClientId(arrival).message}\n`);
     return 1;
   }
   try {
