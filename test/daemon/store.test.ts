@@ -254,6 +254,8 @@ describe('settings.json', () => {
     expect(message).toContain(daemon.dataDir.settingsFile);
     expect(message).toContain('maxChars');
     expect(await readFile(daemon.dataDir.settingsFile, 'utf8')).toBe(broken);
+    const problem = (await (await api(daemon, 'GET', '/api/settings/problem')).json()) as { problem: string };
+    expect(problem.problem).toContain(daemon.dataDir.settingsFile);
 
     // Fixed by hand: in force again, secrets and sources included, and saves go through.
     await writeFile(daemon.dataDir.settingsFile, JSON.stringify({ ...stored, tts: { maxChars: 120 } }));
