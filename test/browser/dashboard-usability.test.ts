@@ -190,6 +190,15 @@ describe('overlays', () => {
     const goal = canvas.getByRole('button', { name: /^Likes · 5\/100 likes, goal widget at 10, 300$/ });
     expect(await text.count()).toBe(1);
     expect(await goal.count()).toBe(1);
+
+    // The editor's field messages are in plain words too.
+    await text.click();
+    await page.getByLabel('Font size (px)').fill('5000');
+    const error = page.locator('#prop-fontSize-error');
+    await error.waitFor();
+    expect(await error.textContent()).toBe('must be at most 1000');
+    await page.getByLabel('Font size (px)').fill('48');
+    await expect.poll(() => error.count(), POLL).toBe(0);
   });
 });
 

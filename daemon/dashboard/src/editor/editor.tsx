@@ -7,6 +7,7 @@ import {
   type Widget,
   type WidgetType,
 } from '../../../../shared/protocol/index.js';
+import { fieldIssues } from '../field-issues.js';
 import { commit, type History, redo, startHistory, undo } from '../history.js';
 import { isImage } from '../media-kinds.js';
 import type { Shared } from '../shared-data.js';
@@ -103,10 +104,13 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
   const selectedIndex = overlay.widgets.findIndex((w) => w.id === selected);
   const selectedWidget = overlay.widgets[selectedIndex];
   const problem = validation.ok ? undefined : validation;
+  // The schema's issue in plain words ("must be at least 1"), as every form of the dashboard says it.
+  const problemWords = problem
+    ? (fieldIssues(OverlayInput, overlayInput(overlay)).get(problem.field ?? '') ??
+      problem.error.replace(/^[^:]+: /, ''))
+    : undefined;
   const errorFor = (field: string) =>
-    problem?.field === `widgets.${selectedIndex}.${field}`
-      ? problem.error.replace(/^[^:]+: /, '')
-      : undefined;
+    problem?.field === `widgets.${selectedIndex}.${field}` ? problemWords : undefined;
 
   const stateText: Record<SaveState, string> = {
     saved: 'All changes saved — OBS shows this layout',
@@ -151,7 +155,7 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
 
       {problem && (
         <Notice kind="error">
-          {problem.field ? <code>{problem.field}</code> : null} {problem.error.replace(/^[^:]+: /, '')}
+          {problem.field ? <code>{problem.field}</code> : null} {problemWords}
         </Notice>
       )}
       {saving.conflict && (
