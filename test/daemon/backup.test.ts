@@ -2,7 +2,7 @@
 // daemon, a restore that keeps the previous state, and hostile or broken archives that change nothing.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -204,6 +204,31 @@ describe('backup and restore', () => {
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain('stop it first');
       expect(await snapshot(dir)).toEqual(before);
+    } finally {
+      await daemon.close();
+    }
+  }, 30_000);
+});
+
+describe('restore and the data directory lock', () => {
+  it('refuses to restore under a running daemon whose daemon.json is gone, naming the process', async () => {
+    const dir = await makeDataDir();
+    const daemon = await startTestDaemon({ dataDir: dir });
+    try {
+      const file = join(await makeDataDir(), 'backup.tar.gz');
+      expect((await runCli(['backup', file, '--data-dir', dir])).code).toBe(0);
+      // Only the lock still says a daemon runs here.
+      await rm(join(dir, 'daemon.json'), { force: true });
+      // The running daemon's journal checkpoints on its own timer: the rest must not move.
+      const files = async () =>
+        Object.entries(await snapshot(dir)).filter(([name]) => !name.startsWith('events.db'));
+      const before = await files();
+      const refused = await runCli(['restore', file, '--data-dir', dir]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`process ${process.pid}`);
+      expect(refused.stderr).toContain('nothing was restored');
+      expect(await files()).toEqual(before);
+      expect(await readdir(dir)).not.toContain('backups');
     } finally {
       await daemon.close();
     }

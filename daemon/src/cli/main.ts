@@ -29,7 +29,7 @@ import {
   readAdminKey,
   rotateAdminKey,
 } from '../store/data-dir.js';
-import { readRunningDaemon } from '../store/running-daemon.js';
+import { type DataDirLock, lockDataDir, readRunningDaemon } from '../store/running-daemon.js';
 import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../tunnel/remote-access.js';
 import { CONNECT_HELP, runConnectCommand } from './connect.js';
 import { DASHBOARD_HELP, runDashboardCommand } from './dashboard.js';
@@ -318,8 +318,16 @@ const COMMANDS: readonly Command[] = [
         io.err(`overlay-daemon: the server is running on ${running.url}; stop it first, then restore\n`);
         return 1;
       }
+      await mkdir(dirs.root, { recursive: true, mode: 0o700 });
+      // A daemon starting meanwhile (or one whose daemon.json is gone) holds the lock: never restore under it.
+      let lock: DataDirLock;
       try {
-        await mkdir(dirs.root, { recursive: true, mode: 0o700 });
+        lock = await lockDataDir(dirs);
+      } catch (err) {
+        io.err(`overlay-daemon: ${errorMessage(err)}; nothing was restored\n`);
+        return 1;
+      }
+      try {
         const { keptIn, manifest } = await restoreBackup(dirs, resolve(file));
         io.out(`Restored the backup of ${manifest.createdAt}. What was there before is in ${keptIn}.\n`);
         return 0;
@@ -327,6 +335,8 @@ const COMMANDS: readonly Command[] = [
         const why = err instanceof BackupError ? err.message : errorMessage(err);
         io.err(`overlay-daemon: ${file} was not restored, nothing changed: ${why}\n`);
         return 1;
+      } finally {
+        await lock.release();
       }
     },
   },
