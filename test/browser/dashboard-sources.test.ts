@@ -79,8 +79,11 @@ describe('channels', () => {
     await expect.poll(() => state.getAttribute('data-state'), POLL).not.toBeNull();
     const words = await state.locator('.state-words').textContent();
     expect(words).not.toBe(await state.getAttribute('data-state'));
-    expect(words).toMatch(/^(Connecting…|Connected|Connection lost|Waiting|Needs attention|Not live)/);
+    expect(words).toMatch(/^(Connecting…|Connected|Not connected|Waiting|Needs attention|Not live)/);
     expect(await dashboard.getByLabel('Channel').inputValue()).toBe('');
+    // Twitch out of reach (a closed port here) says so, as TikTok does, without sign-in advice.
+    await expect.poll(() => state.textContent(), POLL).toMatch(/cannot reach Twitch/);
+    expect(await state.textContent()).not.toMatch(/Connection lost|connection lost|Connect Twitch/);
   });
 
   it('names a bad channel beside the field and changes nothing', async () => {

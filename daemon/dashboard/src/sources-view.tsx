@@ -64,7 +64,8 @@ function stateWords(report: SourceReport): string {
     case 'connected':
       return 'Connected';
     case 'reconnecting':
-      return 'Connection lost: trying again';
+      // A drop or a platform out of reach alike; the detail says which.
+      return 'Not connected: trying again';
     case 'backoff':
       return report.detail ? `Waiting (${report.detail})` : 'Waiting before the next try';
     case 'error':
