@@ -14,6 +14,7 @@ const widgets = [
   { id: 'gifts', type: 'alert', x: 600, y: 100, width: 900, duration: 60_000, events: ['gift'] },
   { id: 'feed', type: 'event-list', x: 10, y: 200, maxEvents: 10, eventTypes: ['gift'] },
   { id: 'top', type: 'top-gifters', x: 10, y: 600, maxEntries: 10 },
+  { id: 'thanks', type: 'alert', x: 600, y: 400, width: 900, duration: 60_000 },
 ];
 
 beforeAll(async () => {
@@ -26,6 +27,22 @@ beforeAll(async () => {
   });
   expect(res.status).toBe(201);
   overlayId = ((await res.json()) as { id: string }).id;
+  // A rule's alert with the event's one-line summary, as a new rule's alert text starts.
+  const rules = [
+    {
+      id: 'thanks',
+      trigger: 'gift',
+      actions: [
+        {
+          overlayId,
+          widgetId: 'thanks',
+          command: 'show-alert',
+          payload: { text: '{summary}!', duration: 60_000 },
+        },
+      ],
+    },
+  ];
+  expect((await api(daemon, 'PUT', '/api/rules', rules)).status).toBe(200);
 });
 afterAll(async () => {
   await browser?.close();
@@ -54,6 +71,8 @@ describe('money words on the overlay page', () => {
     });
     // The first alert stays on screen (a minute); the others wait behind it, the feed shows them all.
     await expect.poll(() => widgetText(page, 'gifts'), POLL).toBe('Bob cheered 100 bits');
+    // A rule's alert says the same through `{summary}`.
+    await expect.poll(() => widgetText(page, 'thanks'), POLL).toBe('Bob cheered 100 bits!');
     await sendEvent({
       type: 'gift',
       platform: 'youtube',

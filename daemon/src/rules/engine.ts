@@ -1,4 +1,5 @@
 // Evaluates the rules of rules.json against each stream event and produces the actions to run.
+import { describeEvent } from '../../../shared/describe-event.js';
 import type { StreamEvent } from '../../../shared/protocol/index.js';
 import {
   isOverlayAction,
@@ -255,7 +256,8 @@ function renderActions(
   renders: readonly ((context: TemplateContext) => FiredAction)[],
   event: StreamEvent,
 ): FiredAction[] {
-  const context = { type: event.type, user: event.user, data: event.data };
+  // `{summary}`: the event in one line, gifts in their platform's unit ("Bob cheered 100 bits").
+  const context = { type: event.type, user: event.user, data: event.data, summary: describeEvent(event) };
   const once = renders.map((render) => render(context));
   const times = rule.perUnit && event.type === 'gift' ? Math.min(MAX_PER_UNIT, event.data.repeatCount) : 1;
   return times === 1 ? once : Array.from({ length: times }, () => once).flat();

@@ -69,7 +69,7 @@ export function AlertPayload(props: PayloadProps) {
       <TextPayload
         {...props}
         name="text"
-        label="Alert text ({user.nickname}, {data.giftName}, {data.repeatCount} … are filled in)"
+        label="Alert text ({summary}, {user.nickname}, {data.giftName}, {data.repeatCount} … are filled in)"
       />
       <RuleField fields={props.fields} sub={`${props.base}.payload.duration`} label="Duration (ms)">
         {(a11y) => (

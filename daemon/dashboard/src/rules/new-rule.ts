@@ -2,7 +2,8 @@
 import type { Overlay, StreamEventType } from '../../../../shared/protocol/index.js';
 import type { ActionKind, OverlayRuleAction, Rule, RuleAction } from '../../../../shared/rules.js';
 
-const DEFAULT_ALERT_TEXT = '{user.nickname} sent {data.repeatCount} × {data.giftName}';
+/** The event in one line, a gift in its platform's unit: "Bob cheered 100 bits", "Erin sent 3 × Rose". */
+const DEFAULT_ALERT_TEXT = '{summary}';
 
 /** The payload a command starts with when it is chosen (a custom command starts empty). */
 export function startingPayload(command: string): Record<string, unknown> {
