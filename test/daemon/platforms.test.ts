@@ -4,7 +4,7 @@
 // and journal, each source's state in /status, and a source that fails leaving the others alone.
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import v3 from '../../daemon/src/events/fixtures/tiktok-v3.json' with { type: 'json' };
+import v3 from '../../daemon/src/sources/tiktok/fixtures/tiktok-v3.json' with { type: 'json' };
 import { writeTwitchTokens } from '../../daemon/src/sources/twitch/auth.js';
 import { DEFAULT_CONFIG } from '../../shared/config.js';
 import type { ServerMessage, SourceReport, StreamEvent, Widget } from '../../shared/protocol/index.js';

@@ -3,7 +3,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tiktokConnection } from '../../daemon/src/events/tiktok-connection.js';
+import { tiktokConnection } from '../../daemon/src/sources/tiktok/connection.js';
 import { waitFor } from '../support/wait.js';
 
 const seen: { url: string; headers: IncomingHttpHeaders }[] = [];

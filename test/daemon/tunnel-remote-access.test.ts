@@ -8,6 +8,7 @@ import { runRemoteCommand } from '../../daemon/src/cli/remote.js';
 import { type RunningDaemon, startDaemon } from '../../daemon/src/daemon.js';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
 import { writeLicence } from '../../daemon/src/licence/licence-file.js';
+import { type RemoteAccess, startRemoteAccess } from '../../daemon/src/remote-access.js';
 import { dataDirPaths } from '../../daemon/src/store/data-dir.js';
 import { CLOUDFLARED_DOWNLOAD_URL } from '../../daemon/src/tunnel/cloudflared.js';
 import {
@@ -16,7 +17,6 @@ import {
   tunnelStatusLines,
   tunnelUp,
 } from '../../daemon/src/tunnel/commands.js';
-import { type RemoteAccess, startRemoteAccess } from '../../daemon/src/tunnel/remote-access.js';
 import { readTunnelFile } from '../../daemon/src/tunnel/tunnel-file.js';
 import { type FakeGatekeeper, fakeSubdomain, startFakeGatekeeper } from '../support/fakes/gatekeeper.js';
 import { freePort } from '../support/local-stack.js';

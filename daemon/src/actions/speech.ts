@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm, stat, statfs, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
-import { findExecutable } from '../tunnel/find-executable.js';
+import { findExecutable } from '../find-executable.js';
 import { blockedWord, speechText } from './speech-text.js';
 
 /** A voice the engine offers: `id` is what a `speak` action's `voice` names. */

@@ -19,6 +19,7 @@ import { dashboardSignInUrl } from '../http/dashboard.js';
 import { isLoopbackIp } from '../http/policy.js';
 import { safeLogLine } from '../log-line.js';
 import { PACKAGE_VERSION } from '../package-root.js';
+import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../remote-access.js';
 import type { ConfigArrival } from '../sources/credentials.js';
 import { PlatformUrlError, type PlatformUrls, platformUrlsFromEnv } from '../sources/platform-urls.js';
 import {
@@ -30,7 +31,6 @@ import {
   rotateAdminKey,
 } from '../store/data-dir.js';
 import { type DataDirLock, lockDataDir, readRunningDaemon } from '../store/running-daemon.js';
-import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../tunnel/remote-access.js';
 import { CONNECT_HELP, runConnectCommand } from './connect.js';
 import { DASHBOARD_HELP, runDashboardCommand } from './dashboard.js';
 import { EVENT_HELP, runEventCommand } from './event.js';

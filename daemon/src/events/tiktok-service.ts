@@ -2,8 +2,8 @@
 // its state shows in GET /status (`tiktok`) and the log. The daemon's sources (settings.json and
 // `--tiktok`) go through the manager instead, which uses the same TikTokEventSource.
 import type { RunningDaemon } from '../daemon.js';
-import { TikTokEventSource, type TikTokOptions } from '../sources/tiktok.js';
-import type { SourceStatus } from './tiktok-source.js';
+import { TikTokEventSource, type TikTokOptions } from '../sources/tiktok/index.js';
+import type { SourceStatus } from '../sources/tiktok/source.js';
 
 interface TikTokServiceOptions extends TikTokOptions {
   /** The streamer's TikTok username, with or without `@`. */

@@ -154,7 +154,12 @@ export function createHttpApp(ctx: HttpContext): Polka {
           .on('error', () => res.destroy())
           .pipe(res);
       },
-      () => sendError(res, 'not_found', 'No speech file has that name (files are kept for an hour at most, fewer when the speech cache is full)'),
+      () =>
+        sendError(
+          res,
+          'not_found',
+          'No speech file has that name (files are kept for an hour at most, fewer when the speech cache is full)',
+        ),
     );
   });
 

@@ -27,7 +27,7 @@ import type { ObsConnection } from '../actions/obs.js';
 import type { ActionRunner } from '../actions/runner.js';
 import type { Speech } from '../actions/speech.js';
 import { errorMessage } from '../errors.js';
-import { type Ingest, JournalWriteError } from '../events/ingest.js';
+import { type Ingest, JournalWriteError } from '../ingest/ingest.js';
 import type { Journal } from '../journal/journal.js';
 import type { LimitDecision } from '../licence/limits.js';
 import {

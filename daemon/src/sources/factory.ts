@@ -1,6 +1,6 @@
 // The daemon's real sources, one per platform: what the source manager builds from each entry.
 import type { SourceFactory } from './manager.js';
-import { TikTokEventSource, type TikTokOptions } from './tiktok.js';
+import { TikTokEventSource, type TikTokOptions } from './tiktok/index.js';
 import { TwitchSource, type TwitchSourceOptions } from './twitch/source.js';
 import { YouTubeSource, type YouTubeSourceOptions } from './youtube/source.js';
 

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { premiumPageUrl } from '../../../shared/config.js';
 import type { Tier } from '../../../shared/protocol/index.js';
 import { Overlay, parseJsonWith } from '../../../shared/protocol/index.js';
+import { findExecutable } from '../find-executable.js';
 import type { GatekeeperClient, GatekeeperFailure } from '../licence/gatekeeper-client.js';
 import { readLicence } from '../licence/licence-file.js';
 import { readCachedConfig } from '../licence/remote-config-cache.js';
 import { dataDirPaths } from '../store/data-dir.js';
 import { CLOUDFLARED_DOWNLOAD_URL } from './cloudflared.js';
-import { findExecutable } from './find-executable.js';
 import { readTunnelFile, removeTunnelFile, type TunnelRecord, writeTunnelFile } from './tunnel-file.js';
 
 export class TunnelCommandError extends Error {}

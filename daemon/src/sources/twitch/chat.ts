@@ -4,7 +4,7 @@
 import type { ChatClient } from '@twurple/chat';
 import type { StreamEvent } from '../../../../shared/protocol/index.js';
 import { errorMessage } from '../../errors.js';
-import { RecentIds } from '../../events/recent-ids.js';
+import { RecentIds } from '../recent-ids.js';
 import { type ChatMapResult, type EventSubCoverage, mapChatMessage, mapUserNotice } from './chat-map.js';
 
 export type ChatState = 'connecting' | 'connected' | 'reconnecting' | 'error';

@@ -10,8 +10,8 @@ import WebSocket from 'ws';
 import type { StreamEvent } from '../../../../shared/protocol/index.js';
 import { backoffDelay, formatWait } from '../../../../shared/timers.js';
 import { errorMessage } from '../../errors.js';
-import { RecentIds } from '../../events/recent-ids.js';
 import { systemTimers, type TimerHandle, type Timers } from '../../timers.js';
+import { RecentIds } from '../recent-ids.js';
 import { mapNotification } from './eventsub-map.js';
 import { type Helix, HelixError } from './helix.js';
 

@@ -5,9 +5,9 @@
 // gives the chat and, once a minute, the viewer count; each chat page costs 5 units.
 import { backoffDelay, formatWait } from '../../../../shared/timers.js';
 import { errorMessage } from '../../errors.js';
-import { RecentIds } from '../../events/recent-ids.js';
 import { pollInterval, type TimerHandle } from '../../timers.js';
 import { missingCredential } from '../credentials.js';
+import { RecentIds } from '../recent-ids.js';
 import { type EventSource, type SourceContext, type SourceReport, SourceState } from '../source.js';
 import { YouTubeApi, YouTubeApiError } from './api.js';
 import { mapLiveChatMessage } from './map.js';

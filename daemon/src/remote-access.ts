@@ -1,11 +1,11 @@
 // Wires licence and tunnel into a running daemon: GET /status fields, tier limits, the connector, file watches.
 import { unwatchFile, watchFile } from 'node:fs';
-import type { RunningDaemon } from '../daemon.js';
-import { GatekeeperClient, gatekeeperUrl } from '../licence/gatekeeper-client.js';
-import { LicenceManager, type LicenceStatus } from '../licence/licence-manager.js';
-import { dataDirPaths } from '../store/data-dir.js';
-import type { SupervisorOptions } from './cloudflared.js';
-import { TunnelService } from './tunnel-service.js';
+import type { RunningDaemon } from './daemon.js';
+import { GatekeeperClient, gatekeeperUrl } from './licence/gatekeeper-client.js';
+import { LicenceManager, type LicenceStatus } from './licence/licence-manager.js';
+import { dataDirPaths } from './store/data-dir.js';
+import type { SupervisorOptions } from './tunnel/cloudflared.js';
+import { TunnelService } from './tunnel/tunnel-service.js';
 
 interface RemoteAccessOptions {
   /** --gatekeeper (else $OVERLAY_GATEKEEPER_URL, else the default). */

@@ -1,13 +1,14 @@
 // TikTok LIVE as one of the daemon's sources: the TikTokSource of events/ behind the
 // EventSource interface, its own detailed state (`tiktok` in /status) mapped to the shared words.
-import { tiktokConnections } from '../events/tiktok-connection.js';
+
+import type { EventSource, SourceContext, SourceReport } from '../source.js';
+import { tiktokConnections } from './connection.js';
 import {
   type ConnectionFactory,
   type SourceStatus,
   TikTokSource,
   type TikTokSourceOptions,
-} from '../events/tiktok-source.js';
-import type { EventSource, SourceContext, SourceReport } from './source.js';
+} from './source.js';
 
 export interface TikTokOptions {
   /** The library adapter by default; a fake in tests. */

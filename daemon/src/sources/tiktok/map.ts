@@ -15,7 +15,7 @@ import {
   type StreamUser,
   SubscribeEvent,
   ViewerEvent,
-} from '../../../shared/protocol/index.js';
+} from '../../../../shared/protocol/index.js';
 import { at, firstCount, firstOf, firstString, isRecord, own, truncate } from './fields.js';
 
 /** The message id TikTok stamps on every push message, used to drop duplicates. */

@@ -1,7 +1,7 @@
 // The platform edge: a tiktok-live-connector connection behind the small LiveConnection interface.
 import { EventEmitter } from 'node:events';
 import type { WebcastGotHttpConfig } from 'tiktok-live-connector';
-import { type LiveConnection, LiveSourceError } from './tiktok-source.js';
+import { type LiveConnection, LiveSourceError } from './source.js';
 
 /** The library events the source listens to (tiktok-live-connector 2.5 `WebcastEvent`/`ControlEvent` names). */
 const FORWARDED = [

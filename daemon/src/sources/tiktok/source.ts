@@ -1,11 +1,11 @@
 // The TikTok LIVE event source: keeps one connection up, reconnects with backoff, emits normalised events.
-import type { SourceStatus, StreamEvent, StreamUser } from '../../../shared/protocol/index.js';
-import { backoffDelay, formatWait } from '../../../shared/timers.js';
-import { errorMessage } from '../errors.js';
-import { systemTimers, type TimerHandle, type Timers } from '../timers.js';
+import type { SourceStatus, StreamEvent, StreamUser } from '../../../../shared/protocol/index.js';
+import { backoffDelay, formatWait } from '../../../../shared/timers.js';
+import { errorMessage } from '../../errors.js';
+import { systemTimers, type TimerHandle, type Timers } from '../../timers.js';
+import { RecentIds } from '../recent-ids.js';
 import { firstCount, own } from './fields.js';
 import { GiftStreaks } from './gift-streaks.js';
-import { RecentIds } from './recent-ids.js';
 import {
   LikeCounter,
   messageId,
@@ -15,7 +15,7 @@ import {
   normaliseShare,
   normaliseSubscribe,
   normaliseViewer,
-} from './tiktok-normalise.js';
+} from './map.js';
 
 /**
  * What the source needs of a connection: tiktok-live-connector's `TikTokLiveConnection` through

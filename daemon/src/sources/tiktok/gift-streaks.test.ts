@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { StreamEventOf } from '../../../shared/protocol/index.js';
-import { FakeTimers } from '../../../test/support/fake-timers.js';
+import type { StreamEventOf } from '../../../../shared/protocol/index.js';
+import { FakeTimers } from '../../../../test/support/fake-timers.js';
 import { GiftStreaks } from './gift-streaks.js';
-import type { NormalisedGift } from './tiktok-normalise.js';
+import type { NormalisedGift } from './map.js';
 
 type Gift = StreamEventOf<'gift'>;
 

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import type { StreamEvent } from '../../../shared/protocol/index.js';
-import { FakeTimers } from '../../../test/support/fake-timers.js';
+import type { StreamEvent } from '../../../../shared/protocol/index.js';
+import { FakeTimers } from '../../../../test/support/fake-timers.js';
 import v3 from './fixtures/tiktok-v3.json' with { type: 'json' };
 import {
   classifyFailure,
@@ -10,7 +10,7 @@ import {
   retryDelay,
   type SourceStatus,
   TikTokSource,
-} from './tiktok-source.js';
+} from './source.js';
 
 /** Stands in for TikTokLiveConnection: an EventEmitter whose connect() the test settles. */
 class FakeConnection extends EventEmitter {

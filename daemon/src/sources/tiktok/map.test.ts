@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseWith, StreamEvent } from '../../../shared/protocol/index.js';
+import { parseWith, StreamEvent } from '../../../../shared/protocol/index.js';
 import documented from './fixtures/tiktok-documented.json' with { type: 'json' };
 import v3 from './fixtures/tiktok-v3.json' with { type: 'json' };
 import {
@@ -11,7 +11,7 @@ import {
   normaliseShare,
   normaliseSubscribe,
   normaliseViewer,
-} from './tiktok-normalise.js';
+} from './map.js';
 
 const host = { uniqueId: 'streamer', nickname: 'streamer' };
 

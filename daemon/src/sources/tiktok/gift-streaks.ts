@@ -1,7 +1,7 @@
 // Folds a TikTok gift streak (the same message repeated with a growing repeatCount) into one gift event.
-import type { StreamEventOf } from '../../../shared/protocol/index.js';
-import type { TimerHandle, Timers } from '../timers.js';
-import type { NormalisedGift } from './tiktok-normalise.js';
+import type { StreamEventOf } from '../../../../shared/protocol/index.js';
+import type { TimerHandle, Timers } from '../../timers.js';
+import type { NormalisedGift } from './map.js';
 
 type GiftEvent = StreamEventOf<'gift'>;
 

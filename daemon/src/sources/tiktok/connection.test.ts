@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { TikTokLiveConnection, WebcastEvent } from 'tiktok-live-connector';
 import { describe, expect, it } from 'vitest';
-import { tiktokConnection } from './tiktok-connection.js';
+import { tiktokConnection } from './connection.js';
 
 describe('the tiktok-live-connector edge', () => {
   it('relies on what the pinned library provides: an EventEmitter with these event names', () => {
