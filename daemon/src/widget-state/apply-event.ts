@@ -61,7 +61,7 @@ function applyToWidget(widget: Widget, event: StreamEvent): Widget | undefined {
       return amount > 0 ? { ...widget, value: add(widget.value, amount) } : undefined;
     }
     case 'top-gifters': {
-      // The journal ranks these (events/pipeline.ts), not the events one by one.
+      // The journal ranks these (ingest/pipeline.ts), not the events one by one.
       if (journalRanked(widget)) return undefined;
       const diamonds = diamondsOf(event);
       if (diamonds <= 0) return undefined;

@@ -1,4 +1,4 @@
-// TikTok LIVE as one of the daemon's sources: the TikTokSource of events/ behind the
+// TikTok LIVE as one of the daemon's sources: the TikTokSource of source.ts behind the
 // EventSource interface, its own detailed state (`tiktok` in /status) mapped to the shared words.
 
 import type { EventSource, SourceContext, SourceReport } from '../source.js';

@@ -1,10 +1,17 @@
-// The TikTok source inside the real daemon (a fake connection, no network): /status follows its state, its events reach clients.
+// The TikTok source inside the real daemon, as the daemon runs it (set up in settings.json, built by the
+// source manager, a fake connection, no network): /status follows its state, its events reach clients.
 import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTikTokService, type TikTokService } from '../../daemon/src/events/tiktok-service.js';
 import { killCliProcesses, spawnCli } from '../support/cli.js';
-import { makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
+import {
+  api,
+  makeDataDir,
+  startTestDaemon,
+  subscribe,
+  type TestDaemon,
+  waitFor,
+} from '../support/daemon.js';
 
 /** Stands in for TikTokLiveConnection: connect() settles when the test says so. */
 class FakeConnection extends EventEmitter {
@@ -21,7 +28,6 @@ class FakeConnection extends EventEmitter {
 }
 
 let daemon: TestDaemon;
-let service: TikTokService | undefined;
 const connections: FakeConnection[] = [];
 const latest = () => connections[connections.length - 1]!;
 
@@ -32,17 +38,40 @@ interface TikTokStatus {
   attempts: number;
 }
 
+interface Status {
+  tiktok?: TikTokStatus;
+  sources?: { platform: string; channel: string; state: string }[];
+}
+
+async function status(): Promise<Status> {
+  return (await (await fetch(`${daemon.url}/status`)).json()) as Status;
+}
+
 async function tiktokStatus(): Promise<TikTokStatus> {
-  const body = (await (await fetch(`${daemon.url}/status`)).json()) as { tiktok: TikTokStatus };
-  return body.tiktok;
+  return (await status()).tiktok!;
+}
+
+/** The Sources view's save: settings.json's `sources` replaced. */
+async function putSources(sources: { platform: string; channel: string; enabled: boolean }[]): Promise<void> {
+  const current = (await (await api(daemon, 'GET', '/api/settings')).json()) as Record<string, unknown>;
+  const res = await api(daemon, 'PUT', '/api/settings', { ...current, sources });
+  expect(res.status).toBe(200);
 }
 
 beforeAll(async () => {
-  daemon = await startTestDaemon();
-});
-afterEach(async () => {
-  await service?.stop();
-  service = undefined;
+  daemon = await startTestDaemon({
+    platforms: {
+      tiktok: {
+        createConnection: () => {
+          const c = new FakeConnection();
+          connections.push(c);
+          return c;
+        },
+        // Retry at once, so the test need not wait out the real backoff.
+        source: { backoff: { initialMs: 10, maxMs: 10 }, random: () => 0.5 },
+      },
+    },
+  });
 });
 afterAll(() => daemon?.stop());
 
@@ -50,17 +79,7 @@ describe('TikTok source in the daemon', () => {
   it('shows its state in GET /status and the log, and its events reach subscribed clients', async () => {
     const overlayId = daemon.overlays.list()[0]!.id;
     const client = await subscribe(daemon, overlayId);
-    service = startTikTokService(daemon, {
-      username: '@streamer',
-      createConnection: () => {
-        const c = new FakeConnection();
-        connections.push(c);
-        return c;
-      },
-      log: (line) => daemon.logs.push(line),
-      // Retry at once, so the test need not wait out the real backoff.
-      source: { backoff: { initialMs: 10, maxMs: 10 }, random: () => 0.5 },
-    });
+    await putSources([{ platform: 'tiktok', channel: '@streamer', enabled: true }]);
     expect(await tiktokStatus()).toMatchObject({ state: 'connecting', username: 'streamer' });
 
     latest().accept();
@@ -89,8 +108,16 @@ describe('TikTok source in the daemon', () => {
     latest().accept();
     await waitFor(async () => (await tiktokStatus()).state === 'connected', 3000, 'connected again');
 
-    await service.stop();
-    expect(await tiktokStatus()).toMatchObject({ state: 'disconnected' });
+    // Turned off in the Sources view: it disconnects, and /status says it is off.
+    await putSources([{ platform: 'tiktok', channel: '@streamer', enabled: false }]);
+    await waitFor(
+      () => daemon.logs.includes('[tiktok] @streamer is now disconnected'),
+      3000,
+      'disconnected',
+    );
+    expect((await status()).sources).toEqual([
+      expect.objectContaining({ platform: 'tiktok', channel: 'streamer', state: 'off' }),
+    ]);
     const lines = daemon.logs.filter((l) => l.startsWith('[tiktok] @streamer is now '));
     expect(lines.map((l) => /is now (\w+)/.exec(l)?.[1])).toEqual([
       'connecting',
