@@ -4,14 +4,7 @@ import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { killCliProcesses, spawnCli } from '../support/cli.js';
-import {
-  api,
-  makeDataDir,
-  startTestDaemon,
-  subscribe,
-  type TestDaemon,
-  waitFor,
-} from '../support/daemon.js';
+import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
 
 /** Stands in for TikTokLiveConnection: connect() settles when the test says so. */
 class FakeConnection extends EventEmitter {
@@ -110,11 +103,7 @@ describe('TikTok source in the daemon', () => {
 
     // Turned off in the Sources view: it disconnects, and /status says it is off.
     await putSources([{ platform: 'tiktok', channel: '@streamer', enabled: false }]);
-    await waitFor(
-      () => daemon.logs.includes('[tiktok] @streamer is now disconnected'),
-      3000,
-      'disconnected',
-    );
+    await waitFor(() => daemon.logs.includes('[tiktok] @streamer is now disconnected'), 3000, 'disconnected');
     expect((await status()).sources).toEqual([
       expect.objectContaining({ platform: 'tiktok', channel: 'streamer', state: 'off' }),
     ]);
