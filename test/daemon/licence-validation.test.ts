@@ -5,7 +5,7 @@ import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js'
 import { type LicenceRecord, readLicence, writeLicence } from '../../daemon/src/licence/licence-file.js';
 import {
   LicenceManager,
-  type Timers,
+  type TimeoutScheduler,
   VALIDATE_INTERVAL_MS,
 } from '../../daemon/src/licence/licence-manager.js';
 import { DEFAULT_CONFIG } from '../../shared/config.js';
@@ -15,7 +15,7 @@ import { type FakeGatekeeper, startFakeGatekeeper } from '../support/fakes/gatek
 const HOUR = 3_600_000;
 
 /** A clock the test moves by hand; the manager's timers fire only when the test says so. */
-class FakeClock implements Timers {
+class FakeClock implements TimeoutScheduler {
   // Real time, so the JWTs the fake Gatekeeper issues (exp = 7 days from now) line up with this clock.
   now = Date.now();
   pending = new Map<number, { fn: () => void; at: number; ms: number }>();

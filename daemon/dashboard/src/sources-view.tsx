@@ -84,7 +84,7 @@ const extraDetail = (report: SourceReport) =>
     : report.detail;
 
 /** The state of one source, its detail and since when; `pending` while /status has not listed it yet. */
-export function SourceState(props: { report: SourceReport | undefined; pending?: string }) {
+export function SourceStateLabel(props: { report: SourceReport | undefined; pending?: string }) {
   const { report } = props;
   if (!report) return <span class="source-state muted">{props.pending ?? '…'}</span>;
   const detail = extraDetail(report);
@@ -107,7 +107,7 @@ export function SourceReportList(props: { reports: SourceReport[] }) {
       {props.reports.map((r) => (
         <li key={`${r.platform}:${r.channel}`} data-source={`${r.platform}:${r.channel}`}>
           <PlatformMark platform={r.platform} />
-          <strong>{PLATFORM_NAMES[r.platform]}</strong> {channelText(r)}: <SourceState report={r} />
+          <strong>{PLATFORM_NAMES[r.platform]}</strong> {channelText(r)}: <SourceStateLabel report={r} />
         </li>
       ))}
     </ul>
@@ -243,7 +243,7 @@ function SourceRow(props: {
       </td>
       <td class="source-channel">{channelText(entry)}</td>
       <td>
-        <SourceState report={report} pending={entry.enabled ? 'Starting…' : 'Turned off'} />
+        <SourceStateLabel report={report} pending={entry.enabled ? 'Starting…' : 'Turned off'} />
       </td>
       <td>
         <div class="row source-controls">
@@ -687,7 +687,7 @@ export function SourcesView(props: { shared: Shared }) {
                   </td>
                   <td class="source-channel">{channelText(r)}</td>
                   <td>
-                    <SourceState report={r} />
+                    <SourceStateLabel report={r} />
                   </td>
                   <td class="muted" title={COMMAND_LINE_NOTE}>
                     from the command line

@@ -9,7 +9,7 @@ import type { OverlayCommandInput, StreamEvent, StreamEventType } from '../../..
 import { errorMessage } from '../errors.js';
 
 /** Where an event came from: a platform source, or the control API. */
-export type EventSource = 'api' | 'tiktok' | 'twitch' | 'youtube';
+export type EventOrigin = 'api' | 'tiktok' | 'twitch' | 'youtube';
 
 /** Schema versions, applied in order; `PRAGMA user_version` says how many ran. */
 const MIGRATIONS: readonly string[] = [

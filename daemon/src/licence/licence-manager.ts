@@ -22,14 +22,13 @@ import { LicenceVerifier, type VerifiedClaims } from './verify.js';
 export type LicenceState = LicenceStatus['state'];
 export type { LicenceStatus };
 
-/** The `licence` object of the daemon's GET /status. */
-
-export interface Timers {
+/** One-shot timers the manager schedules its next validation with (a test fires them by hand). */
+export interface TimeoutScheduler {
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }
 
-const realTimers: Timers = {
+const realScheduler: TimeoutScheduler = {
   setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
@@ -42,7 +41,7 @@ interface LicenceManagerOptions {
   /** Absent: the daemon runs offline on what license.json and the cached config say. */
   client?: GatekeeperClient;
   now?: () => number;
-  timers?: Timers;
+  timers?: TimeoutScheduler;
   /** In [0, 1); spreads the validations of many daemons over time. */
   random?: () => number;
   intervalMs?: number;
@@ -66,7 +65,7 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
   #inFlight: Promise<LicenceStatus> | undefined;
   readonly #client: GatekeeperClient | undefined;
   readonly #now: () => number;
-  readonly #timers: Timers;
+  readonly #timers: TimeoutScheduler;
   readonly #random: () => number;
   readonly #intervalMs: number;
   readonly #log: (line: string) => void;
@@ -78,7 +77,7 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     this.configFile = files.remoteConfigFile;
     this.#client = options.client;
     this.#now = options.now ?? Date.now;
-    this.#timers = options.timers ?? realTimers;
+    this.#timers = options.timers ?? realScheduler;
     this.#random = options.random ?? Math.random;
     this.#intervalMs = options.intervalMs ?? VALIDATE_INTERVAL_MS;
     this.#log = options.log ?? ((line) => console.log(`[licence] ${line}`));

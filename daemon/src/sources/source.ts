@@ -46,7 +46,7 @@ export interface SourceContext {
  * Keeps a source's state, the time it began and its detail, and logs each change once:
  * `[twitch] #channel: connected`, `[youtube] @name: backoff (quota used up for today)`.
  */
-export class SourceState {
+export class SourceStateTracker {
   #state: SourceReportState = 'off';
   #detail: string | undefined;
   #since: number;

@@ -14,7 +14,7 @@ interface Drag {
   startX: number;
   startY: number;
   orig: { x: number; y: number; width: number; height: number };
-  /** One history step per drag (see history.ts). */
+  /** One undo step per drag (see undo.ts). */
   key: string;
   moved: boolean;
 }

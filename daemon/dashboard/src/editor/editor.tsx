@@ -8,10 +8,10 @@ import {
   type WidgetType,
 } from '../../../../shared/protocol/index.js';
 import { fieldIssues } from '../field-issues.js';
-import { commit, type History, redo, startHistory, undo } from '../history.js';
 import { isImage } from '../media-kinds.js';
 import type { Shared } from '../shared-data.js';
 import { Notice } from '../ui.js';
+import { commit, redo, startUndoStack, type UndoStack, undo } from '../undo.js';
 import { defaultWidget, newWidgetId, newWidgetName, placeWidget } from '../widget-defaults.js';
 import { Canvas } from './canvas.js';
 import { ConflictNotice } from './conflict.js';
@@ -24,10 +24,10 @@ import { useEditorKeys } from './use-editor-keys.js';
 import { overlayInput, type SaveState, useOverlaySaving } from './use-overlay-saving.js';
 
 /** Edits of the overlay's widget list, each one undo step (or one per `key`). */
-function useWidgetEdits(setHistory: (change: (h: History<Overlay>) => History<Overlay>) => void) {
+function useWidgetEdits(setUndoStack: (change: (h: UndoStack<Overlay>) => UndoStack<Overlay>) => void) {
   const edit = useCallback(
-    (change: (o: Overlay) => Overlay, key?: string) => setHistory((h) => commit(h, change(h.present), key)),
-    [setHistory],
+    (change: (o: Overlay) => Overlay, key?: string) => setUndoStack((h) => commit(h, change(h.present), key)),
+    [setUndoStack],
   );
   const editWidget = useCallback(
     (id: string, change: (w: Widget) => Widget, key?: string) =>
@@ -51,10 +51,10 @@ function useWidgetEdits(setHistory: (change: (h: History<Overlay>) => History<Ov
 
 export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () => void }) {
   const { shared } = props;
-  const [history, setHistory] = useState<History<Overlay>>(() => startHistory(props.overlay));
+  const [undoStack, setUndoStack] = useState<UndoStack<Overlay>>(() => startUndoStack(props.overlay));
   const [selected, setSelected] = useState<string | undefined>();
   const [autoSave, setAutoSave] = useState(true);
-  const overlay = history.present;
+  const overlay = undoStack.present;
   const validation = useMemo(() => parseWith(OverlayInput, overlayInput(overlay)), [overlay]);
   const saving = useOverlaySaving({
     shared,
@@ -62,9 +62,9 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
     current: overlay,
     valid: validation.ok,
     autoSave,
-    restart: (theirs) => setHistory(startHistory(theirs)),
+    restart: (theirs) => setUndoStack(startUndoStack(theirs)),
     mapVersions: (change) =>
-      setHistory((h) => {
+      setUndoStack((h) => {
         const present = change(h.present);
         const past = h.past.map(change);
         const future = h.future.map(change);
@@ -75,7 +75,7 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
         return same ? h : { ...h, past, present, future };
       }),
   });
-  const widgets = useWidgetEdits(setHistory);
+  const widgets = useWidgetEdits(setUndoStack);
 
   const addWidget = (type: WidgetType) => {
     const image = shared.media.find((m) => isImage(m.name))?.name;
@@ -96,7 +96,7 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
   useEditorKeys({
     selected,
     save: () => void saving.save(),
-    setHistory,
+    setUndoStack,
     editWidget: widgets.editWidget,
     removeWidget,
   });
@@ -142,13 +142,13 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
 
       <EditorToolbar
         hasImages={shared.media.some((m) => isImage(m.name))}
-        canUndo={history.past.length > 0}
-        canRedo={history.future.length > 0}
+        canUndo={undoStack.past.length > 0}
+        canRedo={undoStack.future.length > 0}
         saved={saving.saveState === 'saved'}
         autoSave={autoSave}
         onAdd={addWidget}
-        onUndo={() => setHistory(undo)}
-        onRedo={() => setHistory(redo)}
+        onUndo={() => setUndoStack(undo)}
+        onRedo={() => setUndoStack(redo)}
         onSave={() => void saving.save()}
         onAutoSave={setAutoSave}
       />

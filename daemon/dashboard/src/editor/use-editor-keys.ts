@@ -2,7 +2,7 @@
 // selected widget (Shift: 10 px), Delete removes it when the canvas has focus.
 import { useEffect } from 'preact/hooks';
 import type { Overlay, Widget } from '../../../../shared/protocol/index.js';
-import { type History, redo, undo } from '../history.js';
+import { redo, type UndoStack, undo } from '../undo.js';
 
 function isTyping(target: EventTarget | null): boolean {
   return (
@@ -21,13 +21,13 @@ const NUDGES: Record<string, [number, number]> = {
 export function useEditorKeys(options: {
   selected: string | undefined;
   save: () => void;
-  setHistory: (change: (h: History<Overlay>) => History<Overlay>) => void;
+  setUndoStack: (change: (h: UndoStack<Overlay>) => UndoStack<Overlay>) => void;
   editWidget: (id: string, change: (w: Widget) => Widget, key?: string) => void;
   removeWidget: (id: string) => void;
 }): void {
   // Re-subscribed every render, so the listener always sees the current selection.
   useEffect(() => {
-    const { selected, setHistory } = options;
+    const { selected, setUndoStack } = options;
     const onKey = (e: KeyboardEvent) => {
       const mod = e.ctrlKey || e.metaKey;
       if (mod && e.key.toLowerCase() === 's') {
@@ -38,12 +38,12 @@ export function useEditorKeys(options: {
       if (isTyping(e.target)) return; // the field's own undo and caret keys
       if (mod && e.key.toLowerCase() === 'z') {
         e.preventDefault();
-        setHistory((h) => (e.shiftKey ? redo(h) : undo(h)));
+        setUndoStack((h) => (e.shiftKey ? redo(h) : undo(h)));
         return;
       }
       if (mod && e.key.toLowerCase() === 'y') {
         e.preventDefault();
-        setHistory(redo);
+        setUndoStack(redo);
         return;
       }
       if (!selected) return;
@@ -58,7 +58,7 @@ export function useEditorKeys(options: {
           (w) => ({ ...w, x: w.x + nudge[0] * step, y: w.y + nudge[1] * step }),
           key,
         );
-        if (!e.repeat) setHistory((h) => ({ ...h, lastKey: `nudge-${selected}` }));
+        if (!e.repeat) setUndoStack((h) => ({ ...h, lastKey: `nudge-${selected}` }));
         return;
       }
       if (

@@ -29,7 +29,7 @@ interface OverlaySaving {
   save: () => Promise<void>;
   /** Saves this page's version over the other one, now that the person chose. */
   keepMine: () => void;
-  /** Takes the other version as the new starting point (its own undo history). */
+  /** Takes the other version as the new starting point (its own undo stack). */
   takeTheirs: () => void;
 }
 
@@ -41,7 +41,7 @@ export function useOverlaySaving(options: {
   current: Overlay;
   valid: boolean;
   autoSave: boolean;
-  /** Replaces what is on screen (and its undo history) with another version. */
+  /** Replaces what is on screen (and its undo stack) with another version. */
   restart: (overlay: Overlay) => void;
   /** Applies a change to every version the editor holds (on screen, undo and redo), as no undo step. */
   mapVersions: (change: (overlay: Overlay) => Overlay) => void;

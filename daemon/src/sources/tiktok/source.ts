@@ -36,7 +36,7 @@ export type ConnectionFactory = (username: string, options?: { recent?: boolean 
 /** Connection losses kept for /status. */
 const GAPS_KEPT = 20;
 
-export type SourceState = SourceStatus['state'];
+export type TikTokConnectionState = SourceStatus['state'];
 export type { SourceStatus };
 
 /** Why a connect failed, as far as retrying and telling the streamer are concerned. */
@@ -200,7 +200,7 @@ export function retryDelay(
 
 export class TikTokSource {
   readonly username: string;
-  private state: SourceState = 'disconnected';
+  private state: TikTokConnectionState = 'disconnected';
   private running = false;
   private connection: LiveConnection | undefined;
   /** Increments with every connection; listeners of an older one are ignored. */
@@ -482,7 +482,7 @@ export class TikTokSource {
     this.connectTimer = undefined;
   }
 
-  private setState(state: SourceState): void {
+  private setState(state: TikTokConnectionState): void {
     if (this.state === state) return;
     this.state = state;
     this.notify();

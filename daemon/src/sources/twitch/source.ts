@@ -6,7 +6,7 @@
 import type { StreamEvent } from '../../../../shared/protocol/index.js';
 import { errorMessage } from '../../errors.js';
 import type { TimerHandle } from '../../timers.js';
-import { type EventSource, type SourceContext, type SourceReport, SourceState } from '../source.js';
+import { type EventSource, type SourceContext, type SourceReport, SourceStateTracker } from '../source.js';
 import { TwitchAuth } from './auth.js';
 import { type ChatState, TwitchChat } from './chat.js';
 import type { EventSubCoverage } from './chat-map.js';
@@ -23,7 +23,7 @@ const SIGN_IN_HINT =
 
 export class TwitchSource implements EventSource {
   readonly platform = 'twitch';
-  readonly #state: SourceState;
+  readonly #state: SourceStateTracker;
   readonly #chat: TwitchChat;
   #chatState: ChatState = 'connecting';
   #chatDetail: string | undefined;
@@ -41,7 +41,7 @@ export class TwitchSource implements EventSource {
     private readonly ctx: SourceContext,
     private readonly options: TwitchSourceOptions = {},
   ) {
-    this.#state = new SourceState('twitch', channel, ctx.timers, ctx.log, `#${channel}`);
+    this.#state = new SourceStateTracker('twitch', channel, ctx.timers, ctx.log, `#${channel}`);
     this.#chat = new TwitchChat({
       channel,
       ircUrl: ctx.urls.twitchIrc,

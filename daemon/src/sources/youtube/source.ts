@@ -8,7 +8,7 @@ import { errorMessage } from '../../errors.js';
 import { pollInterval, type TimerHandle } from '../../timers.js';
 import { missingCredential } from '../credentials.js';
 import { RecentIds } from '../recent-ids.js';
-import { type EventSource, type SourceContext, type SourceReport, SourceState } from '../source.js';
+import { type EventSource, type SourceContext, type SourceReport, SourceStateTracker } from '../source.js';
 import { YouTubeApi, YouTubeApiError } from './api.js';
 import { mapLiveChatMessage } from './map.js';
 
@@ -49,7 +49,7 @@ function clock(at: number): string {
 
 export class YouTubeSource implements EventSource {
   readonly platform = 'youtube';
-  readonly #state: SourceState;
+  readonly #state: SourceStateTracker;
   readonly #seen = new RecentIds(10_000);
   readonly #options: Required<Omit<YouTubeSourceOptions, 'quotaBackoffMs'>> & { quotaBackoffMs?: number };
   #running = false;
@@ -71,7 +71,7 @@ export class YouTubeSource implements EventSource {
     private readonly ctx: SourceContext,
     options: YouTubeSourceOptions = {},
   ) {
-    this.#state = new SourceState('youtube', channel, ctx.timers, ctx.log);
+    this.#state = new SourceStateTracker('youtube', channel, ctx.timers, ctx.log);
     this.#options = {
       lookAgainMs: 60_000,
       lookAgainMaxMs: 30 * 60_000,
