@@ -19,6 +19,9 @@ export function parseWith<S extends v.GenericSchema>(
   };
 }
 
+/** The error of a text that is not JSON at all (no field is at fault). */
+export const NOT_JSON = 'body is not valid JSON';
+
 /** Parses JSON text, then validates it; non-JSON is a rejection like any other. */
 export function parseJsonWith<S extends v.GenericSchema>(
   schema: S,
@@ -28,7 +31,7 @@ export function parseJsonWith<S extends v.GenericSchema>(
   try {
     data = JSON.parse(text);
   } catch {
-    return { ok: false, error: 'body is not valid JSON' };
+    return { ok: false, error: NOT_JSON };
   }
   return parseWith(schema, data);
 }
