@@ -35,6 +35,7 @@ export default defineConfig({
             'shared/**/*.test.ts',
             'daemon/src/**/*.test.ts',
             'daemon/page/src/**/*.test.ts',
+            'daemon/dashboard/src/**/*.test.ts',
             'test/daemon/**/*.test.ts',
           ],
           testTimeout: 15_000,
