@@ -1,0 +1,65 @@
+// What every action kind shares: the one signature of an executor and the runner's services it is given.
+import type { OverlayCommandInput } from '../../../../shared/protocol/index.js';
+import type { StoredSettings } from '../../../../shared/settings.js';
+import type { FiredAction } from '../../rules/engine.js';
+
+/** A fired action of one kind. */
+export type ActionOf<K extends FiredAction['kind']> = Extract<FiredAction, { kind: K }>;
+
+/**
+ * What an action left behind that a queue waits for: an OBS change with `revertAfterMs` holds its
+ * queue until `ended` settles (it was put back, or the runner closed), so the next one starts from
+ * the state it put back.
+ */
+export interface Executed {
+  ended: Promise<void>;
+}
+
+/**
+ * Runs one action. It throws (or rejects) to fail the action: the runner writes the message to the
+ * action log and the daemon's log and goes on. An executor that returns without a promise ran in the
+ * caller's turn.
+ */
+export type Executor<K extends FiredAction['kind']> = (
+  action: ActionOf<K>,
+) => Executed | undefined | Promise<Executed | undefined>;
+
+/**
+ * Makes a kind's executor for one runner. What the kind keeps between actions (the viewers spoken for
+ * lately, the OBS states under a temporary change) lives in the executor it returns.
+ */
+export type ExecutorFactory<K extends FiredAction['kind']> = (services: ActionServices) => Executor<K>;
+
+/** OBS as an `obs` action needs it: one request over obs-websocket, resolving with its answer. */
+export interface ObsCalls {
+  call(requestType: string, requestData?: Record<string, unknown>): Promise<Record<string, unknown>>;
+}
+
+/** The speech engine as a `speak` action needs it: renders text and resolves with the file's hash. */
+export interface SpeechRenderer {
+  render(text: string, options?: { voice?: string | undefined; rate?: number | undefined }): Promise<string>;
+}
+
+/** What the runner offers every kind. */
+export interface ActionServices {
+  /** Sends an overlay command to that overlay's pages. */
+  sendCommand: (overlayId: string, command: OverlayCommandInput) => void;
+  /** OBS; without it `obs` actions fail, saying OBS is not set up. */
+  obs?: ObsCalls | undefined;
+  /** The speech engine and its settings; without them `speak` actions fail, saying so. */
+  speech?: SpeechRenderer | undefined;
+  tts?: (() => StoredSettings['tts']) | undefined;
+  /** Where Streamer.bot's HTTP server listens (settings). */
+  streamerbotUrl?: (() => string) | undefined;
+  log?: ((line: string) => void) | undefined;
+  /** Milliseconds, for cooldowns. */
+  now: () => number;
+  /** Resolves with true after `ms` on the runner's clock, or with false at once when the runner closes. */
+  wait: (ms: number) => Promise<boolean>;
+  /** Whether the runner closed (the daemon is stopping): nothing more should go out. */
+  closed: () => boolean;
+  /** Throws (`dropped: …`) when `origin` already holds as many unanswered requests as one address may. */
+  admit: (origin: string) => void;
+  /** One HTTP request: 5 s at most, redirects not followed, never retried; a status outside 2xx fails. */
+  request: (url: string, init: RequestInit) => Promise<void>;
+}
