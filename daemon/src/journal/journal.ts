@@ -278,7 +278,21 @@ export class Journal {
   #session: { id: number; lastAt: number } | undefined;
   readonly #checkpointTimer: NodeJS.Timeout;
   readonly #insertCommand: Database.Statement;
+  /** Commands kept in the table (counted at open, then kept up to date), for the count limit. */
+  #commandCount: number;
   #commandsSincePrune = 0;
+  /**
+   * Commands recorded this turn, written in one transaction once the turn ends (or before anything reads
+   * the table): a rule firing 40 overlay commands costs one commit, not 40, and none of it holds up the
+   * event that fired it. Events are never buffered: each is written before `append` returns.
+   */
+  #pendingCommands: [seq: number, at: number, overlay: string, command: string][] = [];
+  #commandFlush: NodeJS.Immediate | undefined;
+  readonly #writeCommands: (rows: [number, number, string, string][]) => void;
+  readonly #oldestCommand: Database.Statement<[], { seq: number; at: number }>;
+  readonly #commandsFromOldest: Database.Statement<[number], { seq: number; at: number }>;
+  readonly #nthOldestCommand: Database.Statement<[number], { seq: number }>;
+  readonly #deleteCommandsUpTo: Database.Statement<[number]>;
 
   private constructor(db: Database.Database, options: JournalOptions) {
     this.#db = db;
@@ -331,6 +345,20 @@ export class Journal {
       writeSeqFile(seqFile, to, options.log);
     };
     this.#insertCommand = db.prepare('INSERT INTO commands (seq, at, overlay, command) VALUES (?, ?, ?, ?)');
+    this.#writeCommands = db.transaction((rows: [number, number, string, string][]) => {
+      for (const row of rows) this.#insertCommand.run(row);
+    });
+    this.#commandCount = (db.prepare('SELECT COUNT(*) AS n FROM commands').get() as { n: number }).n;
+    this.#oldestCommand = db.prepare<[], { seq: number; at: number }>(
+      'SELECT seq, at FROM commands ORDER BY seq LIMIT 1',
+    );
+    this.#commandsFromOldest = db.prepare<[number], { seq: number; at: number }>(
+      'SELECT seq, at FROM commands ORDER BY seq LIMIT ?',
+    );
+    this.#nthOldestCommand = db.prepare<[number], { seq: number }>(
+      'SELECT seq FROM commands ORDER BY seq LIMIT 1 OFFSET ?',
+    );
+    this.#deleteCommandsUpTo = db.prepare<[number]>('DELETE FROM commands WHERE seq <= ?');
     // The WAL is folded into the database every few seconds, between events rather than inside one.
     this.#checkpointTimer = setInterval(() => {
       try {
@@ -501,30 +529,56 @@ export class Journal {
 
   /**
    * Keeps an overlay command (at most an hour, at most 20,000), so that a page resuming after a restart
-   * gets it too. A command that cannot be written is logged and still sent.
+   * gets it too. It is written with the other commands of this turn once the turn ends; a command that
+   * cannot be written is logged and still sent.
    */
   recordCommand(overlayId: string, seq: number, at: number, command: OverlayCommandInput): void {
+    this.#pendingCommands.push([seq, at, overlayId, JSON.stringify(command)]);
+    this.#commandFlush ??= setImmediate(() => this.#flushCommands());
+  }
+
+  /** Writes the commands recorded since the last flush, in one transaction. */
+  #flushCommands(): void {
+    if (this.#commandFlush) clearImmediate(this.#commandFlush);
+    this.#commandFlush = undefined;
+    const rows = this.#pendingCommands;
+    if (rows.length === 0 || !this.#db.open) return;
+    this.#pendingCommands = [];
     try {
-      this.#insertCommand.run(seq, at, overlayId, JSON.stringify(command));
-      if (++this.#commandsSincePrune >= 100) this.#pruneCommands();
+      this.#writeCommands(rows);
+      this.#commandCount += rows.length;
+      this.#commandsSincePrune += rows.length;
+      if (this.#commandsSincePrune >= 100) this.#pruneCommands();
     } catch (err) {
-      this.#options.log(`[journal] an overlay command could not be kept: ${errorMessage(err)}`);
+      this.#options.log(
+        `[journal] ${rows.length === 1 ? 'an overlay command' : `${rows.length} overlay commands`} could not be kept: ${errorMessage(err)}`,
+      );
     }
   }
 
-  /** Commands older than an hour, or beyond the newest 20,000, go; the highest number gone is kept. */
+  /**
+   * Commands older than an hour, or beyond the newest 20,000, go; the highest number gone is kept. Rows
+   * are in time order, so the aged ones are found from the oldest on, and the count is kept in memory:
+   * neither limit reads the whole table.
+   */
   #pruneCommands(): void {
     this.#commandsSincePrune = 0;
-    const byAge = this.#db
-      .prepare('SELECT MAX(seq) AS seq FROM commands WHERE at < ?')
-      .get(this.#now() - COMMANDS_KEPT_MS) as { seq: number | null };
-    const byCount = this.#db
-      .prepare('SELECT seq FROM commands ORDER BY seq DESC LIMIT 1 OFFSET ?')
-      .get(COMMANDS_KEPT_MAX) as { seq: number } | undefined;
-    const upTo = Math.max(byAge.seq ?? 0, byCount?.seq ?? 0);
+    const cutoff = this.#now() - COMMANDS_KEPT_MS;
+    let upTo = 0;
+    if ((this.#oldestCommand.get()?.at ?? cutoff) < cutoff) {
+      // The aged prefix, a block at a time (a block that ends aged may be followed by more).
+      for (let block = 1024; ; block *= 4) {
+        const rows = this.#commandsFromOldest.all(block);
+        for (const row of rows) if (row.at < cutoff) upTo = Math.max(upTo, row.seq);
+        const last = rows[rows.length - 1];
+        if (rows.length < block || (last !== undefined && last.at >= cutoff)) break;
+      }
+    }
+    const excess = this.#commandCount - COMMANDS_KEPT_MAX;
+    if (excess > 0) upTo = Math.max(upTo, this.#nthOldestCommand.get(excess - 1)?.seq ?? 0);
     if (upTo === 0) return;
     this.#db.transaction(() => {
-      this.#db.prepare('DELETE FROM commands WHERE seq <= ?').run(upTo);
+      this.#commandCount -= this.#deleteCommandsUpTo.run(upTo).changes;
       this.#raiseMeta('commands_pruned_to', upTo);
     })();
   }
@@ -545,8 +599,9 @@ export class Journal {
 
   /** The commands of an overlay that no longer exists go. */
   forgetCommands(overlayId: string): void {
+    this.#flushCommands();
     try {
-      this.#db.prepare('DELETE FROM commands WHERE overlay = ?').run(overlayId);
+      this.#commandCount -= this.#db.prepare('DELETE FROM commands WHERE overlay = ?').run(overlayId).changes;
     } catch (err) {
       this.#options.log(
         `[journal] the commands of a deleted overlay could not be removed: ${errorMessage(err)}`,
@@ -559,6 +614,7 @@ export class Journal {
    * highest numbers no longer kept.
    */
   keptForReplay(limit: number): KeptForReplay {
+    this.#flushCommands();
     const metaSeq = (key: string) =>
       seqFrom(
         (this.#db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)
@@ -840,11 +896,13 @@ export class Journal {
 
   /** A consistent copy of the database to `path` while it stays in use (SQLite's online backup). */
   backup(path: string): Promise<unknown> {
+    this.#flushCommands();
     return this.#db.backup(path);
   }
 
   close(): void {
     clearInterval(this.#checkpointTimer);
+    this.#flushCommands();
     if (this.#db.open) this.#db.close();
   }
 }
