@@ -152,6 +152,8 @@ const MAX_USER_COOLDOWNS = 10_000;
 
 export class RuleEngine {
   private compiled: CompiledRule[] = [];
+  /** The compiled rules of each trigger, in rule order: an event looks only at the rules of its type. */
+  private byTrigger = new Map<string, CompiledRule[]>();
   /** Last time each rule fired, by rule id; kept across reloads so an edit does not reset cooldowns. */
   private readonly lastFired = new Map<string, number>();
   /** Last time each (rule, sender) fired, for `userCooldownMs`; in insertion order, oldest first. */
@@ -185,6 +187,12 @@ export class RuleEngine {
       }
     }
     this.compiled = compiled;
+    this.byTrigger = new Map();
+    for (const c of compiled) {
+      const list = this.byTrigger.get(c.rule.trigger);
+      if (list) list.push(c);
+      else this.byTrigger.set(c.rule.trigger, [c]);
+    }
     const ids = new Set(rules.map((r) => r.id));
     for (const id of this.lastFired.keys()) if (!ids.has(id)) this.lastFired.delete(id);
     return failures;
@@ -226,8 +234,11 @@ export class RuleEngine {
     const actions: FiredAction[] = [];
     const errors: RuleFailure[] = [];
     let now: number | undefined;
+    let context: TemplateContext | undefined;
     const likes = this.likeTotals(event);
-    for (const compiled of this.compiled) {
+    const candidates = this.byTrigger.get(event.type);
+    if (!candidates) return { actions, errors };
+    for (const compiled of candidates) {
       const { rule } = compiled;
       if (!rule.enabled) continue;
       try {
@@ -239,7 +250,8 @@ export class RuleEngine {
         const lastBy = this.lastFiredBy.get(byKey);
         if (rule.userCooldownMs && lastBy !== undefined && now - lastBy < rule.userCooldownMs) continue;
         // Only a rule that produced all its actions counts as fired (and starts its cooldowns).
-        actions.push(...renderActions(rule, compiled.actions, event));
+        context ??= templateContext(event);
+        actions.push(...renderActions(rule, compiled.actions, event, context));
         this.lastFired.set(rule.id, now);
         if (rule.userCooldownMs) this.rememberSender(byKey, now);
       } catch (error) {
@@ -250,14 +262,19 @@ export class RuleEngine {
   }
 }
 
+/** What templates see of an event; built once per event, whatever number of rules it fires. */
+function templateContext(event: StreamEvent): TemplateContext {
+  // `{summary}`: the event in one line, gifts in their platform's unit ("Bob cheered 100 bits").
+  return { type: event.type, user: event.user, data: event.data, summary: describeEvent(event) };
+}
+
 /** A rule's actions rendered for an event: once, or once per gift of a streak with `perUnit`. */
 function renderActions(
   rule: Rule,
   renders: readonly ((context: TemplateContext) => FiredAction)[],
   event: StreamEvent,
+  context: TemplateContext = templateContext(event),
 ): FiredAction[] {
-  // `{summary}`: the event in one line, gifts in their platform's unit ("Bob cheered 100 bits").
-  const context = { type: event.type, user: event.user, data: event.data, summary: describeEvent(event) };
   const once = renders.map((render) => render(context));
   const times = rule.perUnit && event.type === 'gift' ? Math.min(MAX_PER_UNIT, event.data.repeatCount) : 1;
   return times === 1 ? once : Array.from({ length: times }, () => once).flat();
