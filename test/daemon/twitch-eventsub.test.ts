@@ -19,6 +19,7 @@ import { EventSubClient, type EventSubState } from '../../daemon/src/sources/twi
 import { Helix, type HelixAuth } from '../../daemon/src/sources/twitch/helix.js';
 import type { StreamEvent } from '../../shared/protocol/index.js';
 import { hostTimers, type Timers } from '../../shared/timers.js';
+import { FakeTimers } from '../support/fake-timers.js';
 import { type FakeTwitch, startFakeTwitch, storedTokens, twitchEvent } from '../support/fakes/twitch.js';
 import { waitFor } from '../support/wait.js';
 
@@ -214,7 +215,7 @@ describe('Twitch tokens in use', () => {
     expect(requestsTo('/oauth2/token')).toHaveLength(1);
     expect(logs.filter((l) => l.includes('overlay-daemon connect twitch'))).toHaveLength(1);
     expect(await readTwitchTokens(dataDir)).toBeDefined();
-    await expect(helixFor(auth).userByLogin('streamer')).rejects.toMatchObject({ code: 'signed-out' });
+    await expect(helixFor(auth).userByLogin('streamer')).rejects.toMatchObject({ code: 'signed_out' });
   });
 
   it('waits for a rate limit that resets within seconds, and fails clearly for a longer one', async () => {
@@ -224,7 +225,7 @@ describe('Twitch tokens in use', () => {
     expect((await helix.userByLogin('streamer'))?.id).toBe('1001');
     fake.limitNext(3600);
     await expect(helix.userByLogin('streamer')).rejects.toMatchObject({
-      code: 'rate-limited',
+      code: 'rate_limited',
       message: expect.stringMatching(/limit is used up for (59 min|1 h|60 min)/),
     });
   });
@@ -257,7 +258,13 @@ describe('EventSub WebSocket', () => {
   });
 
   function connect(
-    options: { scopes?: string[]; auth?: HelixAuth; keepaliveMarginMs?: number; target?: FakeTwitch } = {},
+    options: {
+      scopes?: string[];
+      auth?: HelixAuth;
+      keepaliveMarginMs?: number;
+      target?: FakeTwitch;
+      timers?: Timers;
+    } = {},
   ): EventSubClient {
     const target = options.target ?? fake;
     const token = target.issueTokens(options.scopes);
@@ -273,6 +280,7 @@ describe('EventSub WebSocket', () => {
       // No jitter: the first retry comes after exactly 1 s.
       random: () => 0.5,
       ...(options.keepaliveMarginMs ? { keepaliveMarginMs: options.keepaliveMarginMs } : {}),
+      ...(options.timers ? { timers: options.timers } : {}),
     });
     client.start();
     return client;
@@ -551,13 +559,17 @@ describe('EventSub WebSocket', () => {
   });
 
   it('stop() closes every connection and cancels a pending reconnect', async () => {
-    const eventSub = connect();
+    const clock = new FakeTimers();
+    const eventSub = connect({ timers: clock });
     await connected();
     fake.dropConnections();
     await waitFor(() => states.at(-1)?.state === 'reconnecting', 3000, 'reconnecting');
+    expect(clock.nextDelay()).toBe(1000); // the reconnect, due in 1 s
     await eventSub.stop();
     expect(eventSub.subscribed().size).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 1300));
+    // The reconnect was cancelled: nothing is left to fire, and well past its time nothing connects.
+    expect(clock.size).toBe(0);
+    clock.advance(60_000);
     expect(fake.clients).toBe(0);
     expect(states.at(-1)?.state).toBe('reconnecting');
 

@@ -313,12 +313,15 @@ describe('the YouTube source', () => {
 
   it('stops: no request after stop()', async () => {
     youtube.goLive(CHANNEL);
-    const s = start();
-    await waitFor(() => chatPolls().length >= 2);
+    const clock = new FakeTimers();
+    const s = start(CHANNEL, {}, clock);
+    await drive(clock, () => chatPolls().length >= 2, 'two chat polls');
     await s.stop();
     source = undefined;
     const count = youtube.requests.length;
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Nothing is left to wake it: no timer pending, and a day later still no request.
+    expect(clock.size).toBe(0);
+    clock.advance(24 * 3_600_000);
     expect(youtube.requests.length).toBe(count);
     expect(s.report().state).toBe('off');
   });
