@@ -1,7 +1,8 @@
 // The calls webhook and Streamer.bot actions make to other tools: 5 s at most, redirects not followed,
 // never retried, and a bound on the unanswered requests one address may hold.
-import { errorMessage } from '../errors.js';
+import { FetchError, fetchJson } from '../http-client/fetch-json.js';
 import type { Timers } from '../timers.js';
+import type { OutboundCall } from './kinds/types.js';
 
 const CALL_TIMEOUT_MS = 5000;
 /**
@@ -27,33 +28,29 @@ export class OutboundCalls {
     throw new Error(`dropped: ${MAX_UNANSWERED_PER_ORIGIN} requests to ${origin} are still unanswered`);
   }
 
-  /** One HTTP request: 5 s at most, redirects not followed, never retried; a status outside 2xx fails. */
-  async request(url: string, init: RequestInit): Promise<void> {
+  /**
+   * One HTTP request: 5 s at most, redirects not followed, never retried; a status outside 2xx fails.
+   * The failure says why in a few words (`HTTP 500`, `no answer within 5 s`, `cannot reach <url>: ECONNREFUSED`),
+   * with credential-like query values redacted.
+   */
+  async request(url: string, call: OutboundCall): Promise<void> {
     const origin = originOf(url);
     this.admit(origin);
     this.#unanswered.set(origin, (this.#unanswered.get(origin) ?? 0) + 1);
     const controller = new AbortController();
     this.#requests.add(controller);
-    const timer = this.#clock.setTimeout(
-      () => controller.abort(new Error(`no answer within ${CALL_TIMEOUT_MS / 1000} s`)),
-      CALL_TIMEOUT_MS,
-    );
     try {
-      const res = await fetch(url, { ...init, redirect: 'manual', signal: controller.signal });
-      await res.body?.cancel();
-      if (res.status >= 300 && res.status < 400)
-        throw new Error(`HTTP ${res.status} (redirects are not followed)`);
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      await fetchJson(url, {
+        ...call,
+        timeoutMs: CALL_TIMEOUT_MS,
+        timers: this.#clock,
+        signal: controller.signal,
+        service: url,
+      });
     } catch (err) {
-      if (controller.signal.aborted && controller.signal.reason instanceof Error)
-        throw controller.signal.reason;
-      // fetch says only "fetch failed"; the cause says why (ECONNREFUSED: nothing listens there).
-      const cause =
-        err instanceof Error ? (err.cause as { code?: string; message?: string } | undefined) : undefined;
-      if (cause) throw new Error(`cannot reach ${url}: ${cause.code ?? cause.message ?? errorMessage(err)}`);
+      if (err instanceof FetchError) throw new Error(err.code === 'unreachable' ? err.message : err.reason);
       throw err;
     } finally {
-      this.#clock.clearTimeout(timer);
       this.#requests.delete(controller);
       const left = (this.#unanswered.get(origin) ?? 1) - 1;
       if (left > 0) this.#unanswered.set(origin, left);

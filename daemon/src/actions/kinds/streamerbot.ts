@@ -8,8 +8,7 @@ export const streamerbot: ExecutorFactory<'streamerbot'> = (services) => async (
   const base = (services.streamerbotUrl?.() ?? DEFAULT_STREAMERBOT_URL).replace(/\/+$/, '');
   await services.request(`${base}/DoAction`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ action: { name: action.action }, args: action.args }),
+    json: { action: { name: action.action }, args: action.args },
   });
   return undefined;
 };

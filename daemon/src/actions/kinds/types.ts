@@ -60,6 +60,19 @@ export interface ActionServices {
   closed: () => boolean;
   /** Throws (`dropped: …`) when `origin` already holds as many unanswered requests as one address may. */
   admit: (origin: string) => void;
-  /** One HTTP request: 5 s at most, redirects not followed, never retried; a status outside 2xx fails. */
-  request: (url: string, init: RequestInit) => Promise<void>;
+  /**
+   * One HTTP request: 5 s at most, redirects not followed, never retried; a status outside 2xx fails.
+   * Calls `admit` first.
+   */
+  request: (url: string, call: OutboundCall) => Promise<void>;
+}
+
+/** What a call to another tool sends. */
+export interface OutboundCall {
+  method: string;
+  headers?: Record<string, string>;
+  /** Sent as it is. */
+  body?: string;
+  /** Sent as JSON, with `Content-Type: application/json` unless `headers` name a type. */
+  json?: unknown;
 }

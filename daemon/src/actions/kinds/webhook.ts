@@ -1,5 +1,5 @@
 // `webhook`: an HTTP request to another tool, to the origin of the rule's own URL only.
-import type { ExecutorFactory } from './types.js';
+import type { ExecutorFactory, OutboundCall } from './types.js';
 
 export const webhook: ExecutorFactory<'webhook'> = (services) => async (action) => {
   services.admit(action.origin);
@@ -12,23 +12,12 @@ export const webhook: ExecutorFactory<'webhook'> = (services) => async (action) 
   }
   if (origin !== action.origin)
     throw new Error(`refused: the URL with the event filled in goes to ${origin}, not ${action.origin}`);
-  const body =
-    action.method === 'GET' || action.body === undefined
-      ? undefined
-      : typeof action.body === 'string'
-        ? action.body
-        : JSON.stringify(action.body);
-  const headers: Record<string, string> = { ...action.headers };
-  if (body !== undefined && typeof action.body !== 'string' && !hasHeader(headers, 'content-type'))
-    headers['Content-Type'] = 'application/json';
-  await services.request(action.url, {
-    method: action.method,
-    headers,
-    ...(body !== undefined ? { body } : {}),
-  });
+  const call: OutboundCall = { method: action.method, headers: { ...action.headers } };
+  // Text is sent as filled in; anything else as JSON (with its content type unless a header names one).
+  if (action.method !== 'GET' && action.body !== undefined) {
+    if (typeof action.body === 'string') call.body = action.body;
+    else call.json = action.body;
+  }
+  await services.request(action.url, call);
   return undefined;
 };
-
-function hasHeader(headers: Record<string, string>, name: string): boolean {
-  return Object.keys(headers).some((k) => k.toLowerCase() === name);
-}
