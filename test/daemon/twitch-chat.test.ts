@@ -136,8 +136,8 @@ describe('Twitch chat', () => {
     irc.usernotice('streamer', 'sub', { login: 'newbie' }, { 'msg-param-sub-plan': '1000' });
     irc.usernotice('streamer', 'raid', { login: 'raider' }, { 'msg-param-viewerCount': '3' });
     irc.privmsg('streamer', { login: 'viewer' }, 'still chat');
-    await waitFor(() => events.length === 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Chat delivers in order: once the last line sent has arrived, the ones before it were handled.
+    await waitFor(() => events.some((e) => e.type === 'chat' && e.data.comment === 'still chat'));
     expect(events.map((e) => e.type)).toEqual(['chat']);
   });
 

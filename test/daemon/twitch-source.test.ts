@@ -12,6 +12,8 @@ import { writeTwitchTokens } from '../../daemon/src/sources/twitch/auth.js';
 import { TwitchSource } from '../../daemon/src/sources/twitch/source.js';
 import { systemTimers } from '../../daemon/src/timers.js';
 import type { StreamEvent } from '../../shared/protocol/index.js';
+import type { Timers } from '../../shared/timers.js';
+import { FakeTimers } from '../support/fake-timers.js';
 import { type FakeTwitch, startFakeTwitch, storedTokens, twitchEvent } from '../support/fakes/twitch.js';
 import { type FakeTwitchIrc, startFakeTwitchIrc } from '../support/fakes/twitch-irc.js';
 import { waitFor } from '../support/wait.js';
@@ -39,7 +41,7 @@ afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-function context(): SourceContext {
+function context(timers: Timers = systemTimers()): SourceContext {
   return {
     emit: (event) => events.push(event),
     log: (line) => logs.push(line),
@@ -51,7 +53,7 @@ function context(): SourceContext {
       twitchAuth: twitch.urls.auth,
       youtubeApi: 'http://127.0.0.1:9/youtube/v3',
     },
-    timers: systemTimers(),
+    timers,
     dataDir,
     twitchClientId: () => twitch.clientId,
     youtubeApiKey: () => undefined,
@@ -67,8 +69,8 @@ async function signIn(): Promise<void> {
   await writeTwitchTokens(dataDir, storedTokens(token));
 }
 
-async function start(options = {}): Promise<TwitchSource> {
-  source = new TwitchSource(twitch.user.login, context(), options);
+async function start(options = {}, timers?: Timers): Promise<TwitchSource> {
+  source = new TwitchSource(twitch.user.login, context(timers), options);
   source.start();
   await irc.waitForJoin(twitch.user.login);
   await waitFor(() => source?.report().state === 'connected');
@@ -116,9 +118,10 @@ describe('the Twitch source', () => {
     twitch.notify('channel.follow', twitchEvent('channel.follow', twitch.user));
     twitch.notify('channel.raid', twitchEvent('channel.raid', twitch.user, { viewers: 12 }));
     irc.privmsg('streamer', { login: 'viewer' }, 'plain chat');
-    await waitFor(() => events.some((e) => e.type === 'chat'));
-    await waitFor(() => events.filter((e) => e.type !== 'viewer').length >= 5);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Each connection delivers in order: once the last message sent on each has arrived (the chat line on
+    // IRC, the raid on EventSub), a second copy of anything sent before it would have arrived too.
+    await waitFor(() => events.some((e) => e.type === 'chat' && e.data.comment === 'plain chat'));
+    await waitFor(() => events.some((e) => e.type === 'share'));
     const kinds = events.filter((e) => e.type !== 'viewer').map((e) => e.type);
     expect(kinds.sort()).toEqual(['chat', 'follow', 'gift', 'share', 'subscribe']);
     expect(events.find((e) => e.type === 'gift')).toMatchObject({
@@ -160,14 +163,30 @@ describe('the Twitch source', () => {
   it('stops everything: chat, EventSub and the viewer count', async () => {
     await signIn();
     twitch.setStream(twitch.user.id, 5);
-    const s = await start({ viewerIntervalMs: 100 });
+    const clock = new FakeTimers();
+    const s = await start({ viewerIntervalMs: 100 }, clock);
     await waitFor(() => twitch.clients === 1);
+    // The viewer count is being polled.
+    const streamPolls = () => twitch.requests.filter((r) => r.path === '/helix/streams').length;
+    const polled = streamPolls();
+    await waitFor(
+      () => {
+        // Moves the clock to the next poll once it is scheduled (no further than the poll interval).
+        const next = clock.nextDelay();
+        if (streamPolls() === polled && next !== undefined && next <= 100) clock.advance(next);
+        return streamPolls() > polled;
+      },
+      3000,
+      'a viewer count poll',
+    );
     await s.stop();
     source = undefined;
     expect(s.report().state).toBe('off');
     await waitFor(() => twitch.clients === 0 && irc.clients === 0);
     const helixCalls = twitch.requests.length;
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Nothing is left to wake it: no timer pending, and an hour later Helix was asked nothing more.
+    expect(clock.size).toBe(0);
+    clock.advance(3_600_000);
     expect(twitch.requests.length).toBe(helixCalls);
   });
 });
