@@ -1,4 +1,5 @@
-// HTTP client for the Gatekeeper's licence and tunnel routes (interface §4.1, decisions §2); never throws.
+// HTTP client for the Gatekeeper's licence and tunnel routes (interface §4.1, decisions §2), on
+// fetchJson; never throws.
 import * as v from 'valibot';
 import { type RemoteConfig, RemoteConfig as RemoteConfigSchema } from '../../../shared/config.js';
 import {
@@ -6,10 +7,12 @@ import {
   ExchangeResponse,
   Health,
   ProvisionResponse,
-  parseJsonWith,
+  parseWith,
   TunnelStatus,
   ValidateResponse,
 } from '../../../shared/protocol/index.js';
+import { errorMessage } from '../errors.js';
+import { FetchError, fetchJson, redact } from '../http-client/fetch-json.js';
 
 /** Where `login` and the licence checks go unless `--gatekeeper` or `$OVERLAY_GATEKEEPER_URL` says otherwise. */
 export const DEFAULT_GATEKEEPER_URL = 'https://gatekeeper.overlay-daemon.workers.dev';
@@ -69,6 +72,7 @@ export class GatekeeperClient {
   exchange(code: string, codeVerifier: string) {
     return this.#request('POST', '/auth/exchange', ExchangeResponse, {
       body: { code, code_verifier: codeVerifier },
+      secrets: [code, codeVerifier],
     });
   }
 
@@ -109,55 +113,52 @@ export class GatekeeperClient {
     method: string,
     path: string,
     schema: S,
-    { token, body }: { token?: string; body?: unknown },
+    { token, body, secrets = [] }: { token?: string; body?: unknown; secrets?: readonly string[] },
   ): Promise<GatekeeperResult<S extends v.GenericSchema ? v.InferOutput<S> : null>> {
     type Out = S extends v.GenericSchema ? v.InferOutput<S> : null;
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (token) headers.Authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
-    let res: Response;
-    let text: string;
+    const hidden = [token, ...secrets];
     try {
-      res = await this.#fetch(`${this.baseUrl}${path}`, {
+      const answer = await fetchJson(`${this.baseUrl}${path}`, {
         method,
         headers,
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.timeout(this.#timeoutMs),
-        redirect: 'error',
+        ...(body !== undefined ? { json: body } : {}),
+        ...(schema !== null ? { schema } : {}),
+        timeoutMs: this.#timeoutMs,
+        secrets: hidden,
+        service: 'the Gatekeeper',
+        fetch: this.#fetch,
       });
-      text = await res.text();
+      return { ok: true, status: answer.status, value: (schema === null ? null : answer.value) as Out };
     } catch (err) {
-      return { ok: false, kind: 'network', message: `${method} ${path}: ${describe(err)}` };
-    }
-    if (!res.ok) {
-      const parsed = parseJsonWith(ErrorBody, text);
-      if (!parsed.ok) {
-        // A proxy's HTML error page or a 5xx without our body: the Gatekeeper itself gave no verdict.
-        return { ok: false, kind: 'network', message: `${method} ${path}: HTTP ${res.status}` };
+      if (!(err instanceof FetchError))
+        return {
+          ok: false,
+          kind: 'network',
+          message: `${method} ${path}: ${redact(errorMessage(err), hidden)}`,
+        };
+      if (err.code === 'bad_response')
+        return {
+          ok: false,
+          kind: 'network',
+          message: `${method} ${path}: unexpected response (${err.reason})`,
+        };
+      if (err.status === undefined) {
+        const why = err.code === 'timeout' ? 'timed out' : err.reason;
+        return { ok: false, kind: 'network', message: `${method} ${path}: ${why}` };
       }
-      let json: unknown = null;
-      try {
-        json = JSON.parse(text);
-      } catch {}
-      return { ok: false, kind: 'http', status: res.status, ...parsed.value.error, body: json };
-    }
-    if (schema === null) return { ok: true, status: res.status, value: null as Out };
-    const parsed = parseJsonWith(schema, text);
-    if (!parsed.ok) {
+      const parsed = parseWith(ErrorBody, err.body);
+      // A proxy's HTML error page or a 5xx without our body: the Gatekeeper itself gave no verdict.
+      if (!parsed.ok) return { ok: false, kind: 'network', message: `${method} ${path}: HTTP ${err.status}` };
       return {
         ok: false,
-        kind: 'network',
-        message: `${method} ${path}: unexpected response (${parsed.error})`,
+        kind: 'http',
+        status: err.status,
+        code: parsed.value.error.code,
+        message: redact(parsed.value.error.message, hidden),
+        body: err.body ?? null,
       };
     }
-    return { ok: true, status: res.status, value: parsed.value as Out };
   }
-}
-
-function describe(err: unknown): string {
-  if (err instanceof Error) {
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return err.name === 'TimeoutError' ? 'timed out' : `${err.message}${cause}`;
-  }
-  return String(err);
 }

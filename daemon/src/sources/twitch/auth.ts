@@ -1,12 +1,13 @@
 // Signing in to Twitch as a public client (no secret): the device code flow
 // (RFC 8628 as Twitch runs it), the tokens kept in twitch.json (mode 0600), their renewal, and their
-// revocation. Written with fetch rather than @twurple/auth: twurple has no device code flow, and it
+// revocation. Written on fetchJson rather than @twurple/auth: twurple has no device code flow, and it
 // hard-codes id.twitch.tv, while our address must follow OVERLAY_TWITCH_AUTH_URL (a local fake in tests).
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { parseWith } from '../../../../shared/protocol/index.js';
-import { errorMessage } from '../../errors.js';
+import { DaemonError, type DaemonErrorCode, errorMessage } from '../../errors.js';
+import { FetchError, fetchJson } from '../../http-client/fetch-json.js';
 import { readPrivateJson, writePrivateJson } from '../../store/private-json-file.js';
 import { pollInterval, systemTimers, type Timers } from '../../timers.js';
 
@@ -39,21 +40,15 @@ export const TwitchTokens = v.object({
 export type TwitchTokens = v.InferOutput<typeof TwitchTokens>;
 
 /** Why a sign-in step failed, for the caller to tell the streamer (the message says it in full). */
-export type TwitchAuthErrorCode =
-  | 'expired'
-  | 'denied'
-  | 'rejected'
-  | 'unreachable'
-  | 'bad-response'
-  | 'aborted'
-  | 'unreadable';
+export type TwitchAuthErrorCode = Extract<
+  DaemonErrorCode,
+  'expired' | 'denied' | 'rejected' | 'unreachable' | 'bad_response' | 'aborted' | 'unreadable'
+>;
 
-export class TwitchAuthError extends Error {
-  constructor(
-    readonly code: TwitchAuthErrorCode,
-    message: string,
-  ) {
-    super(message);
+export class TwitchAuthError extends DaemonError {
+  declare readonly code: TwitchAuthErrorCode;
+  constructor(code: TwitchAuthErrorCode, message: string) {
+    super(code, message);
     this.name = 'TwitchAuthError';
   }
 }
@@ -84,71 +79,80 @@ const ValidateResponse = v.object({
 const ErrorResponse = v.object({ status: v.optional(v.number()), message: v.string() });
 
 type Fetch = typeof fetch;
-interface Answer {
-  status: number;
-  body: unknown;
-}
+/** Twitch's answer: a 2xx one checked by the step's schema, or a refusal with its status and Twitch's error. */
+type Reply<T> = { ok: true; value: T } | { ok: false; status: number; error: string };
 
 function twitchFile(dataDir: string): string {
   return join(dataDir, TWITCH_FILE);
 }
 
-/** Twitch's error message in an answer, lowercased (`authorization_pending`, `invalid refresh token`). */
-function errorOf(answer: Answer): string {
-  const parsed = parseWith(ErrorResponse, answer.body);
+/** Twitch's error message in an error answer, lowercased (`authorization_pending`, `invalid refresh token`). */
+function errorOf(body: unknown): string {
+  const parsed = parseWith(ErrorResponse, body);
   return parsed.ok ? parsed.value.message.toLowerCase() : '';
 }
 
-function parseAnswer<S extends v.GenericSchema>(schema: S, answer: Answer, what: string): v.InferOutput<S> {
-  const parsed = parseWith(schema, answer.body);
-  if (!parsed.ok)
-    throw new TwitchAuthError(
-      'bad-response',
-      `Twitch's answer to ${what} is not understood: ${parsed.error}`,
-    );
-  return parsed.value;
+/** `HTTP 400: invalid client`, for a refusal's message. */
+function statusOf(reply: { status: number; error: string }): string {
+  return `HTTP ${reply.status}${reply.error ? `: ${reply.error}` : ''}`;
 }
 
-/** One request to the sign-in service; JSON in the answer is parsed, anything else is `undefined`. */
-async function call(
+/**
+ * One request to the sign-in service. A 2xx answer is checked by `schema` (when given); a refusal is the
+ * reply. Throws TwitchAuthError when Twitch cannot be reached, the wait was cancelled, or an answer is not
+ * understood. The tokens of the request never appear in a message.
+ */
+async function call<S extends v.GenericSchema | undefined = undefined>(
   doFetch: Fetch,
   url: string,
-  init: { form?: Record<string, string>; authorization?: string; signal?: AbortSignal | undefined },
-): Promise<Answer> {
-  const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
-  const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-  let response: Response;
+  init: {
+    form?: Record<string, string>;
+    authorization?: string;
+    signal?: AbortSignal | undefined;
+    schema?: S;
+    /** What the answer is to, for its message: "the sign-in request". */
+    what?: string;
+    secrets?: readonly string[];
+  },
+): Promise<Reply<S extends v.GenericSchema ? v.InferOutput<S> : undefined>> {
   try {
-    response = await doFetch(url, {
+    const answer = await fetchJson(url, {
       method: init.form ? 'POST' : 'GET',
       headers: init.authorization ? { Authorization: init.authorization } : {},
-      ...(init.form ? { body: new URLSearchParams(init.form) } : {}),
-      signal,
+      ...(init.form ? { form: init.form } : {}),
+      ...(init.schema ? { schema: init.schema } : {}),
+      ...(init.signal ? { signal: init.signal } : {}),
+      timeoutMs: REQUEST_TIMEOUT_MS,
+      secrets: [init.authorization, ...(init.secrets ?? [])],
+      service: 'Twitch',
+      fetch: doFetch,
     });
+    return { ok: true, value: answer.value as S extends v.GenericSchema ? v.InferOutput<S> : undefined };
   } catch (err) {
-    if (init.signal?.aborted) throw new TwitchAuthError('aborted', 'the sign-in was cancelled');
-    const why = timeout.aborted ? `no answer in ${REQUEST_TIMEOUT_MS / 1000} s` : errorMessage(err);
+    if (!(err instanceof FetchError)) throw err;
+    if (err.code === 'aborted') throw new TwitchAuthError('aborted', 'the sign-in was cancelled');
+    if (err.code === 'bad_response')
+      throw new TwitchAuthError(
+        'bad_response',
+        `Twitch's answer to ${init.what ?? 'the request'} is not understood: ${err.reason}`,
+      );
+    if (err.status !== undefined) return { ok: false, status: err.status, error: errorOf(err.body) };
+    const why = err.code === 'timeout' ? `no answer in ${REQUEST_TIMEOUT_MS / 1000} s` : err.reason;
     throw new TwitchAuthError('unreachable', `could not reach Twitch at ${new URL(url).origin}: ${why}`);
   }
-  const text = await response.text().catch(() => '');
-  let body: unknown;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, body };
 }
 
 /** Who a token belongs to (`GET /oauth2/validate`). */
 async function validate(doFetch: Fetch, authUrl: string, accessToken: string) {
-  const answer = await call(doFetch, `${authUrl}/oauth2/validate`, { authorization: `OAuth ${accessToken}` });
-  if (answer.status !== 200)
-    throw new TwitchAuthError(
-      'rejected',
-      `Twitch did not accept the new token (HTTP ${answer.status}${errorOf(answer) ? `: ${errorOf(answer)}` : ''})`,
-    );
-  return parseAnswer(ValidateResponse, answer, 'the token check');
+  const answer = await call(doFetch, `${authUrl}/oauth2/validate`, {
+    authorization: `OAuth ${accessToken}`,
+    schema: ValidateResponse,
+    what: 'the token check',
+    secrets: [accessToken],
+  });
+  if (!answer.ok)
+    throw new TwitchAuthError('rejected', `Twitch did not accept the new token (${statusOf(answer)})`);
+  return answer.value;
 }
 
 /** Reads twitch.json: `undefined` when there is none. Throws TwitchAuthError `unreadable` when it does not parse. */
@@ -170,7 +174,7 @@ export async function writeTwitchTokens(dataDir: string, tokens: TwitchTokens): 
 function parseOrThrow(tokens: TwitchTokens): TwitchTokens {
   const parsed = parseWith(TwitchTokens, tokens);
   if (!parsed.ok)
-    throw new TwitchAuthError('bad-response', `the Twitch sign-in is incomplete: ${parsed.error}`);
+    throw new TwitchAuthError('bad_response', `the Twitch sign-in is incomplete: ${parsed.error}`);
   return parsed.value;
 }
 
@@ -207,13 +211,15 @@ export async function startDeviceFlow(options: DeviceFlowOptions): Promise<Devic
   const scopes = TWITCH_SCOPES.join(' ');
   const answer = await call(doFetch, `${authUrl}/oauth2/device`, {
     form: { client_id: options.clientId, scopes },
+    schema: DeviceResponse,
+    what: 'the sign-in request',
   });
-  if (answer.status !== 200)
+  if (!answer.ok)
     throw new TwitchAuthError(
       'rejected',
-      `Twitch refused to start the sign-in (HTTP ${answer.status}${errorOf(answer) ? `: ${errorOf(answer)}` : ''}); check the Twitch client id`,
+      `Twitch refused to start the sign-in (${statusOf(answer)}); check the Twitch client id`,
     );
-  const device = parseAnswer(DeviceResponse, answer, 'the sign-in request');
+  const device = answer.value;
 
   async function poll(signal: AbortSignal | undefined): Promise<TwitchTokens> {
     const deadline = Date.now() + device.expires_in * 1000;
@@ -223,7 +229,7 @@ export async function startDeviceFlow(options: DeviceFlowOptions): Promise<Devic
       // As Twitch asks, kept from 1 s to 5 min: a huge interval would overflow the timer.
       await sleep(timers, pollInterval(intervalS * 1000), signal);
       if (Date.now() > deadline) throw expired();
-      let reply: Answer;
+      let reply: Reply<v.InferOutput<typeof TokenResponse>>;
       try {
         reply = await call(doFetch, `${authUrl}/oauth2/token`, {
           form: {
@@ -233,14 +239,17 @@ export async function startDeviceFlow(options: DeviceFlowOptions): Promise<Devic
             grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
           },
           signal,
+          schema: TokenResponse,
+          what: 'the sign-in',
+          secrets: [device.device_code],
         });
       } catch (err) {
         // A network blip while the streamer is still typing the code: try again, a few times.
         if (err instanceof TwitchAuthError && err.code === 'unreachable' && ++failures < 3) continue;
         throw err;
       }
-      if (reply.status === 200) {
-        const granted = parseAnswer(TokenResponse, reply, 'the sign-in');
+      if (reply.ok) {
+        const granted = reply.value;
         const who = await validate(doFetch, authUrl, granted.access_token);
         const tokens = parseOrThrow({
           accessToken: granted.access_token,
@@ -254,7 +263,7 @@ export async function startDeviceFlow(options: DeviceFlowOptions): Promise<Devic
         if (options.dataDir) await writeTwitchTokens(options.dataDir, tokens);
         return tokens;
       }
-      const error = errorOf(reply);
+      const error = reply.error;
       if (reply.status >= 500 && ++failures < 3) continue;
       failures = 0;
       if (error === 'authorization_pending') continue;
@@ -269,10 +278,7 @@ export async function startDeviceFlow(options: DeviceFlowOptions): Promise<Devic
           'denied',
           'the sign-in was declined on Twitch; run the sign-in again to retry',
         );
-      throw new TwitchAuthError(
-        'rejected',
-        `Twitch refused the sign-in (HTTP ${reply.status}${error ? `: ${error}` : ''})`,
-      );
+      throw new TwitchAuthError('rejected', `Twitch refused the sign-in (${statusOf(reply)})`);
     }
   }
 
@@ -362,9 +368,10 @@ export class TwitchAuth {
       try {
         const answer = await call(this.#fetch, `${this.#authUrl}/oauth2/revoke`, {
           form: { client_id: tokens.clientId, token: tokens.accessToken },
+          secrets: [tokens.accessToken],
         });
         // "Invalid token": it had ended already, which is what revoking wants.
-        if (answer.status !== 200 && errorOf(answer) !== 'invalid token')
+        if (!answer.ok && answer.error !== 'invalid token')
           this.#log(
             `[twitch] Twitch did not revoke the sign-in (HTTP ${answer.status}); forgetting it here anyway`,
           );
@@ -415,16 +422,19 @@ export class TwitchAuth {
   async #refresh(tokens: TwitchTokens): Promise<TwitchTokens | undefined> {
     const answer = await call(this.#fetch, `${this.#authUrl}/oauth2/token`, {
       form: { grant_type: 'refresh_token', refresh_token: tokens.refreshToken, client_id: tokens.clientId },
+      schema: TokenResponse,
+      what: 'the renewal',
+      secrets: [tokens.refreshToken],
     });
-    if (answer.status === 400 || answer.status === 401) {
-      if (errorOf(answer) === 'invalid refresh token') return undefined;
-    }
-    if (answer.status !== 200)
+    if (!answer.ok) {
+      if ((answer.status === 400 || answer.status === 401) && answer.error === 'invalid refresh token')
+        return undefined;
       throw new TwitchAuthError(
         answer.status >= 500 ? 'unreachable' : 'rejected',
-        `Twitch did not renew the sign-in (HTTP ${answer.status}${errorOf(answer) ? `: ${errorOf(answer)}` : ''})`,
+        `Twitch did not renew the sign-in (${statusOf(answer)})`,
       );
-    const granted = parseAnswer(TokenResponse, answer, 'the renewal');
+    }
+    const granted = answer.value;
     return parseOrThrow({
       ...tokens,
       accessToken: granted.access_token,

@@ -7,7 +7,7 @@
 
 import * as v from 'valibot';
 import WebSocket from 'ws';
-import type { StreamEvent } from '../../../../shared/protocol/index.js';
+import { NOT_JSON, parseJsonWith, parseWith, type StreamEvent } from '../../../../shared/protocol/index.js';
 import { backoffDelay, formatWait } from '../../../../shared/timers.js';
 import { errorMessage } from '../../errors.js';
 import { systemTimers, type TimerHandle, type Timers } from '../../timers.js';
@@ -132,37 +132,24 @@ export type EventSubMessage = {
   [K in keyof Payloads]: { type: K; id: string; timestamp: number; payload: Payloads[K] };
 }[keyof Payloads];
 
-/** One frame's text → a validated message, or why it is not one. Never throws. */
+/** One frame's text → a validated message, or why it is not one (naming the field at fault). Never throws. */
 export function parseEventSubFrame(
   text: string,
 ): { ok: true; message: EventSubMessage } | { ok: false; error: string } {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return { ok: false, error: 'not JSON' };
-  }
-  const envelope = v.safeParse(Envelope, data);
-  if (!envelope.success) return { ok: false, error: describe(envelope.issues) };
-  const { metadata, payload } = envelope.output;
-  const parsed = v.safeParse(PAYLOADS[metadata.message_type], payload);
-  if (!parsed.success)
-    return { ok: false, error: `${metadata.message_type}: payload.${describe(parsed.issues)}` };
+  const envelope = parseJsonWith(Envelope, text);
+  if (!envelope.ok) return { ok: false, error: envelope.error === NOT_JSON ? 'not JSON' : envelope.error };
+  const { metadata, payload } = envelope.value;
+  const parsed = parseWith(PAYLOADS[metadata.message_type], payload);
+  if (!parsed.ok) return { ok: false, error: `${metadata.message_type}: payload.${parsed.error}` };
   return {
     ok: true,
     message: {
       type: metadata.message_type,
       id: metadata.message_id,
       timestamp: Date.parse(metadata.message_timestamp),
-      payload: parsed.output,
+      payload: parsed.value,
     } as EventSubMessage,
   };
-}
-
-function describe(issues: [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]]): string {
-  const issue = issues[0];
-  const path = v.getDotPath(issue);
-  return path ? `${path}: ${issue.message}` : issue.message;
 }
 
 /** Twitch may send a plain ws:// address only from a loopback fake, like the configured one. */
@@ -526,7 +513,7 @@ export class EventSubClient {
 }
 
 function problemOf(error: HelixError): Problem {
-  if (error.code === 'missing-scope' && error.scope)
+  if (error.code === 'missing_scope' && error.scope)
     return { reason: `the sign-in lacks the scope ${error.scope}`, signIn: true };
   return { reason: error.message, signIn: false };
 }

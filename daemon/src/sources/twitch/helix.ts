@@ -1,10 +1,11 @@
 // The few Helix (Twitch API) calls the daemon makes: a channel's user id, its viewer count, and
-// EventSub subscriptions for a WebSocket session. Written with fetch rather than @twurple/api, which
+// EventSub subscriptions for a WebSocket session. Written on fetchJson rather than @twurple/api, which
 // hard-codes api.twitch.tv while our address must follow OVERLAY_TWITCH_API_URL (a local fake in tests).
 import * as v from 'valibot';
 import { parseWith } from '../../../../shared/protocol/index.js';
 import { formatWait } from '../../../../shared/timers.js';
-import { errorMessage } from '../../errors.js';
+import { DaemonError, type DaemonErrorCode, errorMessage } from '../../errors.js';
+import { FetchError, fetchJson } from '../../http-client/fetch-json.js';
 import { systemTimers, type Timers } from '../../timers.js';
 
 /** Where Helix gets the user access token, and how it says the token was refused. */
@@ -27,31 +28,34 @@ export interface HelixOptions {
   timers?: Timers;
 }
 
-export type HelixErrorCode =
-  | 'signed-out'
+export type HelixErrorCode = Extract<
+  DaemonErrorCode,
+  | 'signed_out'
   | 'unauthorized'
-  | 'missing-scope'
-  | 'rate-limited'
+  | 'missing_scope'
+  | 'rate_limited'
   | 'timeout'
   | 'unreachable'
   | 'rejected'
-  | 'bad-response';
+  | 'bad_response'
+>;
 
 /** A Helix call that failed; `permanent` ones do not get better by retrying (only a new sign-in helps). */
-export class HelixError extends Error {
+export class HelixError extends DaemonError {
+  declare readonly code: HelixErrorCode;
   constructor(
-    readonly code: HelixErrorCode,
+    code: HelixErrorCode,
     message: string,
     readonly status?: number,
-    /** For `missing-scope`: the scope the sign-in lacks. */
+    /** For `missing_scope`: the scope the sign-in lacks. */
     readonly scope?: string,
   ) {
-    super(message);
+    super(code, message);
     this.name = 'HelixError';
   }
 
   get permanent(): boolean {
-    return this.code === 'signed-out' || this.code === 'unauthorized' || this.code === 'missing-scope';
+    return this.code === 'signed_out' || this.code === 'unauthorized' || this.code === 'missing_scope';
   }
 }
 
@@ -106,11 +110,6 @@ const ErrorAnswer = v.object({
   message: v.string(),
 });
 
-interface Answer {
-  status: number;
-  body: unknown;
-}
-
 export class Helix {
   readonly #baseUrl: string;
   readonly #fetch: typeof fetch;
@@ -126,17 +125,25 @@ export class Helix {
 
   /** `GET /users?login=`: `undefined` when Twitch has no such user. Throws HelixError. */
   async userByLogin(login: string): Promise<HelixUser | undefined> {
-    const answer = await this.#request('GET', `/users?login=${encodeURIComponent(login)}`);
-    this.#expectOk(answer, 'looking up the channel');
-    const user = this.#parse(UsersAnswer, answer, 'users').data[0];
+    const answer = await this.#call(
+      'GET',
+      `/users?login=${encodeURIComponent(login)}`,
+      UsersAnswer,
+      'looking up the channel',
+    );
+    const user = answer.data[0];
     return user && { id: user.id, login: user.login, displayName: user.display_name || user.login };
   }
 
   /** `GET /streams?user_id=`: the live stream's viewer count, `undefined` while offline. Throws HelixError. */
   async viewerCount(userId: string): Promise<number | undefined> {
-    const answer = await this.#request('GET', `/streams?user_id=${encodeURIComponent(userId)}`);
-    this.#expectOk(answer, 'reading the viewer count');
-    const stream = this.#parse(StreamsAnswer, answer, 'streams').data.find((s) => s.type === 'live');
+    const answer = await this.#call(
+      'GET',
+      `/streams?user_id=${encodeURIComponent(userId)}`,
+      StreamsAnswer,
+      'reading the viewer count',
+    );
+    const stream = answer.data.find((s) => s.type === 'live');
     return stream?.viewer_count;
   }
 
@@ -150,136 +157,133 @@ export class Helix {
     condition: Record<string, string>,
     sessionId: string,
   ): Promise<SubscribeResult> {
+    const path = '/eventsub/subscriptions';
     try {
-      const answer = await this.#request('POST', '/eventsub/subscriptions', {
+      const created = await this.#request('POST', path, SubscriptionAnswer, {
         type,
         version,
         condition,
         transport: { method: 'websocket', session_id: sessionId },
       });
-      if (answer.status === 409) return { ok: true, existed: true };
-      if (answer.status === 403) {
+      return { ok: true, ...(created.data[0] ? { id: created.data[0].id } : {}) };
+    } catch (err) {
+      if (err instanceof FetchError && err.status === 409) return { ok: true, existed: true };
+      if (err instanceof FetchError && err.status === 403) {
         const scope = EVENTSUB_SCOPES[type];
         return {
           ok: false,
           error: new HelixError(
-            'missing-scope',
+            'missing_scope',
             scope
               ? `${type} needs the scope ${scope}, which the Twitch sign-in lacks: ${CONNECT_AGAIN}`
-              : `Twitch does not allow ${type} for this sign-in (${this.#reason(answer)})`,
+              : `Twitch does not allow ${type} for this sign-in (${reasonOf(err)})`,
             403,
             scope,
           ),
         };
       }
-      this.#expectOk(answer, `subscribing to ${type}`);
-      const created = this.#parse(SubscriptionAnswer, answer, 'eventsub/subscriptions').data[0];
-      return { ok: true, ...(created ? { id: created.id } : {}) };
-    } catch (err) {
-      return {
-        ok: false,
-        error: err instanceof HelixError ? err : new HelixError('unreachable', errorMessage(err)),
-      };
+      return { ok: false, error: this.#failure(err, `subscribing to ${type}`, path) };
     }
   }
 
-  /** One call: a 401 renews the token and tries once more; a rate limit resetting within 10 s is waited for. */
-  async #request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> {
+  /** One call whose failures are HelixErrors saying `what` was refused. */
+  async #call<S extends v.GenericSchema>(
+    method: 'GET' | 'POST',
+    path: string,
+    schema: S,
+    what: string,
+  ): Promise<v.InferOutput<S>> {
+    try {
+      return await this.#request(method, path, schema);
+    } catch (err) {
+      throw this.#failure(err, what, path);
+    }
+  }
+
+  /**
+   * One request with the sign-in's token: a 401 renews the token and tries once more; a rate limit resetting
+   * within 10 s is waited for. Any other failure is thrown as fetchJson's FetchError.
+   */
+  async #request<S extends v.GenericSchema>(
+    method: 'GET' | 'POST',
+    path: string,
+    schema: S,
+    body?: unknown,
+  ): Promise<v.InferOutput<S>> {
     let renewed = false;
     let waited = false;
     for (;;) {
       const token = await this.options.auth.accessToken();
-      if (!token) throw new HelixError('signed-out', `not signed in to Twitch: ${CONNECT_AGAIN}`);
-      const answer = await this.#send(method, path, token, body);
-      if (answer.status === 401) {
-        if (renewed)
-          throw new HelixError(
-            'unauthorized',
-            `Twitch refused the sign-in (${this.#reason(answer)}): ${CONNECT_AGAIN}`,
-            401,
-          );
-        renewed = true;
-        this.options.auth.invalidate();
-        continue;
-      }
-      if (answer.status === 429) {
-        const waitMs = answer.resetAt === undefined ? undefined : answer.resetAt - Date.now();
-        if (!waited && waitMs !== undefined && waitMs <= MAX_RATE_LIMIT_WAIT_MS) {
-          waited = true;
-          await new Promise<void>((resolve) => this.#timers.setTimeout(resolve, Math.max(0, waitMs)));
+      if (!token) throw new HelixError('signed_out', `not signed in to Twitch: ${CONNECT_AGAIN}`);
+      try {
+        const answer = await fetchJson(`${this.#baseUrl}${path}`, {
+          method,
+          headers: { 'Client-Id': this.options.clientId, Authorization: `Bearer ${token}` },
+          ...(body === undefined ? {} : { json: body }),
+          schema,
+          timeoutMs: this.#timeoutMs,
+          secrets: [token],
+          service: "Twitch's API",
+          fetch: this.#fetch,
+        });
+        return answer.value;
+      } catch (err) {
+        if (!(err instanceof FetchError)) throw err;
+        if (err.status === 401) {
+          if (renewed)
+            throw new HelixError(
+              'unauthorized',
+              `Twitch refused the sign-in (${reasonOf(err)}): ${CONNECT_AGAIN}`,
+              401,
+            );
+          renewed = true;
+          this.options.auth.invalidate();
           continue;
         }
-        throw new HelixError(
-          'rate-limited',
-          `Twitch's API limit is used up${waitMs !== undefined && waitMs > 0 ? ` for ${formatWait(waitMs)}` : ''}`,
-          429,
-        );
+        if (err.status === 429) {
+          // Ratelimit-Reset: when the bucket is full again, in epoch seconds.
+          const reset = Number(err.headers?.get('ratelimit-reset'));
+          const waitMs = Number.isFinite(reset) && reset > 0 ? reset * 1000 - Date.now() : undefined;
+          if (!waited && waitMs !== undefined && waitMs <= MAX_RATE_LIMIT_WAIT_MS) {
+            waited = true;
+            await new Promise<void>((resolve) => this.#timers.setTimeout(resolve, Math.max(0, waitMs)));
+            continue;
+          }
+          throw new HelixError(
+            'rate_limited',
+            `Twitch's API limit is used up${waitMs !== undefined && waitMs > 0 ? ` for ${formatWait(waitMs)}` : ''}`,
+            429,
+          );
+        }
+        throw err;
       }
-      return answer;
     }
   }
 
-  async #send(
-    method: string,
-    path: string,
-    token: string,
-    body: unknown,
-  ): Promise<Answer & { resetAt?: number }> {
-    const signal = AbortSignal.timeout(this.#timeoutMs);
-    let response: Response;
-    try {
-      response = await this.#fetch(`${this.#baseUrl}${path}`, {
-        method,
-        headers: {
-          'Client-Id': this.options.clientId,
-          Authorization: `Bearer ${token}`,
-          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal,
-      });
-    } catch (err) {
-      if (signal.aborted)
-        throw new HelixError('timeout', `Twitch's API did not answer in ${formatWait(this.#timeoutMs)}`);
-      throw new HelixError('unreachable', `could not reach Twitch's API: ${errorMessage(err)}`);
-    }
-    const text = await response.text().catch(() => '');
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    // Ratelimit-Reset: when the bucket is full again, in epoch seconds.
-    const reset = Number(response.headers.get('ratelimit-reset'));
-    return {
-      status: response.status,
-      body: parsed,
-      ...(Number.isFinite(reset) && reset > 0 ? { resetAt: reset * 1000 } : {}),
-    };
-  }
-
-  #reason(answer: Answer): string {
-    const parsed = parseWith(ErrorAnswer, answer.body);
-    return parsed.ok && parsed.value.message ? parsed.value.message : `HTTP ${answer.status}`;
-  }
-
-  #expectOk(answer: Answer, what: string): void {
-    if (answer.status >= 200 && answer.status < 300) return;
-    throw new HelixError(
-      answer.status >= 500 ? 'unreachable' : 'rejected',
-      `Twitch's API refused ${what}: ${this.#reason(answer)}${answer.status >= 500 ? '' : ` (HTTP ${answer.status})`}`,
-      answer.status,
+  /** Anything a request threw, as a HelixError saying `what` failed. */
+  #failure(err: unknown, what: string, path: string): HelixError {
+    if (err instanceof HelixError) return err;
+    if (!(err instanceof FetchError)) return new HelixError('unreachable', errorMessage(err));
+    if (err.code === 'timeout')
+      return new HelixError('timeout', `Twitch's API did not answer in ${formatWait(this.#timeoutMs)}`);
+    if (err.code === 'bad_response')
+      return new HelixError(
+        'bad_response',
+        `Twitch's answer from ${path.split('?')[0]} is not understood: ${err.reason}`,
+      );
+    if (err.status === undefined)
+      return new HelixError('unreachable', `could not reach Twitch's API: ${err.reason}`);
+    const status = err.status;
+    return new HelixError(
+      status >= 500 ? 'unreachable' : 'rejected',
+      `Twitch's API refused ${what}: ${reasonOf(err)}${status >= 500 ? '' : ` (HTTP ${status})`}`,
+      status,
     );
   }
+}
 
-  #parse<S extends v.GenericSchema>(schema: S, answer: Answer, what: string): v.InferOutput<S> {
-    const parsed = parseWith(schema, answer.body);
-    if (!parsed.ok)
-      throw new HelixError(
-        'bad-response',
-        `Twitch's answer from /${what} is not understood: ${parsed.error}`,
-      );
-    return parsed.value;
-  }
+/** Twitch's own message in an error answer, or its status. */
+function reasonOf(err: FetchError): string {
+  const parsed = parseWith(ErrorAnswer, err.body);
+  return parsed.ok && parsed.value.message ? parsed.value.message : `HTTP ${err.status}`;
 }

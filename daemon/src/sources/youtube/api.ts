@@ -1,30 +1,37 @@
-// A small client of the YouTube Data API v3 on `fetch`, one schema per response: the
+// A small client of the YouTube Data API v3 on fetchJson, one schema per response: the
 // channel of a handle, the channel's live broadcast, the broadcast's live chat and viewer count, and the
 // chat's messages. The official client needs Node 22; the API is plain JSON over HTTPS. The key rides in
 // the query string, as Google documents, and never appears in an error or a log line.
 import * as v from 'valibot';
-import { errorMessage } from '../../errors.js';
+import { parseWith } from '../../../../shared/protocol/index.js';
+import { DaemonError, type DaemonErrorCode } from '../../errors.js';
+import { FetchError, fetchJson, redact } from '../../http-client/fetch-json.js';
 
 /** What went wrong, as far as what to do next is concerned. */
-export type YouTubeErrorKind =
-  | 'quota' // the project's daily quota is used up: wait for midnight Pacific time
-  | 'rate' // too many requests for now: retry with backoff
-  | 'chat-ended' // the live chat is over (or gone): the stream ended
-  | 'key' // the API key is missing, wrong or not allowed for the YouTube Data API
-  | 'not-found'
+export type YouTubeErrorCode = Extract<
+  DaemonErrorCode,
+  | 'quota_exceeded' // the project's daily quota is used up: wait for midnight Pacific time
+  | 'rate_limited' // too many requests for now: retry with backoff
+  | 'chat_ended' // the live chat is over (or gone): the stream ended
+  | 'unauthorized' // the API key is missing, wrong or not allowed for the YouTube Data API
+  | 'not_found'
   | 'forbidden'
-  | 'server' // 5xx: retry with backoff
-  | 'network'
-  | 'bad-response';
+  | 'upstream_error' // 5xx: retry with backoff
+  | 'unreachable'
+  | 'timeout'
+  | 'aborted'
+  | 'bad_response'
+>;
 
-export class YouTubeApiError extends Error {
+export class YouTubeApiError extends DaemonError {
+  declare readonly code: YouTubeErrorCode;
   constructor(
-    readonly kind: YouTubeErrorKind,
+    code: YouTubeErrorCode,
     message: string,
     readonly status?: number,
     readonly reason?: string,
   ) {
-    super(message);
+    super(code, message);
     this.name = 'YouTubeApiError';
   }
 }
@@ -97,18 +104,19 @@ export interface YouTubeApiOptions {
 }
 
 /** A Google reason → what it means here. */
-function kindOf(status: number, reason: string | undefined, message: string): YouTubeErrorKind {
-  if (reason === 'quotaExceeded' || reason === 'dailyLimitExceeded') return 'quota';
-  if (reason === 'rateLimitExceeded' || reason === 'userRateLimitExceeded' || status === 429) return 'rate';
+function codeOf(status: number, reason: string | undefined, message: string): YouTubeErrorCode {
+  if (reason === 'quotaExceeded' || reason === 'dailyLimitExceeded') return 'quota_exceeded';
+  if (reason === 'rateLimitExceeded' || reason === 'userRateLimitExceeded' || status === 429)
+    return 'rate_limited';
   if (reason === 'liveChatEnded' || reason === 'liveChatNotFound' || reason === 'liveChatDisabled')
-    return 'chat-ended';
+    return 'chat_ended';
   if (reason === 'keyInvalid' || reason === 'keyExpired' || /API key/i.test(message) || status === 401)
-    return 'key';
-  if (reason === 'accessNotConfigured' || reason === 'ipRefererBlocked') return 'key';
-  if (status === 404) return 'not-found';
-  if (status >= 500) return 'server';
+    return 'unauthorized';
+  if (reason === 'accessNotConfigured' || reason === 'ipRefererBlocked') return 'unauthorized';
+  if (status === 404) return 'not_found';
+  if (status >= 500) return 'upstream_error';
   if (status === 403) return 'forbidden';
-  return 'bad-response';
+  return 'bad_response';
 }
 
 export class YouTubeApi {
@@ -177,52 +185,50 @@ export class YouTubeApi {
     query: Record<string, string>,
     signal?: AbortSignal,
   ): Promise<v.InferOutput<S>> {
-    const url = `${this.#base}/${path}?${new URLSearchParams({ ...query, key: this.options.apiKey })}`;
-    const timeout = AbortSignal.timeout(this.options.timeoutMs ?? 10_000);
-    let res: Response;
+    const key = this.options.apiKey;
+    const url = `${this.#base}/${path}?${new URLSearchParams({ ...query, key })}`;
     try {
-      res = await this.#fetch(url, {
-        headers: { Accept: 'application/json' },
-        redirect: 'error',
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      const answer = await fetchJson(url, {
+        schema,
+        timeoutMs: this.options.timeoutMs ?? 10_000,
+        ...(signal ? { signal } : {}),
+        secrets: [key],
+        service: `the YouTube Data API (${path})`,
+        fetch: this.#fetch,
       });
+      return answer.value;
     } catch (err) {
-      if (signal?.aborted) throw err;
-      // The message of a failed fetch may carry the URL, and with it the key: say what happened only.
-      const why = timeout.aborted
-        ? 'timed out'
-        : ((err as { cause?: { code?: string } }).cause?.code ?? 'unreachable');
-      throw new YouTubeApiError('network', `cannot reach the YouTube Data API (${path}: ${why})`);
-    }
-    const text = await res.text().catch(() => '');
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
+      if (!(err instanceof FetchError)) throw err;
+      if (err.code === 'aborted') throw err;
+      if (err.status === undefined) {
+        // No answer: say what happened only (a failed fetch's own message may carry the URL, and the key).
+        const why = err.code === 'timeout' ? 'timed out' : err.reason;
+        throw new YouTubeApiError(
+          err.code === 'timeout' ? 'timeout' : 'unreachable',
+          `cannot reach the YouTube Data API (${path}: ${why})`,
+        );
+      }
+      if (err.code === 'bad_response')
+        throw new YouTubeApiError(
+          'bad_response',
+          `YouTube's answer to ${path} is not what the Data API documents: ${err.reason}`,
+          err.status,
+        );
+      if (err.body === undefined)
+        throw new YouTubeApiError(
+          codeOf(err.status, undefined, ''),
+          `YouTube answered ${path} with ${err.status} and no JSON`,
+          err.status,
+        );
+      const envelope = parseWith(ErrorEnvelope, err.body);
+      const reason = envelope.ok ? envelope.value.error.errors?.[0]?.reason : undefined;
+      const message = envelope.ok ? (envelope.value.error.message ?? '') : '';
       throw new YouTubeApiError(
-        res.ok ? 'bad-response' : kindOf(res.status, undefined, ''),
-        `YouTube answered ${path} with ${res.status} and no JSON`,
-        res.status,
-      );
-    }
-    if (!res.ok) {
-      const envelope = v.safeParse(ErrorEnvelope, body);
-      const reason = envelope.success ? envelope.output.error.errors?.[0]?.reason : undefined;
-      const message = envelope.success ? (envelope.output.error.message ?? '') : '';
-      const kind = kindOf(res.status, reason, message);
-      throw new YouTubeApiError(
-        kind,
-        `YouTube refused ${path} (${res.status}${reason ? ` ${reason}` : ''})${message ? `: ${message.replace(/key=[^&\s]+/g, 'key=…').slice(0, 200)}` : ''}`,
-        res.status,
+        codeOf(err.status, reason, message),
+        `YouTube refused ${path} (${err.status}${reason ? ` ${reason}` : ''})${message ? `: ${redact(message, [key]).slice(0, 200)}` : ''}`,
+        err.status,
         reason,
       );
     }
-    const parsed = v.safeParse(schema, body);
-    if (!parsed.success)
-      throw new YouTubeApiError(
-        'bad-response',
-        `YouTube's answer to ${path} is not what the Data API documents: ${errorMessage(parsed.issues[0]?.message)}`,
-      );
-    return parsed.output;
   }
 }

@@ -252,8 +252,8 @@ export class YouTubeSource implements EventSource {
       this.#retry('reconnecting', errorMessage(err));
       return;
     }
-    switch (err.kind) {
-      case 'quota': {
+    switch (err.code) {
+      case 'quota_exceeded': {
         const wait = this.#options.quotaBackoffMs ?? untilQuotaReset(Date.now());
         this.#state.set(
           'backoff',
@@ -262,16 +262,16 @@ export class YouTubeSource implements EventSource {
         this.#schedule(wait, () => this.#step());
         return;
       }
-      case 'chat-ended':
-      case 'not-found':
+      case 'chat_ended':
+      case 'not_found':
         this.#streamEnded();
         return;
-      case 'key':
+      case 'unauthorized':
       case 'forbidden':
         this.#state.set('error', `the YouTube API key was refused: ${err.message}`);
         this.#schedule(5 * 60_000, () => this.#step());
         return;
-      case 'rate':
+      case 'rate_limited':
         this.#retry('backoff', 'YouTube asked to slow down');
         return;
       default:
