@@ -32,9 +32,6 @@ afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-/** Lets pending promise callbacks and loopback requests run. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
-
 describe('polling intervals a platform gives', () => {
   it('a huge YouTube pollingIntervalMillis waits at most 5 minutes, never a millisecond', async () => {
     const KEY = 'AIzaTestKey_0123456789';
@@ -72,7 +69,7 @@ describe('polling intervals a platform gives', () => {
     const flow = await startDeviceFlow({ authUrl: twitch.urls.auth, clientId: twitch.clientId, timers });
     const abort = new AbortController();
     const waiting = flow.wait(abort.signal).catch(() => undefined);
-    await settle();
+    await waitFor(() => timers.nextDelay() !== undefined, 3000, 'the next poll scheduled');
     expect(timers.nextDelay()).toBeLessThanOrEqual(POLL_MAX_MS);
     abort.abort();
     await waiting;
@@ -113,10 +110,9 @@ describe('the Twitch sign-in', () => {
     await service.signOut();
     expect(service.polling).toBe(0);
     const before = polls();
-    for (let i = 0; i < 5; i++) {
-      timers.advance(2000);
-      await settle();
-    }
+    // No poll is left to wake up: nothing is scheduled, and five intervals later none was sent.
+    expect(timers.size).toBe(0);
+    timers.advance(5 * 2000);
     expect(polls()).toBe(before);
     expect(await service.state()).toEqual({ state: 'signed-out' });
   });
