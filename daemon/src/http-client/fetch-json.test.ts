@@ -226,6 +226,18 @@ describe('fetchJson', () => {
       `cannot reach http://127.0.0.1:${port}/hook?key=[redacted]&client_secret=[redacted]: ECONNREFUSED`,
     );
   });
+
+  it('redacts the values of credential headers without being told', async () => {
+    handler = answer(403, { message: 'token abcd-efgh-1234 may not post here (key k-777777)' });
+    const err = await failure(
+      fetchJson(`${base}/hook`, {
+        headers: { Authorization: 'Bearer abcd-efgh-1234', 'X-Api-Key': 'k-777777', 'X-Tool': 'overlay' },
+        json: {},
+      }),
+    );
+    expect(err.reason).toBe('HTTP 403: token [redacted] may not post here (key [redacted])');
+    expect(requests[0]?.headers.authorization).toBe('Bearer abcd-efgh-1234');
+  });
 });
 
 describe('redact', () => {

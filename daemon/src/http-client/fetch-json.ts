@@ -94,7 +94,8 @@ export interface FetchJsonOptions<S extends v.GenericSchema | undefined> {
   signal?: AbortSignal;
   /**
    * What the call must never show: tokens, keys, client secrets. Each (and its URL-encoded form) is
-   * replaced by `[redacted]` in every message, as are query values of `key=`, `token=` and the like.
+   * replaced by `[redacted]` in every message, as are query values of `key=`, `token=` and the like, and
+   * the values of credential headers (`Authorization`, `X-Api-Key`, any name with token, key or secret).
    */
   secrets?: readonly (string | undefined)[];
   /** What messages call the other side ("Twitch's API"); the URL's origin by default. */
@@ -115,6 +116,21 @@ type ValueOf<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined;
 /** Query parameters whose values are credentials wherever they appear (a value ends before `:` or `.` closing a sentence). */
 const SECRET_PARAMS =
   /\b((?:key|api_key|apikey|token|access_token|refresh_token|id_token|client_secret|secret|password|code|code_verifier|device_code|signature|sig)=)[^&#\s"'<>),;]*[^&#\s"'<>),;:.]/gi;
+/** Headers whose values are credentials. */
+const CREDENTIAL_HEADER = /^(?:authorization|proxy-authorization|cookie)$|token|secret|key|password|auth/i;
+
+/** The values of credential headers, and the credential of `Bearer <token>`-like ones on its own. */
+function credentialsIn(headers: Record<string, string> | undefined): string[] {
+  const found: string[] = [];
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (!CREDENTIAL_HEADER.test(name)) continue;
+    found.push(value);
+    const scheme = /^\S+\s+(\S+)$/.exec(value.trim());
+    if (scheme?.[1]) found.push(scheme[1]);
+  }
+  return found;
+}
+
 /** A shorter "secret" would blank out ordinary words of a message. */
 const MIN_SECRET_LENGTH = 4;
 
@@ -153,7 +169,7 @@ export async function fetchJson<S extends v.GenericSchema | undefined = undefine
   url: string,
   options: FetchJsonOptions<S> = {},
 ): Promise<FetchJsonAnswer<ValueOf<S>>> {
-  const secrets = options.secrets ?? [];
+  const secrets = [...(options.secrets ?? []), ...credentialsIn(options.headers)];
   const service = options.service ?? originOf(url);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const fail = (code: FetchErrorCode, message: string, reason: string, details?: FetchErrorDetails) =>
