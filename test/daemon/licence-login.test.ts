@@ -12,6 +12,7 @@ import { listenForAuthCode } from '../../daemon/src/licence/loopback-listener.js
 import { makeDataDir } from '../support/daemon.js';
 import { type FakeGatekeeper, startFakeGatekeeper } from '../support/fakes/gatekeeper.js';
 import { freePort } from '../support/local-stack.js';
+import { waitFor } from '../support/wait.js';
 
 let gatekeeper: FakeGatekeeper;
 const dataDirs: string[] = [];
@@ -215,10 +216,7 @@ describe('overlay-daemon login / logout', () => {
       log: (line) => lines.push(line),
     });
     // The user copies the printed address into a browser by hand.
-    const deadline = Date.now() + 5000;
-    while (!lines.some((l) => l.includes('/auth/membership')) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await waitFor(() => lines.some((l) => l.includes('/auth/membership')), 5000, 'the printed address');
     const url = /https?:\/\/\S+/.exec(lines.join('\n'))?.[0] ?? '';
     expect(lines.join('\n')).toContain('Could not start a browser');
     // It says what it waits for, and for how long.

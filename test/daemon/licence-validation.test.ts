@@ -11,6 +11,7 @@ import {
 import { DEFAULT_CONFIG } from '../../shared/config.js';
 import { makeDataDir } from '../support/daemon.js';
 import { type FakeGatekeeper, startFakeGatekeeper } from '../support/fakes/gatekeeper.js';
+import { waitFor } from '../support/wait.js';
 
 const HOUR = 3_600_000;
 
@@ -118,6 +119,8 @@ describe('licence validation schedule', () => {
     await waitFor(
       () =>
         manager.status().last_validated_at === new Date(first.at).toISOString() && clock.pending.size === 1,
+      5000,
+      'the next validation scheduled',
     );
     expect(gatekeeper.requests.filter((r) => r.path === '/validate').length).toBe(before + 1);
     expect(clock.only().at).toBe(first.at + VALIDATE_INTERVAL_MS);
@@ -323,14 +326,6 @@ describe('tier limits', () => {
     expect(m.canUseTunnel()).toEqual({ ok: true });
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('only signed claims count', () => {
   function offlineManager(lines: string[] = []): LicenceManager {
