@@ -11,6 +11,7 @@ import {
   CloudflaredMissingError,
   CloudflaredSupervisor,
 } from '../../daemon/src/tunnel/cloudflared.js';
+import { FakeTimers } from '../support/fake-timers.js';
 import { until } from '../support/wait.js';
 
 const STANDIN = resolve('test/support/cloudflared-standin');
@@ -48,13 +49,14 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function supervise(env: Record<string, string>, lines: string[] = [], backoff = {}) {
+function supervise(env: Record<string, string>, lines: string[] = [], backoff = {}, timers?: FakeTimers) {
   const s = new CloudflaredSupervisor({
     executable: STANDIN,
     token,
     env: { PATH: process.env.PATH, STANDIN_HOSTNAME: HOSTNAME, STANDIN_ORIGIN: originUrl, ...env },
     log: (line) => lines.push(line),
     backoff,
+    ...(timers ? { timers } : {}),
   });
   supervisors.push(s);
   return s;
@@ -126,13 +128,25 @@ describe('cloudflared supervisor', () => {
 
   it('restarts a crashing connector with exponential backoff, and stop() ends it for good', async () => {
     const lines: string[] = [];
-    const s = supervise({ STANDIN_CRASH_AFTER_MS: '150' }, lines, { initialMs: 100, factor: 2, maxMs: 1000 });
+    const clock = new FakeTimers();
+    const backoff = { initialMs: 100, factor: 2, maxMs: 1000 };
+    const s = supervise({ STANDIN_CRASH_AFTER_MS: '150' }, lines, backoff, clock);
     const pids: number[] = [];
     const delays: number[] = [];
     s.on('spawn', (pid) => pids.push(pid));
     s.on('restart', (delay) => delays.push(delay));
     await s.start();
-    await until(() => (pids.length >= 4 ? true : undefined), 'three restarts', 10_000);
+    // Each crash schedules a restart on the fake clock; the clock moves to it once it is due.
+    await until(
+      () => {
+        if (pids.length >= 4) return true;
+        const next = clock.nextDelay();
+        if (next !== undefined) clock.advance(next);
+        return undefined;
+      },
+      'three restarts',
+      10_000,
+    );
     expect(delays.slice(0, 3)).toEqual([100, 200, 400]);
     expect(new Set(pids).size).toBe(pids.length); // a new process each time
     expect(lines.some((l) => l.includes('simulated crash'))).toBe(true);
@@ -142,7 +156,10 @@ describe('cloudflared supervisor', () => {
     const last = pids.at(-1) ?? 0;
     const count = pids.length;
     expect(s.state).toBe('stopped');
-    await new Promise((r) => setTimeout(r, 600)); // longer than the next backoff step would have been
+    // No restart is left pending: well past the longest backoff step, none came and the state holds.
+    expect(clock.size).toBe(0);
+    clock.advance(10 * backoff.maxMs);
+    expect(s.state).toBe('stopped');
     expect(pids.length).toBe(count);
     expect(() => process.kill(last, 0)).toThrow();
   });

@@ -4,13 +4,16 @@ import { EventEmitter } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { ConnectorStatus } from '../../../shared/protocol/index.js';
 import { backoffDelay } from '../../../shared/timers.js';
+import { DaemonError } from '../errors.js';
+import { systemTimers, type TimerHandle, type Timers } from '../timers.js';
 
 export const CLOUDFLARED_DOWNLOAD_URL =
   'https://developers.cloudflare.com/cloudflare-one/connections/connect-networks/downloads/';
 
-export class CloudflaredMissingError extends Error {
+export class CloudflaredMissingError extends DaemonError {
   constructor(readonly executable: string) {
     super(
+      'missing_executable',
       `cloudflared was not found ("${executable}"): install it from ${CLOUDFLARED_DOWNLOAD_URL} or pass --cloudflared PATH.`,
     );
   }
@@ -36,6 +39,8 @@ export interface SupervisorOptions {
   /** Environment of the child besides TUNNEL_TOKEN (default: this process's). */
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
+  /** The clock of the restart backoff (tests pass a fake one). */
+  timers?: Timers;
 }
 
 export type SupervisorState = ConnectorStatus['connector'];
@@ -51,13 +56,15 @@ export class CloudflaredSupervisor extends EventEmitter<{
   #child: ChildProcess | undefined;
   #state: SupervisorState = 'stopped';
   #failures = 0;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #timers: Timers;
+  #timer: TimerHandle | undefined;
   #exited: Promise<void> = Promise.resolve();
 
   constructor(options: SupervisorOptions) {
     super();
     this.#options = options;
     this.#backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.#timers = options.timers ?? systemTimers();
     this.#log = options.log ?? ((line) => console.log(line));
   }
 
@@ -85,7 +92,7 @@ export class CloudflaredSupervisor extends EventEmitter<{
   /** Stops the connector (SIGTERM, then SIGKILL after `graceMs`) and cancels any pending restart. */
   async stop(graceMs = 5000): Promise<void> {
     this.#state = 'stopped';
-    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#timer) this.#timers.clearTimeout(this.#timer);
     this.#timer = undefined;
     const child = this.#child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -131,7 +138,7 @@ export class CloudflaredSupervisor extends EventEmitter<{
         );
         this.#state = 'restarting';
         this.emit('restart', delay, this.#failures);
-        this.#timer = setTimeout(() => {
+        this.#timer = this.#timers.setTimeout(() => {
           this.#timer = undefined;
           if (this.#state !== 'restarting') return;
           this.#state = 'running';
@@ -141,7 +148,6 @@ export class CloudflaredSupervisor extends EventEmitter<{
             this.#state = 'stopped';
           });
         }, delay);
-        this.#timer.unref();
       });
     });
   }
