@@ -215,6 +215,26 @@ describe('a full disk', () => {
 });
 
 describe('settings.json', () => {
+  it('takes a settings.json written by hand where there was none, while events are journaled beside it', async () => {
+    const fresh = await startTestDaemon();
+    try {
+      await expect(stat(fresh.dataDir.settingsFile)).rejects.toThrow();
+      const gift = {
+        type: 'gift',
+        user: { uniqueId: 'fan', nickname: 'Fan' },
+        data: { giftName: 'Rose', repeatCount: 1 },
+      };
+      for (let i = 0; i < 5; i++) expect((await api(fresh, 'POST', '/api/events', gift)).status).toBe(202);
+      await writeFile(fresh.dataDir.settingsFile, JSON.stringify({ tts: { maxChars: 140 } }, null, 2));
+      await waitFor(() => fresh.settings.current().tts.maxChars === 140, 2000, 'the new file');
+      await rm(fresh.dataDir.settingsFile);
+      for (let i = 0; i < 5; i++) expect((await api(fresh, 'POST', '/api/events', gift)).status).toBe(202);
+      expect(fresh.settings.current().tts.maxChars).toBe(140);
+    } finally {
+      await fresh.stop();
+    }
+  });
+
   const secrets = {
     obs: { url: 'ws://127.0.0.1:4455', password: 'obs-secret' },
     youtube: { apiKey: 'AIzaSyKey_123' },

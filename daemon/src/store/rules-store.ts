@@ -1,9 +1,8 @@
 // rules.json: the rules in force, replaced atomically through the API and re-read after external edits (decisions §3).
-import type { FSWatcher } from 'chokidar';
 import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { type RuleList, RuleList as RuleListSchema } from '../../../shared/rules.js';
 import type { DataDir } from './data-dir.js';
-import { SyncedJsonFile, WriteFailed, watchJsonFiles } from './synced-json-file.js';
+import { type JsonFileWatcher, SyncedJsonFile, WriteFailed, watchJsonFile } from './synced-json-file.js';
 
 type ReplaceResult =
   | { ok: true; rules: RuleList }
@@ -14,7 +13,7 @@ export class RulesStore {
   readonly #listeners = new Set<(rules: RuleList) => void>();
   readonly #log: (line: string) => void;
   readonly #settleMs: number;
-  #watcher: FSWatcher | undefined;
+  #watcher: JsonFileWatcher | undefined;
 
   constructor(
     readonly dirs: DataDir,
@@ -83,7 +82,7 @@ export class RulesStore {
   }
 
   async watch(): Promise<void> {
-    this.#watcher = await watchJsonFiles(this.dirs.rulesFile, {
+    this.#watcher = watchJsonFile(this.dirs.rulesFile, {
       settleMs: this.#settleMs,
       changed: () => void this.#file.read(true),
       // Deleting an unreadable rules.json lifts its lock at once: the rules in force

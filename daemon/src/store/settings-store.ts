@@ -5,11 +5,10 @@
 //   settings (the defaults at a start) stay in force, and every save is refused until the file reads
 //   again or is deleted, so a save never writes defaults over the secrets and sources in it.
 // - A save that cannot be written (a full disk) changes nothing.
-import type { FSWatcher } from 'chokidar';
 import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { DEFAULT_SETTINGS, StoredSettings } from '../../../shared/settings.js';
 import { errorMessage } from '../errors.js';
-import { SyncedJsonFile, WriteFailed, watchJsonFiles } from './synced-json-file.js';
+import { type JsonFileWatcher, SyncedJsonFile, WriteFailed, watchJsonFile } from './synced-json-file.js';
 
 export type SettingsSaveResult =
   | { ok: true; settings: StoredSettings }
@@ -19,7 +18,7 @@ export class SettingsStore {
   readonly #file: SyncedJsonFile<StoredSettings>;
   readonly #listeners = new Set<(settings: StoredSettings) => void>();
   readonly #settleMs: number;
-  #watcher: FSWatcher | undefined;
+  #watcher: JsonFileWatcher | undefined;
 
   constructor(
     readonly file: string,
@@ -91,7 +90,7 @@ export class SettingsStore {
 
   /** Starts reading edits made by other programs; resolves once the watcher is ready. */
   async watch(): Promise<void> {
-    this.#watcher = await watchJsonFiles(this.file, {
+    this.#watcher = watchJsonFile(this.file, {
       settleMs: this.#settleMs,
       changed: () => void this.#file.read(true),
       // Deleting an unreadable settings.json lifts its lock: the settings in force stay and can be saved.

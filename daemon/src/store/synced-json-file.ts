@@ -13,10 +13,12 @@
 // - A write that fails (a full disk) puts back the value that is on disk: nothing is in force that was
 //   never written, and the save is refused (DiskFullError says so in words).
 // - A file that is not JSON is reported with the line and column of the error.
+import { existsSync, watch as watchFolder } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
 import type { ParseResult } from '../../../shared/protocol/index.js';
-import { errorMessage } from '../errors.js';
+import { DaemonError, errorMessage } from '../errors.js';
 import {
   DiskFullError,
   type FileSignature,
@@ -26,9 +28,10 @@ import {
 } from './atomic-file.js';
 
 /** A save that could not be written (a full disk, above all): nothing of it is in force. */
-export class WriteFailed extends Error {
+export class WriteFailed extends DaemonError {
   constructor(path: string, cause: unknown) {
     super(
+      cause instanceof DiskFullError ? 'disk_full' : 'write_failed',
       cause instanceof DiskFullError
         ? cause.message
         : `${path} could not be written (${errorMessage(cause)}); nothing was changed`,
@@ -291,4 +294,62 @@ export async function watchJsonFiles(
   watcher.on('error', (err) => options.log(`watching ${target} failed: ${String(err)}`));
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   return watcher;
+}
+
+/** What `watchJsonFile` returns: the watch ends with `close()`. */
+export interface JsonFileWatcher {
+  close(): Promise<void>;
+}
+
+/**
+ * Watches one file (rules.json, settings.json) through its folder, the folder's events filtered by name
+ * before anything is read. The data directory also holds events.db, written on every event: a watcher
+ * that lists the folder on each change in it (chokidar does, for a file that does not exist yet) would do
+ * so for every event. The file is read `settleMs` after its last change (editors write in several steps);
+ * `deleted` is said once for a file that existed.
+ */
+export function watchJsonFile(
+  target: string,
+  options: {
+    settleMs: number;
+    changed(path: string): void;
+    deleted(path: string): void;
+    log: (line: string) => void;
+  },
+): JsonFileWatcher {
+  const name = basename(target);
+  let existed = existsSync(target);
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const settled = () => {
+    timer = undefined;
+    stat(target).then(
+      () => {
+        if (closed) return;
+        existed = true;
+        options.changed(target);
+      },
+      (err: NodeJS.ErrnoException) => {
+        if (closed) return;
+        if (err.code !== 'ENOENT') options.log(`reading ${target} failed: ${errorMessage(err)}`);
+        else if (existed) {
+          existed = false;
+          options.deleted(target);
+        }
+      },
+    );
+  };
+  const watcher = watchFolder(dirname(target), (_event, filename) => {
+    if (filename !== name || closed) return;
+    clearTimeout(timer);
+    timer = setTimeout(settled, options.settleMs);
+  });
+  watcher.on('error', (err) => options.log(`watching ${target} failed: ${String(err)}`));
+  return {
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      watcher.close();
+    },
+  };
 }
