@@ -171,9 +171,9 @@ describe('the source manager', () => {
       twitch: { clientId: 'newclient' },
     });
     await waitFor(() => built.filter((s) => s.platform === 'twitch').length === 2);
-    // The same settings again: nothing restarts.
+    // The same settings again: nothing restarts. The daemon puts saved settings in force before it answers
+    // the PUT (the sources to restart are built then), so once it answered, a restart would show here.
     await api(daemon, 'PUT', '/api/settings', await settings(daemon));
-    await new Promise((resolve) => setTimeout(resolve, 100));
     expect(built).toHaveLength(4);
   });
 
