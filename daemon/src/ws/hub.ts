@@ -123,6 +123,11 @@ export class Hub {
   readonly #byOverlay = new Map<string, Set<WebSocket>>();
   /** Connections without `init`, per address, oldest first (a Set keeps insertion order). */
   readonly #waiting = new Map<string, Set<WebSocket>>();
+  /**
+   * The `init` reply of an overlay, encoded once for every page that opens it (overlays are replaced, never
+   * changed in place, so a changed overlay is a new key): a thousand pages of one overlay share one buffer.
+   */
+  readonly #initReplies = new WeakMap<Overlay, Buffer>();
   readonly #commandListeners = new Set<(overlayId: string, command: OverlayCommandInput) => void>();
   readonly #options: Required<Omit<HubOptions, 'log' | 'sequence' | 'replayStore'>> & {
     log: (line: string) => void;
@@ -253,11 +258,15 @@ export class Hub {
       this.#byOverlay.set(overlayId, set);
     }
     set.add(ws);
-    const { name, width, height } = overlay;
-    this.#deliver(
-      ws,
-      encodeServerMessage({ type: 'init', overlay: { name, width, height }, widgets: overlay.widgets }),
-    );
+    let reply = this.#initReplies.get(overlay);
+    if (!reply) {
+      const { name, width, height } = overlay;
+      reply = Buffer.from(
+        encodeServerMessage({ type: 'init', overlay: { name, width, height }, widgets: overlay.widgets }),
+      );
+      this.#initReplies.set(overlay, reply);
+    }
+    this.#deliver(ws, reply);
     // All in this turn: nothing live can come between the replayed messages and `resumed`.
     if (resumeFrom !== undefined) this.#resume(ws, overlayId, resumeFrom);
   }

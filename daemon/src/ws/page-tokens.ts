@@ -52,7 +52,8 @@ export class PageTokens {
   issue(overlayId: string): string {
     this.#sweep();
     while (this.#pending.size >= this.#maxPending && this.#head < this.#order.length) {
-      this.#pending.delete(this.#order[this.#head++] ?? '');
+      this.#pending.delete(this.#order[this.#head] ?? '');
+      this.#order[this.#head++] = '';
     }
     const token = randomToken();
     this.#pending.set(token, { overlayId, expiresAt: this.#now() + this.#ttlMs });
@@ -90,7 +91,8 @@ export class PageTokens {
       const entry = this.#pending.get(token);
       if (entry && entry.expiresAt > now) break;
       if (entry) this.#pending.delete(token);
-      this.#head++;
+      // The slot is left empty rather than holding a spent token until the next compaction.
+      this.#order[this.#head++] = '';
     }
   }
 
