@@ -29,7 +29,7 @@ import * as v from 'valibot';
 import { MediaPath, parseJsonWith, parseWith } from '../../../shared/protocol/index.js';
 import { RuleList } from '../../../shared/rules.js';
 import { keepMissingSecrets, StoredSettings, withoutSecrets } from '../../../shared/settings.js';
-import { errorMessage } from '../errors.js';
+import { DaemonError, type DaemonErrorCode, errorMessage } from '../errors.js';
 import { MIGRATION_COUNT } from '../journal/journal.js';
 import { safeLogLine } from '../log-line.js';
 import { TWITCH_FILE } from '../sources/twitch/auth.js';
@@ -61,9 +61,17 @@ const MAX_MEMBERS = 20_000;
 const EXPANSION_MAX = 64;
 const EXPANDED_FLOOR = 256 * 1024 * 1024;
 
-export class BackupError extends Error {}
+export class BackupError extends DaemonError {
+  constructor(message: string, code: DaemonErrorCode = 'backup_failed') {
+    super(code, message);
+  }
+}
 /** The archive holds more than a backup may (bytes or members): refused while it is read. */
-export class BackupTooLarge extends BackupError {}
+export class BackupTooLarge extends BackupError {
+  constructor(message: string) {
+    super(message, 'payload_too_large');
+  }
+}
 
 /** The most an archive of `packed` bytes may expand to. */
 export function expandedLimit(packed: number): number {

@@ -1,5 +1,11 @@
 // The one error a command throws for a wrong command line: printed with a pointer to --help, exit status 2.
-export class UsageError extends Error {}
+import { DaemonError } from '../errors.js';
+
+export class UsageError extends DaemonError {
+  constructor(message: string) {
+    super('usage', message);
+  }
+}
 
 /**
  * A whole-number option or variable (`label` as the person wrote it: `--port`, `$OVERLAY_PORT`) from

@@ -17,7 +17,7 @@ import {
   readBackupManifest,
   verifyBackup,
 } from '../backup/backup.js';
-import { errorMessage } from '../errors.js';
+import { DaemonError, errorMessage } from '../errors.js';
 import type { DataDir } from '../store/data-dir.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 
@@ -27,7 +27,11 @@ const IMPORT_MAX_BYTES = 2 * 1024 * 1024 * 1024;
 /** Where an import waits for the next start. */
 export const pendingRestoreFile = (dirs: DataDir) => join(dirs.root, 'restore-pending.tar.gz');
 
-class TooLarge extends Error {}
+class TooLarge extends DaemonError {
+  constructor() {
+    super('payload_too_large', 'the archive is larger than allowed');
+  }
+}
 
 /** Writes the request body to `file`, refusing more than `max` bytes (declared or streamed). */
 async function saveBody(req: IncomingMessage, file: string, max: number): Promise<void> {

@@ -15,7 +15,7 @@
 // - The rules engine and widget state hook in by adding steps to `handlers` below (or by building
 //   their own `EventHandler` and passing it in `extraHandlers`); each handler gets the event and the context.
 import type { StreamEvent } from '../../../shared/protocol/index.js';
-import { errorMessage } from '../errors.js';
+import { DaemonError, errorMessage } from '../errors.js';
 import type { Journal } from '../journal/journal.js';
 import type { OverlayStore } from '../store/overlay-store.js';
 import type { RulesStore } from '../store/rules-store.js';
@@ -53,7 +53,11 @@ export type Ingest = (
 ) => IngestReport;
 
 /** The journal could not write the event: it was not accepted (POST /api/events answers 503). */
-export class JournalWriteError extends Error {}
+export class JournalWriteError extends DaemonError {
+  constructor(message: string) {
+    super('write_failed', message);
+  }
+}
 
 export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] = []): Ingest {
   const fail = (err: unknown) => ctx.log(`[ingest] handling an event failed: ${errorMessage(err)}`);

@@ -1,6 +1,6 @@
 // `overlay-daemon login` / `logout`: browser sign-in through the Gatekeeper, then the JWT stored in license.json.
 import { createHash, randomBytes } from 'node:crypto';
-import { errorMessage } from '../errors.js';
+import { DaemonError, errorMessage } from '../errors.js';
 import type { GatekeeperClient } from './gatekeeper-client.js';
 import { decodeJwtPayload } from './jwt-payload.js';
 import { type LicenceRecord, readLicence, removeLicence, writeLicence } from './licence-file.js';
@@ -16,7 +16,11 @@ interface LoginOptions {
   now?: () => number;
 }
 
-export class LoginError extends Error {}
+export class LoginError extends DaemonError {
+  constructor(message: string) {
+    super('login_failed', message);
+  }
+}
 
 export async function login(options: LoginOptions): Promise<LicenceRecord> {
   const log = options.log ?? console.log;

@@ -7,6 +7,7 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { lookup } from 'mrmime';
 import { MediaPath, parseWith } from '../../../shared/protocol/index.js';
+import { DaemonError } from '../errors.js';
 
 export const MEDIA_MAX_BYTES = 20 * 1024 * 1024;
 /** interface §4.2: assets are cached for 5 minutes. */
@@ -321,10 +322,18 @@ export async function listMedia(mediaDir: string): Promise<MediaEntry[]> {
   return entries.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-export class PayloadTooLarge extends Error {}
+export class PayloadTooLarge extends DaemonError {
+  constructor(message: string) {
+    super('payload_too_large', message);
+  }
+}
 
 /** The upload's folder resolves (through a symlink) outside media/. */
-export class MediaOutside extends Error {}
+export class MediaOutside extends DaemonError {
+  constructor(message: string) {
+    super('outside_folder', message);
+  }
+}
 
 /** Whether `folder` (and every folder above it that exists) really lies inside media/, symlinks followed. */
 async function folderStaysInside(mediaRoot: string, folder: string): Promise<boolean> {

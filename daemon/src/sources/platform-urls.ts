@@ -2,6 +2,7 @@
 // environment variable points one at another server (a local fake in tests). Plain http:// and ws://
 // are accepted for 127.0.0.0/8 only, so a token never crosses a network in clear.
 import { isIP } from 'node:net';
+import { DaemonError } from '../errors.js';
 
 export interface PlatformUrls {
   /** Twitch chat, IRC over WebSocket: `ws[s]://host:port`. */
@@ -32,7 +33,11 @@ const VARIABLES: Record<keyof PlatformUrls, { name: string; secure: string; plai
   youtubeApi: { name: 'OVERLAY_YOUTUBE_API_URL', secure: 'https:', plain: 'http:' },
 };
 
-export class PlatformUrlError extends Error {}
+export class PlatformUrlError extends DaemonError {
+  constructor(message: string) {
+    super('invalid_config', message);
+  }
+}
 
 function isLoopback(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '');

@@ -1,6 +1,7 @@
 // Files written whole or not at all, and the signature that tells one version of a file from another.
 import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
+import { DaemonError } from '../errors.js';
 
 /**
  * The file system calls a write goes through: a test replaces one to make a write fail as a full disk
@@ -9,13 +10,15 @@ import { open, rename, rm } from 'node:fs/promises';
 export const atomicFs = { open, rename, rm };
 
 /** A write refused for want of space (ENOSPC, EDQUOT): nothing was written and nothing is left behind. */
-export class DiskFullError extends Error {
+export class DiskFullError extends DaemonError {
   constructor(
     readonly path: string,
-    readonly code: string,
+    /** What the system said: ENOSPC or EDQUOT. */
+    readonly systemCode: string,
   ) {
     super(
-      code === 'EDQUOT'
+      'disk_full',
+      systemCode === 'EDQUOT'
         ? `the disk quota is used up (EDQUOT): ${path} could not be written; free some space and save again`
         : `the disk is full (ENOSPC): ${path} could not be written; free some space and save again`,
     );

@@ -4,6 +4,7 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Overlay } from '../../../shared/protocol/index.js';
+import { DaemonError } from '../errors.js';
 import { createIfMissing, writeFileAtomic } from './atomic-file.js';
 import { demoOverlay, demoRules } from './demo.js';
 
@@ -69,12 +70,12 @@ export function dataDirPaths(root: string): DataDir {
 }
 
 /** The data directory cannot be used: `message` says which path and why, in a person's words. */
-export class DataDirError extends Error {
+export class DataDirError extends DaemonError {
   constructor(
     readonly path: string,
     message: string,
   ) {
-    super(message);
+    super('data_dir', message);
   }
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { premiumPageUrl } from '../../../shared/config.js';
 import type { Tier } from '../../../shared/protocol/index.js';
 import { Overlay, parseJsonWith } from '../../../shared/protocol/index.js';
+import { DaemonError } from '../errors.js';
 import { findExecutable } from '../find-executable.js';
 import type { GatekeeperClient, GatekeeperFailure } from '../licence/gatekeeper-client.js';
 import { readLicence } from '../licence/licence-file.js';
@@ -12,7 +13,11 @@ import { dataDirPaths } from '../store/data-dir.js';
 import { CLOUDFLARED_DOWNLOAD_URL } from './cloudflared.js';
 import { readTunnelFile, removeTunnelFile, type TunnelRecord, writeTunnelFile } from './tunnel-file.js';
 
-export class TunnelCommandError extends Error {}
+export class TunnelCommandError extends DaemonError {
+  constructor(message: string) {
+    super('tunnel_failed', message);
+  }
+}
 
 interface TunnelCommandContext {
   client: GatekeeperClient;

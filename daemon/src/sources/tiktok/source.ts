@@ -1,7 +1,7 @@
 // The TikTok LIVE event source: keeps one connection up, reconnects with backoff, emits normalised events.
 import type { SourceStatus, StreamEvent, StreamUser } from '../../../../shared/protocol/index.js';
 import { backoffDelay, formatWait } from '../../../../shared/timers.js';
-import { errorMessage } from '../../errors.js';
+import { DaemonError, type DaemonErrorCode, errorMessage } from '../../errors.js';
 import { systemTimers, type TimerHandle, type Timers } from '../../timers.js';
 import { RecentIds } from '../recent-ids.js';
 import { firstCount, own } from './fields.js';
@@ -101,17 +101,26 @@ function describeFailure(kind: FailureKind, error: unknown, username: string): s
 }
 
 /** Thrown by a connection adapter that knows precisely why it failed. */
-export class LiveSourceError extends Error {
+export class LiveSourceError extends DaemonError {
   constructor(
     readonly kind: FailureKind,
     message: string,
     /** A server-given wait (Retry-After), in milliseconds. */
     readonly retryAfterMs?: number,
   ) {
-    super(message);
+    super(FAILURE_CODES[kind], message);
     this.name = 'LiveSourceError';
   }
 }
+
+/** Each kind of failure as one of the daemon's error codes. */
+const FAILURE_CODES: Record<FailureKind, DaemonErrorCode> = {
+  'rate-limited': 'rate_limited',
+  offline: 'offline',
+  'not-found': 'not_found',
+  network: 'unreachable',
+  other: 'upstream_error',
+};
 
 /** Classifies any error: the adapter's own, or by the library's class names and messages. */
 export function classifyFailure(error: unknown): { kind: FailureKind; retryAfterMs?: number } {

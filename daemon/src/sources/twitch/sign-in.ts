@@ -2,7 +2,7 @@
 // for GET /api/sources/twitch/sign-in, and what happens once it ends (the tokens in twitch.json, the
 // running Twitch sources told). `overlay-daemon connect twitch` runs the same flow from the terminal.
 import type { TwitchSignIn } from '../../../../shared/protocol/index.js';
-import { errorMessage } from '../../errors.js';
+import { DaemonError, errorMessage } from '../../errors.js';
 import type { Timers } from '../../timers.js';
 import { type ConfigArrival, type CredentialsReport, missingCredential } from '../credentials.js';
 import { readTwitchTokens, startDeviceFlow, TwitchAuth } from './auth.js';
@@ -24,10 +24,11 @@ export interface TwitchSignInOptions {
  * No client id is known: nothing to sign in with. Said by what became of the Gatekeeper's config: on its
  * way, out of reach (no network), or without one.
  */
-export class NoTwitchClientId extends Error {
+export class NoTwitchClientId extends DaemonError {
   constructor(arrival: ConfigArrival = 'arrived') {
     const ownOne = 'put your own client id in the Sources view (settings.json twitch.clientId)';
     super(
+      'not_configured',
       arrival === 'waiting'
         ? `${missingCredential('Twitch client id', arrival, ownOne)}: try again in a moment`
         : missingCredential('Twitch client id', arrival, ownOne),
