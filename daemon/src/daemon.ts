@@ -46,6 +46,7 @@ import {
 } from './store/running-daemon.js';
 import { SettingsStore } from './store/settings-store.js';
 import { systemTimers } from './timers.js';
+import { LiveValuesStore } from './widget-state/live-values-store.js';
 import { Hub } from './ws/hub.js';
 import { PageTokens } from './ws/page-tokens.js';
 
@@ -102,6 +103,8 @@ export interface RunningDaemon {
   /** The overlays in force (read-only view of `overlays`). */
   registry: OverlayRegistry;
   overlays: OverlayStore;
+  /** live-values.json: the values widgets keep from events, merged into the overlays in force. */
+  liveValues: LiveValuesStore;
   rules: RulesStore;
   hub: Hub;
   tokens: PageTokens;
@@ -187,11 +190,16 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
     await rm(pending, { force: true });
   }
   const keys = { current: await readAdminKey(dataDir) };
+  // The values widgets keep from events live apart from the layouts and are merged into them.
+  const liveValues = new LiveValuesStore({ path: dataDir.liveValuesFile, log });
+  await liveValues.load();
   const overlays = new OverlayStore(dataDir, {
+    live: liveValues,
     log,
     ...(options.watchSettleMs ? { settleMs: options.watchSettleMs } : {}),
   });
   await overlays.load();
+  await liveValues.settle(overlays.list().map((overlay) => overlay.id));
   const rules = new RulesStore(dataDir, {
     log,
     ...(options.watchSettleMs ? { settleMs: options.watchSettleMs } : {}),
@@ -220,6 +228,7 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
     ...(options.maxBufferedBytes !== undefined ? { maxBufferedBytes: options.maxBufferedBytes } : {}),
     log,
   });
+  liveValues.attach({ overlays, commands: hub, journal });
   overlays.subscribe((change) => {
     if (change.type === 'changed') hub.broadcastOverlay(change.overlay);
     else {
@@ -255,7 +264,7 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
   });
   const pipeline = options.eventHandlers
     ? undefined
-    : createEventPipeline({ hub, overlays, rules, log, journal }, { actions });
+    : createEventPipeline({ hub, overlays, rules, log, journal }, { actions, liveValues });
   const ingest = createIngest(
     { hub, overlays, rules, log, ...(options.journalEvents === false ? {} : { journal }) },
     options.eventHandlers ?? pipeline?.handlers,
@@ -500,6 +509,7 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
     dataDir,
     registry: overlays.registry,
     overlays,
+    liveValues,
     rules,
     hub,
     tokens,
@@ -526,6 +536,8 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
         removeLastResort();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         pipeline?.close();
+        // The waiting widget changes go out to the pages before the hub closes, then to disk.
+        const liveWritten = liveValues.close();
         actions.close();
         twitchSignIn.close();
         unwatchStat(twitchFile, onTwitchFile);
@@ -538,6 +550,7 @@ async function startOn(options: DaemonOptions, dataDir: DataDir, lock: DataDirLo
         await devDashboard?.close();
         await Promise.all([
           overlays.close(),
+          liveWritten,
           rules.close(),
           settings.close(),
           keyWatcher.close(),

@@ -139,6 +139,17 @@ const TopGiftersWidget = v.object({
   color: v.optional(colour),
 });
 
+/**
+ * The value a widget keeps from stream events (goal progress, a counter, the top-gifters list), apart from
+ * its layout: what the daemon stores in live-values.json.
+ */
+export const LiveWidgetValue = v.variant('type', [
+  v.pick(GoalWidget, ['type', 'current']),
+  v.pick(CounterWidget, ['type', 'value']),
+  v.pick(TopGiftersWidget, ['type', 'entries']),
+]);
+export type LiveWidgetValue = v.InferOutput<typeof LiveWidgetValue>;
+
 /** Every widget kind. A new kind is one more schema in this list. */
 export const Widget = v.variant('type', [
   TextWidget,

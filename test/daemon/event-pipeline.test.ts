@@ -3,7 +3,15 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RuleEngine } from '../../daemon/src/rules/engine.js';
-import type { ServerMessage, StreamEvent, Widget } from '../../shared/protocol/index.js';
+import { withStoredValues } from '../../daemon/src/widget-state/live-values-store.js';
+import { LiveValuesFile } from '../../shared/live-values.js';
+import {
+  type Overlay,
+  parseJsonWith,
+  type ServerMessage,
+  type StreamEvent,
+  type Widget,
+} from '../../shared/protocol/index.js';
 import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
 import type { TestWsClient } from '../support/ws.js';
 
@@ -63,13 +71,21 @@ const goalOf = (m: ServerMessage | undefined) => {
   return w?.type === 'goal' ? w.current : undefined;
 };
 
-async function fileWidgets(overlayId: string): Promise<Widget[]> {
-  const text = await readFile(join(daemon.dataDir.overlaysDir, `${overlayId}.json`), 'utf8');
-  return (JSON.parse(text) as { widgets: Widget[] }).widgets;
+/**
+ * An overlay's widgets as the data directory holds them: the layout of overlays/<id>.json with the values
+ * kept from events in live-values.json (events never rewrite the overlay file).
+ */
+async function storedWidgets(overlayId: string, root = daemon.dataDir.root): Promise<Widget[]> {
+  const layout = JSON.parse(await readFile(join(root, 'overlays', `${overlayId}.json`), 'utf8')) as Overlay;
+  const live = parseJsonWith(
+    LiveValuesFile,
+    await readFile(join(root, 'live-values.json'), 'utf8').catch(() => '{"overlays":{}}'),
+  );
+  return live.ok ? withStoredValues(layout, live.value).widgets : layout.widgets;
 }
 
-async function fileGoal(overlayId: string): Promise<number | undefined> {
-  const goal = (await fileWidgets(overlayId)).find((w) => w.id === 'goal');
+async function fileGoal(overlayId: string, root?: string): Promise<number | undefined> {
+  const goal = (await storedWidgets(overlayId, root)).find((w) => w.id === 'goal');
   return goal?.type === 'goal' ? goal.current : undefined;
 }
 
@@ -163,7 +179,7 @@ describe('widget state', () => {
     const broadcast = last();
     if (broadcast?.type !== 'overlay-update') throw new Error('no overlay-update');
     await waitFor(
-      async () => JSON.stringify(await fileWidgets(overlayId)) === JSON.stringify(broadcast.widgets),
+      async () => JSON.stringify(await storedWidgets(overlayId)) === JSON.stringify(broadcast.widgets),
       3000,
       'the state on disk',
     );
@@ -201,7 +217,9 @@ describe('widget state', () => {
     });
     expect((await saved).ok).toBe(true);
     await waitFor(async () => (await fileGoal(overlayId)) === 5, 3000, 'the waiting likes on disk');
-    expect((await fileWidgets(overlayId)).find((w) => w.id === 'title')).toMatchObject({ content: 'Edited' });
+    expect((await storedWidgets(overlayId)).find((w) => w.id === 'title')).toMatchObject({
+      content: 'Edited',
+    });
   });
 
   it('picks up a hand edit of the overlay file within a second during a flood of likes, and keeps it on disk', async () => {
@@ -219,10 +237,7 @@ describe('widget state', () => {
       const file = join(flooded.dataDir.overlaysDir, `${overlayId}.json`);
       const onDisk = async () =>
         JSON.parse(await readFile(file, 'utf8')) as { name: string; widgets: Widget[] };
-      const goalOnDisk = async () => {
-        const goal = (await onDisk()).widgets.find((w) => w.id === 'goal');
-        return goal?.type === 'goal' ? goal.current : undefined;
-      };
+      const goalOnDisk = () => fileGoal(overlayId, flooded.dataDir.root);
       const c = await subscribe(flooded, overlayId);
       clients.push(c);
       // Likes every 10 ms for 2 s: the goal is written every 100 ms all along.
@@ -234,9 +249,14 @@ describe('widget state', () => {
         }
       })();
       try {
-        // Just after a write of ours has landed, another program saves the file in place, as an editor does.
+        // Once the moving goal is on disk (live-values.json: events never write the overlay file), another
+        // program saves the overlay file in place, as an editor does.
         const update = await c.next((m) => m.type === 'overlay-update' && (goalOf(m) ?? 0) > 5);
-        await waitFor(async () => (await goalOnDisk()) === goalOf(update), 1000, 'that goal on disk');
+        await waitFor(
+          async () => ((await goalOnDisk()) ?? 0) >= (goalOf(update) ?? 0),
+          3000,
+          'that goal on disk',
+        );
         await writeFile(file, JSON.stringify({ ...(await onDisk()), name: 'Renamed by hand' }, null, 2));
         const editedAt = Date.now();
         await c.next((m) => m.type === 'overlay-update' && m.overlay.name === 'Renamed by hand', 1000);
@@ -246,8 +266,11 @@ describe('widget state', () => {
         flooding = false;
         await flood;
       }
-      // The likes after the edit count on top of it, and the edit is still on disk once the flood is over.
-      const last = c.received.filter((m) => m.type === 'overlay-update').at(-1);
+      // The likes after the edit count on top of it (all 200 of the flood, once its trailing update is out),
+      // and the edit is still on disk once the flood is over.
+      const lastUpdate = () => c.received.filter((m) => m.type === 'overlay-update').at(-1);
+      await waitFor(() => goalOf(lastUpdate()) === 200, 3000, 'the last update');
+      const last = lastUpdate();
       expect(last).toMatchObject({ overlay: { name: 'Renamed by hand' } });
       await waitFor(async () => (await goalOnDisk()) === goalOf(last), 10_000, 'the last goal on disk');
       expect(await onDisk()).toMatchObject({ name: 'Renamed by hand' });
@@ -312,8 +335,7 @@ describe('widget state', () => {
       own.ingest(like(2));
       own.ingest(like(3));
       await own.stop();
-      const text = await readFile(join(dir, 'overlays', `${id}.json`), 'utf8');
-      const goal = (JSON.parse(text) as { widgets: Widget[] }).widgets.find((w) => w.id === 'goal');
+      const goal = (await storedWidgets(id, dir)).find((w) => w.id === 'goal');
       expect(goal).toMatchObject({ current: 6 });
     } finally {
       await rm(dir, { recursive: true, force: true });

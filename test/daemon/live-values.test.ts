@@ -1,10 +1,10 @@
 // A layout saved mid-stream keeps the live widget values: the editor's copy of goal progress, counters
 // and top gifters is whatever it last saw, and stream events, not the save, own them.
-import { readFile } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Overlay, Widget } from '../../shared/protocol/index.js';
-import { api, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
+import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
 
 let daemon: TestDaemon;
 beforeAll(async () => {
@@ -109,3 +109,101 @@ describe('a layout save during a stream', () => {
 /** A field of the goal widget in a broadcast widget list. */
 const field = (widgets: Widget[], name: 'title' | 'current') =>
   (widgets.find((w) => w.id === 'goal') as Record<string, unknown> | undefined)?.[name];
+
+describe('live values apart from the layout', () => {
+  const layout = {
+    name: 'Storm',
+    width: 1280,
+    height: 720,
+    widgets: [
+      { id: 'goal', type: 'goal', x: 0, y: 0, title: 'Likes', source: 'likes', target: 1000, current: 0 },
+      { id: 'count', type: 'counter', x: 0, y: 100, label: 'Likes', source: 'likes', value: 0 },
+    ],
+  };
+
+  it('a like storm moves the page but never rewrites the overlay file; the values are back after a restart', async () => {
+    const dir = await makeDataDir();
+    try {
+      const first = await startTestDaemon({ dataDir: dir });
+      const created = await api(first, 'POST', '/api/overlays', layout);
+      const { id } = (await created.json()) as Overlay;
+      const path = `/api/overlays/${id}`;
+      const etag = (await api(first, 'GET', path)).headers.get('etag');
+      await first.overlays.flush();
+      const file = join(first.dataDir.overlaysDir, `${id}.json`);
+      const before = { text: await readFile(file, 'utf8'), mtimeMs: (await stat(file)).mtimeMs };
+      const page = await subscribe(first, id);
+
+      for (let i = 0; i < 300; i++) first.ingest({ type: 'like', platform: 'api', user: viewer, data: { likeCount: 1 } });
+      await page.next((m) => m.type === 'overlay-update' && field(m.widgets, 'current') === 300);
+      // The dashboard's GET follows the stream, under the same tag: the layout did not change.
+      const got = await api(first, 'GET', path);
+      expect(goalOf((await got.json()) as Overlay)).toBe(300);
+      expect(got.headers.get('etag')).toBe(etag);
+      await first.liveValues.flush();
+      expect({ text: await readFile(file, 'utf8'), mtimeMs: (await stat(file)).mtimeMs }).toEqual(before);
+      // The values are the user's alone, in their own file.
+      expect((await stat(first.dataDir.liveValuesFile)).mode & 0o777).toBe(0o600);
+      page.close();
+      await first.stop();
+
+      const again = await startTestDaemon({ dataDir: dir });
+      try {
+        expect(again.overlays.get(id)?.widgets).toMatchObject([
+          { id: 'goal', current: 300 },
+          { id: 'count', value: 300 },
+        ]);
+        const reopened = await subscribe(again, id);
+        const init = reopened.received.find((m) => m.type === 'init');
+        expect(init?.type === 'init' && field(init.widgets, 'current')).toBe(300);
+        reopened.close();
+      } finally {
+        await again.stop();
+      }
+      expect(await readFile(file, 'utf8')).toBe(before.text);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an overlay file holding values seeds them at the first start; a hand edit of a value sets it', async () => {
+    const dir = await makeDataDir();
+    try {
+      const first = await startTestDaemon({ dataDir: dir });
+      const { id } = (await (await api(first, 'POST', '/api/overlays', layout)).json()) as Overlay;
+      await first.stop();
+      // A data directory from before live-values.json: the values are in the overlay file.
+      await rm(join(dir, 'live-values.json'), { force: true });
+      const file = join(dir, 'overlays', `${id}.json`);
+      const old = JSON.parse(await readFile(file, 'utf8')) as Overlay;
+      const withValues = (goal: number) =>
+        JSON.stringify(
+          { ...old, widgets: old.widgets.map((w) => (w.id === 'goal' ? { ...w, current: goal } : w)) },
+          null,
+          2,
+        );
+      await writeFile(file, withValues(42));
+
+      const daemon = await startTestDaemon({ dataDir: dir, watchSettleMs: 50 });
+      try {
+        expect(goalOf(daemon.overlays.get(id))).toBe(42);
+        const stored = JSON.parse(await readFile(join(dir, 'live-values.json'), 'utf8'));
+        expect(stored).toMatchObject({ overlays: { [id]: { goal: { type: 'goal', current: 42 } } } });
+        daemon.ingest({ type: 'like', platform: 'api', user: viewer, data: { likeCount: 1 } });
+        await waitFor(() => goalOf(daemon.overlays.get(id)) === 43);
+
+        // Another program sets the goal in the overlay file: that value is in force, and the stream goes on.
+        const page = await subscribe(daemon, id);
+        await writeFile(file, withValues(7));
+        await page.next((m) => m.type === 'overlay-update' && field(m.widgets, 'current') === 7);
+        daemon.ingest({ type: 'like', platform: 'api', user: viewer, data: { likeCount: 1 } });
+        await waitFor(() => goalOf(daemon.overlays.get(id)) === 8);
+        page.close();
+      } finally {
+        await daemon.stop();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

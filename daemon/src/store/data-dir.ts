@@ -16,6 +16,11 @@ export interface DataDir {
   root: string;
   /** `<uuid>.json`, one per overlay, edited by the dashboard or by hand. */
   overlaysDir: string;
+  /**
+   * The values widgets keep from stream events (goal progress, counters, top gifters), by overlay and
+   * widget (mode 0600; widget-state/live-values-store.ts). Events write here, never the overlay files.
+   */
+  liveValuesFile: string;
   /** The streamer's media, served under /media/. */
   mediaDir: string;
   /** The rules in force. */
@@ -53,6 +58,7 @@ export function dataDirPaths(root: string): DataDir {
   return {
     root,
     overlaysDir: join(root, 'overlays'),
+    liveValuesFile: join(root, 'live-values.json'),
     mediaDir: join(root, 'media'),
     rulesFile: join(root, 'rules.json'),
     adminKeyFile: join(root, 'admin.key'),

@@ -1,5 +1,6 @@
 // The overlays in force, kept in step with overlays/<uuid>.json both ways (decisions §3): one synced file
-// per overlay, and the registry that answers lookups.
+// per overlay, and the registry that answers lookups. The files hold the layouts; the values widgets keep
+// from stream events live apart (widget-state/live-values-store.ts) and are merged into what is in force.
 import { randomUUID } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -24,7 +25,20 @@ type UpdateResult =
   | { ok: true; overlay: Overlay }
   | { ok: false; reason: 'not_found' | 'unreadable' | 'unavailable'; message: string };
 
+/**
+ * What owns the values widgets keep from stream events (widget-state/live-values-store.ts): every layout
+ * taking force goes through `adopt`, which returns it with those values.
+ */
+export interface LiveValuesLayer {
+  /** `overlay` with the live values; `before`: the file's previous layout, when another program edited it. */
+  adopt(overlay: Overlay, before?: Overlay): Overlay;
+  /** The overlay is gone: its values go too. */
+  forget(overlayId: string): void;
+}
+
 interface OverlayStoreOptions {
+  /** The live widget values merged into every layout in force; without it a layout is in force as written. */
+  live?: LiveValuesLayer;
   log?: (line: string) => void;
   /** How long a file must be quiet before it is read (chokidar awaitWriteFinish). */
   settleMs?: number;
@@ -53,6 +67,9 @@ export class OverlayStore {
   readonly #listeners = new Set<(change: OverlayListener) => void>();
   readonly #log: (line: string) => void;
   readonly #settleMs: number;
+  readonly #live: LiveValuesLayer | undefined;
+  /** Each overlay's layout as its file last held it, to tell a hand edit of a live value. */
+  readonly #onDisk = new Map<string, Overlay>();
   #watcher: FSWatcher | undefined;
 
   constructor(
@@ -61,6 +78,7 @@ export class OverlayStore {
   ) {
     this.#log = options.log ?? ((line) => console.error(line));
     this.#settleMs = options.settleMs ?? 150;
+    this.#live = options.live;
   }
 
   /** Reads every overlay file; a file that does not parse is reported and left alone. */
@@ -84,7 +102,7 @@ export class OverlayStore {
 
   /** Creates an overlay; throws WriteFailed (and nothing is created) when it cannot be written. */
   async create(input: OverlayInput): Promise<Overlay> {
-    const overlay: Overlay = { id: randomUUID(), ...input };
+    const overlay = this.#adopt({ id: randomUUID(), ...input });
     this.registry.set(overlay);
     const file = this.#file(overlay.id);
     try {
@@ -94,6 +112,7 @@ export class OverlayStore {
       if (this.#files.get(overlay.id) === file) this.#files.delete(overlay.id);
       throw err;
     }
+    if (file.value === overlay) this.#onDisk.set(overlay.id, overlay);
     return overlay;
   }
 
@@ -101,18 +120,20 @@ export class OverlayStore {
    * Replaces an overlay: in force at once, broadcast as `overlay-update`, persisted atomically (a burst
    * of updates costs few writes); the promise settles once a write holding this state is on disk.
    */
-  async update(overlay: Overlay): Promise<UpdateResult> {
-    const unreadable = this.#files.get(overlay.id)?.unreadable;
+  async update(layout: Overlay): Promise<UpdateResult> {
+    const unreadable = this.#files.get(layout.id)?.unreadable;
     if (unreadable !== undefined) {
       return {
         ok: false,
         reason: 'unreadable',
-        message: `${this.#pathOf(overlay.id)} could not be read (${unreadable}); fix or remove the file first`,
+        message: `${this.#pathOf(layout.id)} could not be read (${unreadable}); fix or remove the file first`,
       };
     }
-    if (!this.registry.get(overlay.id))
+    if (!this.registry.get(layout.id))
       return { ok: false, reason: 'not_found', message: 'No overlay has that id' };
-    const previous = this.registry.get(overlay.id);
+    const previous = this.registry.get(layout.id);
+    // The file is written with the live values of this moment; events never write it again.
+    const overlay = this.#adopt(layout);
     this.registry.set(overlay);
     this.#emit({ type: 'changed', overlay });
     const file = this.#file(overlay.id);
@@ -121,14 +142,26 @@ export class OverlayStore {
     } catch (err) {
       if (!(err instanceof WriteFailed)) throw err;
       // Not written: what is on disk (or was in force before) is in force again, and pages follow.
-      const back = file.value ?? previous;
+      const onDisk = file.value;
+      const back = onDisk ? this.#adopt(onDisk) : previous;
       if (back && this.registry.get(overlay.id) === overlay) {
         this.registry.set(back);
         this.#emit({ type: 'changed', overlay: back });
       }
       return { ok: false, reason: 'unavailable', message: `${err.message}; the overlay was not changed` };
     }
+    if (file.value === overlay) this.#onDisk.set(overlay.id, overlay);
     return { ok: true, overlay };
+  }
+
+  /**
+   * New live widget values of an overlay in force (widget-state/live-values-store.ts): in force at once and
+   * broadcast as `overlay-update`, its file left as it is.
+   */
+  showLiveValues(overlay: Overlay): void {
+    if (!this.registry.get(overlay.id)) return;
+    this.registry.set(overlay);
+    this.#emit({ type: 'changed', overlay });
   }
 
   /**
@@ -138,7 +171,8 @@ export class OverlayStore {
    */
   async saveLayout(overlay: Overlay): Promise<UpdateResult> {
     const inForce = this.registry.get(overlay.id);
-    if (!inForce) return this.update(overlay);
+    // With the live values' owner, every layout in force keeps them (update adopts it).
+    if (!inForce || this.#live) return this.update(overlay);
     return this.update({ ...overlay, widgets: keepLiveValues(overlay.widgets, inForce.widgets) });
   }
 
@@ -146,6 +180,8 @@ export class OverlayStore {
     if (!this.registry.delete(id)) return false;
     await this.#files.get(id)?.discard();
     this.#files.delete(id);
+    this.#onDisk.delete(id);
+    this.#live?.forget(id);
     await rm(this.#pathOf(id), { force: true });
     this.#emit({ type: 'removed', overlayId: id });
     return true;
@@ -183,7 +219,10 @@ export class OverlayStore {
       file = new SyncedJsonFile({
         path: this.#pathOf(id),
         parse: (text) => parseOverlayFile(id, text),
-        onEdited: (overlay) => {
+        onEdited: (layout) => {
+          const before = this.#onDisk.get(id);
+          this.#onDisk.set(id, layout);
+          const overlay = this.#adopt(layout, before);
           this.registry.set(overlay);
           this.#emit({ type: 'changed', overlay });
         },
@@ -193,6 +232,10 @@ export class OverlayStore {
       this.#files.set(id, file);
     }
     return file;
+  }
+
+  #adopt(layout: Overlay, before?: Overlay): Overlay {
+    return this.#live ? this.#live.adopt(layout, before) : layout;
   }
 
   #emit(change: OverlayListener): void {
@@ -205,7 +248,10 @@ export class OverlayStore {
     const file = this.#file(id);
     await file.read(announce);
     if (file.value !== undefined) {
-      if (!announce) this.registry.set(file.value);
+      if (!announce) {
+        this.#onDisk.set(id, file.value);
+        this.registry.set(this.#adopt(file.value));
+      }
     } else if (file.unreadable === undefined && !file.writing && this.#files.get(id) === file) {
       // Nothing there (deleted before we read it): keep no entry for it.
       this.#files.delete(id);
@@ -218,6 +264,8 @@ export class OverlayStore {
     // A write of ours may be in flight (rename replaces the file): that is not a deletion.
     if (!id || !file?.deleted()) return;
     this.#files.delete(id);
+    this.#onDisk.delete(id);
+    this.#live?.forget(id);
     if (this.registry.delete(id)) {
       this.#log(`[store] ${path} was deleted; overlay ${id} removed`);
       this.#emit({ type: 'removed', overlayId: id });
