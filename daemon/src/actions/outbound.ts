@@ -25,7 +25,7 @@ export class OutboundCalls {
   /** Throws (`dropped: …`) when `origin` already holds 32 unanswered requests: the call is not made at all. */
   admit(origin: string): void {
     if ((this.#unanswered.get(origin) ?? 0) < MAX_UNANSWERED_PER_ORIGIN) return;
-    throw new Error(`dropped: ${MAX_UNANSWERED_PER_ORIGIN} requests to ${origin} are still unanswered`);
+    throw withoutStack(`dropped: ${MAX_UNANSWERED_PER_ORIGIN} requests to ${origin} are still unanswered`);
   }
 
   /**
@@ -61,6 +61,20 @@ export class OutboundCalls {
   /** Shutdown: every request under way ends now. */
   close(): void {
     for (const controller of this.#requests) controller.abort(new Error('the daemon is stopping'));
+  }
+}
+
+/**
+ * An error for a refusal that is routine during a flood (every webhook of every gift while a tool does not
+ * answer): only its message is logged, and capturing a stack would cost more than the rest of the refusal.
+ */
+function withoutStack(message: string): Error {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new Error(message);
+  } finally {
+    Error.stackTraceLimit = limit;
   }
 }
 
