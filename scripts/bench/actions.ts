@@ -1,6 +1,6 @@
 // Benchmark 7, actions: fan-out with 100 rules firing (20 webhooks to a receiver that never answers, a
-// named queue kept 100 deep, OBS, overlay commands) against the same daemon without rules; event → OBS
-// request latency; speech render time with the machine's engine.
+// named queue kept 100 deep, OBS, overlay commands) against the same daemon without rules and against
+// the bare `ws` baseline; event → OBS request latency; speech render time with the machine's engine.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Speech } from '../../dist/daemon/src/actions/speech.js';
 import { startFakeObs } from '../../test/support/fakes/obs.js';
+import type { ServerChild } from './child.js';
 import { ControlClient, giftBody, Subscribers, type Target } from './clients.js';
-import { type BenchContext, type DaemonChild, startBaselineChild, startDaemonChild } from './context.js';
+import { type BenchContext, startBaselineChild, startDaemonChild } from './context.js';
 import {
   type LatencyFigures,
   measureThroughput,
@@ -81,10 +82,11 @@ function busyRules(hangUrl: string): unknown[] {
 }
 
 interface Side {
-  name: 'plain' | 'busy';
-  child: DaemonChild;
+  name: 'plain' | 'busy' | 'bare';
+  child: ServerChild;
   subs: Subscribers;
   control: ControlClient;
+  overlayIds: string[];
 }
 
 export async function runActions(ctx: BenchContext): Promise<Section> {
@@ -99,18 +101,33 @@ export async function runActions(ctx: BenchContext): Promise<Section> {
 
   const sides: Side[] = [];
   try {
-    const [plain, busy] = await Promise.all([
+    const [plain, busy, bare] = await Promise.all([
       startDaemonChild(ctx),
       startDaemonChild(ctx, ['--rules', rulesFile]),
+      startBaselineChild(ctx, 'bare-broadcast-server'),
     ]);
     for (const [name, child] of [
       ['plain', plain],
       ['busy', busy],
     ] as const) {
       const target: Target = { port: child.port, adminKey: child.adminKey };
-      sides.push({ name, child, subs: new Subscribers(target), control: new ControlClient(target) });
+      sides.push({
+        name,
+        child,
+        subs: new Subscribers(target),
+        control: new ControlClient(target),
+        overlayIds: child.overlayIds.slice(0, 1),
+      });
     }
-    const busySide = sides[1] as Side;
+    const bareTarget: Target = { port: bare.ready.port };
+    sides.push({
+      name: 'bare',
+      child: bare,
+      subs: new Subscribers(bareTarget),
+      control: new ControlClient(bareTarget),
+      overlayIds: ['bare'],
+    });
+    const [plainSide, busySide, bareSide] = sides as [Side, Side, Side];
     const useObs = async (url: string) => {
       const settings = JSON.parse(
         (await busySide.control.expect('GET', '/api/settings', undefined, 200)).body,
@@ -125,14 +142,17 @@ export async function runActions(ctx: BenchContext): Promise<Section> {
     };
     await useObs(sinks.ready.obsUrl ?? '');
 
-    for (const side of sides) await side.subs.add(N, side.child.overlayIds.slice(0, 1));
-    ctx.log(`actions: N=${N} clients on the daemon without rules and on the one with 100`);
+    for (const side of sides) await side.subs.add(N, side.overlayIds);
+    ctx.log(`actions: N=${N} clients on the daemon without rules, on the one with 100 and on bare ws`);
 
-    const latencyRounds = await medianLatencyRound(sides as [Side, Side], LATENCY_EVENTS, LATENCY_ROUNDS);
+    const latencyRounds = await medianLatencyRound([plainSide, busySide], LATENCY_EVENTS, LATENCY_ROUNDS);
     const { first: plainLatency, second: busyLatency } = latencyRounds;
+    const bareRounds = await medianLatencyRound([bareSide, busySide], LATENCY_EVENTS, LATENCY_ROUNDS);
     const rounds = new Map<Side, ThroughputFigures[]>(sides.map((s) => [s, []]));
     for (let round = 0; round < ROUNDS; round++) {
-      for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+      // Each server goes first, second and last once, so drift over the rounds hits all alike.
+      const order = [0, 1, 2].map((i) => sides[(i + round) % sides.length] as Side);
+      for (const side of order) {
         rounds.get(side)?.push(
           await measureThroughput(side.subs, side.control, side.child.pid, {
             durationMs: 1500,
@@ -164,11 +184,18 @@ export async function runActions(ctx: BenchContext): Promise<Section> {
       `actions: speech ${speech ? `${fmt(speech.per100.p50)} ms per 100 characters` : 'engine missing'}`,
     );
 
-    const plainTput = medianThroughput(rounds.get(sides[0] as Side) ?? []);
+    const plainTput = medianThroughput(rounds.get(plainSide) ?? []);
     const busyTput = medianThroughput(rounds.get(busySide) ?? []);
+    const bareTput = medianThroughput(rounds.get(bareSide) ?? []);
     return actionsSection({
       plain: { latency: plainLatency, throughput: plainTput },
       busy: { latency: busyLatency, throughput: busyTput },
+      bare: {
+        latency: bareRounds.first,
+        throughput: bareTput,
+        busyLatency: bareRounds.second,
+        ratios: bareRounds.ratios,
+      },
       deep,
       droppedInLog: actionLog.filter((e) => e.error?.startsWith('dropped')).length,
       obs: obsLatency,
@@ -284,6 +311,13 @@ async function measureSpeech(dir: string) {
 interface ActionsResult {
   plain: { latency: LatencyFigures; throughput: ThroughputFigures };
   busy: { latency: LatencyFigures; throughput: ThroughputFigures };
+  /** The bare `ws` baseline, and the busy daemon's latency in the rounds alternating with it. */
+  bare: {
+    latency: LatencyFigures;
+    throughput: ThroughputFigures;
+    busyLatency: LatencyFigures;
+    ratios: number[];
+  };
   deep: number;
   droppedInLog: number;
   obs: ReturnType<typeof summarize>;
@@ -300,7 +334,25 @@ function actionsSection(r: ActionsResult): Section {
     fmt(side.throughput.eventsPerSec),
     fmt(side.throughput.serverCpuUsPerEvent),
   ];
+  const bareTputRatio = r.busy.throughput.eventsPerSec / r.bare.throughput.eventsPerSec;
   const headlines: Section['headlines'] = [
+    {
+      benchmark: '7 actions',
+      measure: 'events/s at N=100, journal and 100 rules on',
+      value: fmt(r.busy.throughput.eventsPerSec),
+      baseline: `${fmt(r.bare.throughput.eventsPerSec)} (bare ws)`,
+      ratio: ratio(r.busy.throughput.eventsPerSec, r.bare.throughput.eventsPerSec),
+      target: '≥ 1.0× bare ws',
+      met: bareTputRatio >= 1,
+    },
+    {
+      benchmark: '7 actions',
+      measure: 'p99 ingest→receipt at N=100, journal and 100 rules on',
+      value: `${fmt(r.bare.busyLatency.latency.p99)} ms`,
+      baseline: `${fmt(r.bare.latency.latency.p99)} ms (bare ws)`,
+      ratio: ratio(r.bare.busyLatency.latency.p99, r.bare.latency.latency.p99),
+      target: 'reported',
+    },
     {
       benchmark: '7 actions',
       measure: 'p99 ingest→receipt at N=100 with 100 rules',
@@ -333,7 +385,8 @@ function actionsSection(r: ActionsResult): Section {
     title: '7. Actions: 100 rules firing beside the fan-out',
     headlines,
     body: [
-      `Two daemons, each with ${N} subscribed clients on one overlay, measured alternately as in benchmark 1: one`,
+      `Two daemons (journal on, as by default) and the bare \`ws\` server of benchmark 1, each with ${N} subscribed clients`,
+      'on one overlay, measured alternately as in benchmark 1: one daemon',
       'without rules, one with 100 rules on gifts: 20 webhooks to a local receiver that takes requests and never',
       'answers, one webhook in a queue named `deep` (kept full: at most 100 wait, the oldest dropped), one OBS',
       '`SetCurrentProgramScene` to a local stand-in that speaks obs-websocket v5, 40 `show-alert` commands to an overlay',
@@ -342,11 +395,18 @@ function actionsSection(r: ActionsResult): Section {
       '',
       ...table(
         ['daemon', 'p50 / p99 / max ms (N=100)', 'events/s (4 in flight)', 'server CPU µs/event'],
-        [row('no rules', r.plain), row('100 rules', r.busy)],
+        [
+          row('no rules', r.plain),
+          row('100 rules', r.busy),
+          row('bare `ws` (baseline of benchmark 1)', r.bare),
+        ],
       ),
       '',
       `p99 ratio, 100 rules / none: ${ratio(r.busy.latency.latency.p99, r.plain.latency.latency.p99)}; throughput ratio:`,
-      `${ratio(r.busy.throughput.eventsPerSec, r.plain.throughput.eventsPerSec)}. At the end the queue \`deep\` held ${r.deep} waiting;`,
+      `${ratio(r.busy.throughput.eventsPerSec, r.plain.throughput.eventsPerSec)}. Against the bare \`ws\` baseline (no journal, no rules, no`,
+      `checks), throughput ${ratio(r.busy.throughput.eventsPerSec, r.bare.throughput.eventsPerSec)}; latency in ${LATENCY_ROUNDS} rounds alternating between the two`,
+      `(median round shown in the headline; p99 ratios ${r.bare.ratios.map((x) => `${fmt(x, 3)}×`).join(', ')}): p50 ${fmt(r.bare.busyLatency.latency.p50)} ms against`,
+      `${fmt(r.bare.latency.latency.p50)} ms. The three servers take the throughput rounds in turn, each first once. At the end the queue \`deep\` held ${r.deep} waiting;`,
       'the silent receiver held 32 requests per address at most (past that a call fails at once:',
       `${r.droppedInLog} of the last 200 outcomes in the action log say "dropped"). The receiver and the stand-in OBS`,
       "run in a child process of their own, so answering the daemon's calls never shares an event loop with the clients.",

@@ -7,7 +7,9 @@ import { type BenchContext, startBaselineChild, startDaemonChild } from './conte
 import { type Section, table } from './report.js';
 import { fmt, ratio, type Summary, summarize } from './stats.js';
 
-const EVENTS = 200;
+/** Gifts per round, and rounds: the headline is the round whose p99 ratio is the median. */
+const EVENTS = 150;
+const ROUNDS = 3;
 const WARMUP = 10;
 const STEP_TIMEOUT_MS = 5000;
 const TARGET_P99_MS = 16.7;
@@ -175,9 +177,22 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
         '/api/commands',
       ),
     ];
-    // Events alternate between the two pages, so load from elsewhere on the machine hits both alike.
-    for (let i = 0; i < WARMUP + EVENTS; i++) {
-      for (const screen of screens) await oneEvent(screen, i, i >= WARMUP);
+    // Events alternate between the two pages, so load from elsewhere on the machine hits both alike. A p99
+    // of 200 is set by the two slowest events, which meet whatever else the two cores run: rounds, and the
+    // round whose ratio is the median is the one reported.
+    const rounds: { d: Summary; b: Summary; ratio: number }[] = [];
+    let seq = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const screen of screens) screen.dom = [];
+      const warmup = round === 0 ? WARMUP : 0;
+      for (let i = 0; i < warmup + EVENTS; i++) {
+        for (const screen of screens) await oneEvent(screen, seq, i >= warmup);
+        seq++;
+      }
+      const [rd, rb] = screens;
+      if (!rd || !rb) throw new Error('screens missing');
+      const figures = { d: summarize(rd.dom), b: summarize(rb.dom) };
+      rounds.push({ ...figures, ratio: figures.d.p99 / figures.b.p99 });
     }
     for (const screen of screens) {
       const frames: unknown = await screen.page.evaluate('window.__benchFrames');
@@ -190,7 +205,9 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
     }
     const [d, b] = screens;
     if (!d || !b) throw new Error('screens missing');
-    const dom = { d: summarize(d.dom), b: summarize(b.dom) };
+    const dom = [...rounds].sort((x, y) => x.ratio - y.ratio)[
+      Math.floor(rounds.length / 2)
+    ] as (typeof rounds)[number];
     ctx.log(
       `screen: daemon p50 ${fmt(dom.d.p50)} ms p99 ${fmt(dom.d.p99)} ms; baseline p50 ${fmt(dom.b.p50)} p99 ${fmt(dom.b.p99)}`,
     );
@@ -207,7 +224,7 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
         `In this run the daemon's page showed the alert at p50 ${fmt(dom.d.p50)} ms and p99 ${fmt(dom.d.p99)} ms, the bare page at`,
         `p50 ${fmt(dom.b.p50)} ms and p99 ${fmt(dom.b.p99)} ms. The daemon's part of the path is the same as in benchmark 1`,
         "(POST → `stream-event`); the page's part (validate the message, queue the alert, rebuild the widget) shows in",
-        'the p50 difference. The p99 is set by the two slowest of 200 events, those during which Chromium, both',
+        `the p50 difference. The p99 of a round is set by the two slowest of ${EVENTS} events, those during which Chromium, both`,
         'servers or the bench were descheduled on the two shared cores; across runs it moved with the load for the',
         'bare page as much as for the daemon. On a busy machine read the ratio; for the 16.7 ms target, rerun idle.',
       ],
@@ -223,7 +240,7 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
         },
       ],
       body: [
-        `${EVENTS} gifts (after ${WARMUP} warm-up) POSTed to \`/api/events\` while the overlay page is open in Chromium`,
+        `${ROUNDS} rounds of ${EVENTS} gifts (after ${WARMUP} warm-up) POSTed to \`/api/events\` while the overlay page is open in Chromium`,
         '(test/support/chromium.ts), with an alert widget that announces gifts. A MutationObserver in the page stamps',
         '`performance.timeOrigin + performance.now()` when the alert element appears; node stamps the same clock just',
         'before the POST. Both clocks start from the system clock; the offset between them is estimated from the',
@@ -233,7 +250,8 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
         "widget so the next alert is shown at once instead of waiting in the widget's queue. Baseline: the bare",
         'broadcast server and a page with a WebSocket that appends the alert on `stream-event` (no validation, no',
         'queue, no widgets). "Next frame" is the first requestAnimationFrame after the alert was inserted, an upper',
-        'bound of when it is painted. Events alternate between the two pages.',
+        'bound of when it is painted. Events alternate between the two pages. The DOM rows are those of the round whose',
+        `p99 ratio is the median (ratios of the rounds: ${rounds.map((r) => `${fmt(r.ratio, 3)}×`).join(', ')}); the frame rows pool every round.`,
         '',
         ...table(
           ['measure', 'p50 ms', 'p99 ms', 'max ms', 'p99 ratio to baseline'],

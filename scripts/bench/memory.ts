@@ -98,6 +98,15 @@ export async function runMemory(ctx: BenchContext): Promise<Section> {
         // RSS that fell while clients were added is no reading (the host reclaimed idle pages meanwhile).
         met: dIdle > 0 && bIdle > 0 && dIdle < TARGET_BYTES && dIdle <= 1.3 * bIdle,
       },
+      {
+        benchmark: '2 memory',
+        measure: `V8 heap per idle subscribed connection, N=${N}`,
+        value: kib(perConnection(d, 'idle', 'heapUsed')),
+        baseline: kib(perConnection(b, 'idle', 'heapUsed')),
+        ratio: ratio(perConnection(d, 'idle', 'heapUsed'), perConnection(b, 'idle', 'heapUsed')),
+        // What the server keeps in objects per connection: the steady figure where the host reclaims pages.
+        target: 'reported',
+      },
     ],
     body: [
       `VmRSS of the server process (/proc/<pid>/status) after two full GCs (the child runs with --expose-gc; the GC is`,

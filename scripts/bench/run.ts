@@ -20,9 +20,9 @@ const BUDGET_MS: Record<string, number> = {
   memory: 80_000,
   pages: 45_000,
   gatekeeper: 75_000,
-  screen: 60_000,
+  screen: 120_000,
   growth: 70_000,
-  actions: 60_000,
+  actions: 100_000,
   journal: 120_000,
   platforms: 60_000,
 };
