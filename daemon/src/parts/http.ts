@@ -1,0 +1,214 @@
+// The HTTP part: one server on one port for the overlay pages, the dashboard, the control API and
+// the WebSocket upgrade, behind the front door; in dev mode the pages come from Vite with hot reload.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ObsConnection } from '../actions/obs.js';
+import type { ActionRunner } from '../actions/runner.js';
+import type { Speech } from '../actions/speech.js';
+import { createHttpApp, type PageRenderer, requestListener } from '../http/app.js';
+import type { ConnectionLimiter } from '../http/connection-limit.js';
+import type { CreationLimits } from '../http/control-api.js';
+import type { DevDashboard, DevPage } from '../http/dev-page.js';
+import { createControlGuard, createFrontDoor, createUpgradeListener } from '../http/front-door.js';
+import { compiledPageRenderer } from '../http/page.js';
+import { obsStatusInWords, StatusParts } from '../http/status-parts.js';
+import type { Ingest } from '../ingest/ingest.js';
+import type { Journal } from '../journal/journal.js';
+import { TwitchSignInService } from '../sources/twitch/sign-in.js';
+import type { DataDir } from '../store/data-dir.js';
+import type { OverlayStore } from '../store/overlay-store.js';
+import type { RulesStore } from '../store/rules-store.js';
+import type { SettingsStore } from '../store/settings-store.js';
+import type { Hub } from '../ws/hub.js';
+import type { PageTokens } from '../ws/page-tokens.js';
+import { startPart } from './disposal-stack.js';
+import type { PlatformAccess } from './sources.js';
+
+export interface HttpOptions {
+  port: number;
+  host: string;
+  /** Serve the page from the Vite dev server with hot reload. */
+  dev?: boolean;
+  /** The tunnel's public hostname: accepted as Host and Origin, and its requests read CF-Connecting-IP. */
+  tunnelHost?: string;
+  /** Tier limits on creating overlays and rules (the licence manager). */
+  limits?: CreationLimits;
+}
+
+export interface HttpPart {
+  /** The Twitch sign-in the dashboard drives. */
+  twitchSignIn: TwitchSignInService;
+  port: number;
+  /** Base URL for local clients, e.g. http://127.0.0.1:7890 */
+  url: string;
+  /** Parts of GET /status; `obs` is there from the start. */
+  statusFields: StatusParts;
+  /** The tunnel hostname in force. */
+  state: { tunnelHost: string | undefined };
+  /** Stops accepting connections (the server part waits for those left) and stops the dev servers. */
+  close(): Promise<void>;
+}
+
+export interface ServerPart {
+  server: Server;
+  /** Closes every connection left (the WebSocket part said goodbye to its clients before) and waits for them. */
+  close(): Promise<void>;
+}
+
+/**
+ * The server is made first and closed last of the HTTP side: the connections it waits for include the
+ * WebSocket ones, which the hub closes in between.
+ */
+export function openServer(): ServerPart {
+  const server = createServer();
+  // Idle keep-alive sockets are not counted against the per-IP limit; do not let them linger.
+  server.keepAliveTimeout = 5000;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 60_000;
+  let listened = false;
+  server.once('listening', () => {
+    listened = true;
+  });
+  const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
+  return {
+    server,
+    async close() {
+      if (!listened) return;
+      if (server.listening) server.close();
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+export function startHttp(
+  options: HttpOptions,
+  ctx: {
+    dataDir: DataDir;
+    keys: { current: string };
+    overlays: OverlayStore;
+    rules: RulesStore;
+    settings: SettingsStore;
+    journal: Journal;
+    server: Server;
+    hub: Hub;
+    tokens: PageTokens;
+    limiter: ConnectionLimiter;
+    obs: ObsConnection;
+    speech: Speech;
+    actions: ActionRunner;
+    ingest: Ingest;
+    access: PlatformAccess;
+    log: (line: string) => void;
+  },
+): Promise<HttpPart> {
+  const { dataDir, keys, server, hub, obs, access, log } = ctx;
+  return startPart(log, async (stack) => {
+    const twitchSignIn = new TwitchSignInService({
+      authUrl: access.urls.twitchAuth,
+      dataDir: dataDir.root,
+      clientId: access.twitchClientId,
+      configArrival: access.configArrival,
+      credentials: access.report,
+      log,
+    });
+    stack.push(() => twitchSignIn.close(), 'the Twitch sign-in');
+
+    let boundPort = 0;
+    const statusFields = new StatusParts();
+    statusFields.set('obs', () => obsStatusInWords(obs.status()));
+    const state = { tunnelHost: options.tunnelHost };
+
+    let devPage: DevPage | undefined;
+    let devDashboard: DevDashboard | undefined;
+    const page: PageRenderer = options.dev
+      ? {
+          render: (id, token) =>
+            devPage ? devPage.render(id, token) : Promise.reject(new Error('dev server not ready')),
+        }
+      : compiledPageRenderer(() => boundPort);
+    const frontDoorOptions = {
+      limiter: ctx.limiter,
+      tunnelHost: () => state.tunnelHost,
+      get adminKey() {
+        return keys.current;
+      },
+      hub,
+      dev: options.dev === true,
+    };
+    const frontDoor = createFrontDoor(frontDoorOptions);
+    const app = createHttpApp({
+      twitchSignIn,
+      actions: ctx.actions,
+      obs,
+      speech: ctx.speech,
+      settings: ctx.settings,
+      journal: ctx.journal,
+      dataDir,
+      server,
+      frontDoor,
+      controlGuard: createControlGuard(frontDoorOptions),
+      overlays: ctx.overlays,
+      rules: ctx.rules,
+      hub,
+      tokens: ctx.tokens,
+      page,
+      ingest: ctx.ingest,
+      mediaDir: dataDir.mediaDir,
+      tunnelHost: frontDoorOptions.tunnelHost,
+      log,
+      limits: options.limits,
+      ...(options.dev
+        ? {
+            devMiddleware: (req, res, next) => (devPage ? devPage.middleware(req, res, next) : next()),
+            dashboardDevMiddleware: (req, res, next) =>
+              devDashboard ? devDashboard.middleware(req, res, next) : next(),
+          }
+        : {}),
+      status: () => ({ port: boundPort, ...statusFields.read() }),
+    });
+    server.on('request', requestListener(app, frontDoor));
+    server.on('upgrade', createUpgradeListener(frontDoorOptions));
+    server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+      socket.end(
+        'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nX-Content-Type-Options: nosniff\r\nContent-Length: 0\r\n\r\n',
+      );
+    });
+
+    await listen(server, options.port, options.host);
+    stack.push(async () => {
+      // Shutdown begins here: no new connection; the WebSocket and server parts close those left.
+      server.close();
+      server.closeIdleConnections();
+      await devPage?.close();
+      await devDashboard?.close();
+    }, 'the HTTP server');
+    boundPort = (server.address() as AddressInfo).port;
+    if (options.dev) {
+      const { startDevDashboard, startDevPage } = await import('../http/dev-page.js');
+      // Both are kept as they come, so the close above stops the one that started when the other fails.
+      const [pageStart, dashboardStart] = await Promise.allSettled([
+        startDevPage(server, () => boundPort),
+        startDevDashboard(server),
+      ]);
+      if (pageStart.status === 'fulfilled') devPage = pageStart.value;
+      if (dashboardStart.status === 'fulfilled') devDashboard = dashboardStart.value;
+      if (pageStart.status === 'rejected') throw pageStart.reason;
+      if (dashboardStart.status === 'rejected') throw dashboardStart.reason;
+    }
+    const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
+    const url = `http://${hostForUrl === '0.0.0.0' || hostForUrl === '[::]' ? '127.0.0.1' : hostForUrl}:${boundPort}`;
+    return { twitchSignIn, port: boundPort, url, statusFields, state };
+  });
+}
