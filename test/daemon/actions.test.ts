@@ -213,7 +213,12 @@ describe('webhook and Streamer.bot actions', () => {
     expect(
       dropped.every((e) => e.error === `dropped: 32 requests to ${receiver.url} are still unanswered`),
     ).toBe(true);
-    await new Promise((r) => setTimeout(r, 200));
+    // The 32 under way reach the receiver; the rest were refused at once (above), so no more come.
+    await waitFor(
+      () => receiver.requests.filter((r) => r.url === '/flood').length >= 32,
+      3000,
+      'the 32 calls',
+    );
     expect(receiver.requests.filter((r) => r.url === '/flood')).toHaveLength(32);
     // They end at their timeout; the next events are called again.
     await until(async () => ((await log()).length >= before + 40 ? true : undefined), 'the timeouts', 8000);
@@ -232,12 +237,15 @@ describe('delays and queues', () => {
     ]);
     for (const name of ['One', 'Two', 'Three']) await api(daemon, 'POST', '/api/events', gift(name));
     await waitFor(() => receiver.requests.length === 1, 3000, 'the first call');
-    // One at a time: the others wait for it.
-    await new Promise((r) => setTimeout(r, 250));
+    // One at a time: once the others' delays are over, the queue holds them behind the first.
+    const queues = async () => (await api(daemon, 'GET', '/api/actions/queues')).json();
+    await until(
+      async () => ((await queues()) as { waiting: number }[])[0]?.waiting === 2 || undefined,
+      'the two others waiting',
+      3000,
+    );
     expect(receiver.requests.map((r) => r.url)).toEqual(['/q?n=One']);
-    expect(await (await api(daemon, 'GET', '/api/actions/queues')).json()).toEqual([
-      { name: 'camera', running: true, waiting: 2 },
-    ]);
+    expect(await queues()).toEqual([{ name: 'camera', running: true, waiting: 2 }]);
     const skipped = await api(daemon, 'POST', '/api/actions/queues/camera/skip');
     expect(await skipped.json()).toEqual({ name: 'camera', running: true, waiting: 1 });
     await waitFor(() => receiver.requests.length === 2, 3000, 'the second call');
@@ -245,7 +253,12 @@ describe('delays and queues', () => {
     const cleared = await api(daemon, 'POST', '/api/actions/queues/camera/clear');
     expect(await cleared.json()).toEqual({ name: 'camera', running: true, waiting: 0 });
     for (const res of holding.splice(0)) res.end();
-    await new Promise((r) => setTimeout(r, 300));
+    // The queue empties once the running call ended; a third call would have kept it running.
+    await until(
+      async () => ((await queues()) as unknown[]).length === 0 || undefined,
+      'the queue done',
+      3000,
+    );
     expect(receiver.requests).toHaveLength(2);
     expect((await api(daemon, 'POST', '/api/actions/queues/nope/skip')).status).toBe(404);
   });
