@@ -9,8 +9,10 @@ import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import * as tar from 'tar';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createBackup, restoreBackup } from '../../daemon/src/backup/backup.js';
+import { dataDirPaths } from '../../daemon/src/store/data-dir.js';
 import { killCliProcesses, runCli } from '../support/cli.js';
-import { api, makeDataDir, startTestDaemon } from '../support/daemon.js';
+import { api, makeDataDir, startTestDaemon, waitFor } from '../support/daemon.js';
 
 afterEach(() => killCliProcesses());
 
@@ -208,6 +210,59 @@ describe('backup and restore', () => {
       await daemon.close();
     }
   }, 30_000);
+});
+
+describe('live widget values', () => {
+  it("a backup carries the goal as the stream left it, and a restore puts it back; one without them takes its overlay files' values", async () => {
+    const dir = await makeDataDir();
+    const out = await makeDataDir();
+    const likes = async (count: number) => {
+      const daemon = await startTestDaemon({ dataDir: dir });
+      try {
+        const overlay = daemon.overlays.list()[0]!;
+        const goalOf = () => {
+          const goal = daemon.overlays.get(overlay.id)?.widgets.find((w) => w.type === 'goal');
+          return goal?.type === 'goal' ? goal.current : undefined;
+        };
+        const before = goalOf() ?? 0;
+        for (let i = 0; i < count; i++)
+          daemon.ingest({
+            type: 'like',
+            platform: 'api',
+            user: { uniqueId: 'u', nickname: 'U' },
+            data: { likeCount: 1 },
+          });
+        await waitFor(() => goalOf() === before + count);
+        return { before, after: goalOf() };
+      } finally {
+        await daemon.close();
+      }
+    };
+    try {
+      // The demo overlay has a goal of likes.
+      expect(await likes(12)).toEqual({ before: 0, after: 12 });
+      const dirs = dataDirPaths(dir);
+      const file = join(out, 'live.tar.gz');
+      await createBackup(dirs, file, { includeSecrets: false });
+      const members: string[] = [];
+      await tar.t({ file, onReadEntry: (e) => void members.push(e.path) });
+      expect(members).toContain('live-values.json');
+      expect(await likes(5)).toEqual({ before: 12, after: 17 });
+      await restoreBackup(dirs, file);
+      expect((await likes(0)).before).toBe(12);
+
+      // A backup from before live-values.json existed: the values its overlay files hold (the demo's 0).
+      await rm(dirs.liveValuesFile);
+      const old = join(out, 'old.tar.gz');
+      await createBackup(dirs, old, { includeSecrets: false });
+      expect(await likes(3)).toEqual({ before: 0, after: 3 });
+      await restoreBackup(dirs, old);
+      expect((await likes(0)).before).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+      await rm(out, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('restore and the data directory lock', () => {

@@ -26,6 +26,7 @@ import { createGunzip } from 'node:zlib';
 import Database from 'better-sqlite3';
 import * as tar from 'tar';
 import * as v from 'valibot';
+import { LiveValuesFile } from '../../../shared/live-values.js';
 import { MediaPath, parseJsonWith, parseWith } from '../../../shared/protocol/index.js';
 import { RuleList } from '../../../shared/rules.js';
 import { keepMissingSecrets, StoredSettings, withoutSecrets } from '../../../shared/settings.js';
@@ -48,6 +49,8 @@ export type BackupManifest = v.InferOutput<typeof Manifest>;
 /** Files that hold secrets: in a backup only with --include-secrets. */
 const SECRET_FILES = ['admin.key', 'license.json', 'tunnel.json', TWITCH_FILE] as const;
 const JSON_MAX = 1024 * 1024;
+/** The values widgets keep from events (goal progress, counters, top gifters), apart from the overlay files. */
+const LIVE_VALUES = 'live-values.json';
 const MEDIA_MAX = 20 * 1024 * 1024;
 const EVENTS_MAX = 4 * 1024 * 1024 * 1024;
 const TOTAL_MAX = 6 * 1024 * 1024 * 1024;
@@ -89,7 +92,8 @@ function shown(name: string): string {
 
 /** The largest a member may be, by its path; undefined: it has no place in a backup. */
 function allowedSize(path: string): number | undefined {
-  if (path === 'manifest.json' || path === 'rules.json' || path === 'settings.json') return JSON_MAX;
+  if (path === 'manifest.json' || path === 'rules.json' || path === 'settings.json' || path === LIVE_VALUES)
+    return JSON_MAX;
   if (path === 'events.db') return EVENTS_MAX;
   if ((SECRET_FILES as readonly string[]).includes(path)) return JSON_MAX;
   if (/^overlays\/[0-9a-f-]{36}\.json$/.test(path)) return JSON_MAX;
@@ -141,6 +145,7 @@ export async function createBackup(
     for (const name of await regularFiles(dirs.mediaDir))
       if (allowedSize(`media/${name}`) !== undefined) await take(join(dirs.mediaDir, name), `media/${name}`);
     if ((await exists(dirs.rulesFile))?.isFile()) await take(dirs.rulesFile, 'rules.json');
+    if ((await exists(dirs.liveValuesFile))?.isFile()) await take(dirs.liveValuesFile, LIVE_VALUES);
     if ((await exists(dirs.settingsFile))?.isFile()) {
       const settings = parseJsonWith(StoredSettings, await readFile(dirs.settingsFile, 'utf8'));
       if (settings.ok) {
@@ -338,6 +343,10 @@ async function validate(
       if (!parsed.ok) throw new BackupError(`${path}: ${parsed.error}`);
     }
   }
+  if (members.has(LIVE_VALUES)) {
+    const live = parseJsonWith(LiveValuesFile, await text(LIVE_VALUES));
+    if (!live.ok) throw new BackupError(`${LIVE_VALUES}: ${live.error}`);
+  }
   if (members.has('rules.json')) {
     const rules = parseJsonWith(RuleList, await text('rules.json'));
     if (!rules.ok) throw new BackupError(`rules.json: ${rules.error}`);
@@ -403,7 +412,15 @@ async function makePrivate(dir: string): Promise<void> {
 }
 
 /** What a restore replaces, in the data directory. */
-const RESTORED = ['overlays', 'media', 'rules.json', 'settings.json', 'events.db', ...SECRET_FILES] as const;
+const RESTORED = [
+  'overlays',
+  LIVE_VALUES,
+  'media',
+  'rules.json',
+  'settings.json',
+  'events.db',
+  ...SECRET_FILES,
+] as const;
 
 /** Checks an archive as a restore would, and changes nothing (the dashboard's import before its restart). */
 export async function verifyBackup(dirs: DataDir, file: string): Promise<v.InferOutput<typeof Manifest>> {
@@ -464,8 +481,10 @@ export async function restoreBackup(
     // Everything checked: the current state moves aside, then the backup's takes its place.
     const keptIn = join(dirs.backupsDir, (options.now ?? new Date()).toISOString().replace(/[:.]/g, '-'));
     await mkdir(keptIn, { recursive: true, mode: 0o700 });
-    // The backup's overlays and media replace the current ones whole (none in it: none after).
-    const incoming = (name: string) => name === 'overlays' || name === 'media' || members.has(name);
+    // The backup's overlays and media replace the current ones whole (none in it: none after); the live
+    // widget values go with the overlays (a backup without them: the restored overlay files' values).
+    const incoming = (name: string) =>
+      name === 'overlays' || name === LIVE_VALUES || name === 'media' || members.has(name);
     const moved: string[] = [];
     try {
       for (const name of RESTORED) {
