@@ -240,7 +240,9 @@ describe('widget state', () => {
       const goalOnDisk = () => fileGoal(overlayId, flooded.dataDir.root);
       const c = await subscribe(flooded, overlayId);
       clients.push(c);
-      // Likes every 10 ms for 2 s: the goal is written every 100 ms all along.
+      // Likes every 10 ms for 2 s: the goal is written every 100 ms all along. The pause paces the flood,
+      // it waits for nothing: a real daemon's file watcher and writes run on the real clock, so the flood
+      // has to span real time for the hand edit to land among the writes (no fake clock reaches them).
       let flooding = true;
       const flood = (async () => {
         for (let i = 0; i < 200 && flooding; i++) {
