@@ -233,6 +233,21 @@ describe('RuleEngine actions', () => {
     ).toEqual([{ text: 'hi' }, { text: 'ok' }]);
   });
 
+  it('refuses a rendered payload over 64 KiB as JSON, counting escapes and multi-byte characters', () => {
+    const engine = new RuleEngine(
+      rules([{ id: 'echo', trigger: 'chat', actions: [action({ text: '{data.comment}' })] }]),
+    );
+    // 11,000 control characters are 11,000 characters but 66,000 bytes once escaped (\u0001 each).
+    const escaped = engine.evaluate(chat('\u0001'.repeat(11_000)));
+    expect(escaped.actions).toEqual([]);
+    expect(escaped.errors[0]?.message).toMatch(/over the limit of 65536/);
+    // 22,000 three-byte characters are 66,000 bytes; 21,000 of them (63,000) pass.
+    expect(engine.evaluate(chat('€'.repeat(22_000))).errors).toHaveLength(1);
+    const fits = engine.evaluate(chat('€'.repeat(21_000)));
+    expect(fits.errors).toEqual([]);
+    expect(fits.actions).toHaveLength(1);
+  });
+
   it('evaluates 500 rules against a flood of events quickly', () => {
     const list = rules(
       Array.from({ length: 500 }, (_, i) => ({

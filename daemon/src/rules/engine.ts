@@ -299,10 +299,36 @@ export function fireRule(rule: Rule, event: StreamEvent): FiredAction[] {
 export const MAX_RENDERED_PAYLOAD_BYTES = 64 * 1024;
 
 function capped(payload: Record<string, unknown>): Record<string, unknown> {
+  // Most payloads are a few short strings: a bound on their size says so without serialising them.
+  if (sizeBound(payload, MAX_RENDERED_PAYLOAD_BYTES) <= MAX_RENDERED_PAYLOAD_BYTES) return payload;
   const size = Buffer.byteLength(JSON.stringify(payload));
   if (size > MAX_RENDERED_PAYLOAD_BYTES)
     throw new Error(`its rendered payload is ${size} bytes, over the limit of ${MAX_RENDERED_PAYLOAD_BYTES}`);
   return payload;
+}
+
+/**
+ * An upper bound of the UTF-8 size of `JSON.stringify(value)` for what compilePayload renders (strings,
+ * numbers, booleans, null, arrays and plain objects), or a figure past `limit` once it is clear the bound
+ * is. A UTF-16 unit is at most 6 bytes escaped (`\u001f`), a number at most 24 characters.
+ */
+function sizeBound(value: unknown, limit: number): number {
+  if (typeof value === 'string') return 6 * value.length + 2;
+  if (typeof value !== 'object' || value === null) return 24;
+  let size = 2;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      size += sizeBound(item, limit) + 1;
+      if (size > limit) return size;
+    }
+    return size;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    size += 6 * key.length + 4 + sizeBound(record[key], limit);
+    if (size > limit) return size;
+  }
+  return size;
 }
 
 /** Compiles one action's templates; the returned function renders it for an event (size-capped). */
