@@ -111,6 +111,11 @@ export interface RunningDaemon {
   newAdminKey: boolean;
   /** Base URL for local clients, e.g. http://127.0.0.1:7890 */
   url: string;
+  /**
+   * Puts a part started on top of the daemon (remote access) on its disposal stack: `close()` closes it
+   * first, before the daemon's own parts.
+   */
+  onClose(close: () => void | Promise<void>, what?: string): void;
   close(): Promise<void>;
 }
 
@@ -257,6 +262,7 @@ async function startParts(
     // Shutdown is start in reverse: the sources stop (a streak in progress still reaches the pages),
     // the server stops accepting, the pipeline and actions finish, the hub says goodbye (1001), the
     // last connections close, then the journal, the stores and the lock.
+    onClose: (close, what) => stack.push(close, what),
     close: () => stack.closeAll(),
   };
 }

@@ -7,6 +7,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startDaemon } from '../../daemon/src/daemon.js';
+import { startRemoteAccess } from '../../daemon/src/remote-access.js';
 import { api, makeDataDir, subscribe, UNREACHABLE_PLATFORMS, waitFor } from '../support/daemon.js';
 
 const dirs: string[] = [];
@@ -47,6 +48,13 @@ function daemonOptions(dataDir: string, logs: string[]) {
 async function startAndStop(dataDir: string): Promise<void> {
   const logs: string[] = [];
   const daemon = await startDaemon(daemonOptions(dataDir, logs));
+  // Remote access on top, as `overlay-daemon start` runs it (a Gatekeeper at a closed port): the
+  // daemon's close closes it first.
+  const remote = await startRemoteAccess(daemon, {
+    gatekeeper: 'http://127.0.0.1:9',
+    log: (line) => logs.push(line),
+  });
+  daemon.onClose(() => remote.close(), 'remote access');
   const client = await subscribe(daemon, daemon.overlays.list()[0]!.id);
   const res = await api(daemon, 'POST', '/api/events', {
     type: 'gift',

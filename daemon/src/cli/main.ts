@@ -492,7 +492,15 @@ async function start(values: Values, io: CliIo): Promise<number> {
     io.out(`dashboard (sign-in link, keep it private): ${dashboardSignInUrl(daemon.url, daemon.adminKey)}\n`);
   else io.out('dashboard: run "overlay-daemon dashboard" to open it signed in\n');
   // Licence, tier limits and the tunnel (when `tunnel up` has stored one).
-  const remote: RemoteAccess = await startRemoteAccess(daemon, { ...remoteOptions, licence });
+  // One lifecycle: remote access is the daemon's last part, closed first when the daemon closes.
+  let remote: RemoteAccess;
+  try {
+    remote = await startRemoteAccess(daemon, { ...remoteOptions, licence });
+  } catch (err) {
+    await daemon.close();
+    throw err;
+  }
+  daemon.onClose(() => remote.close(), 'remote access');
   void remote.firstCheck.then(
     () => {
       firstCheckDone = true;
@@ -503,9 +511,9 @@ async function start(values: Values, io: CliIo): Promise<number> {
   );
   io.out('press Ctrl+C to stop\n');
   await stopped;
-  // Every source's retries and timers end with it; a library's request still in flight (TikTok's, to an
-  // unreachable host) would hold the process for its own timeout: it is not waited for.
-  await remote.close();
+  // Start in reverse: remote access, then the daemon's parts. Every source's retries and timers end with
+  // it; a library's request still in flight (TikTok's, to an unreachable host) would hold the process for
+  // its own timeout: it is not waited for.
   await daemon.close();
   io.out('stopped\n');
   io.stopped?.();

@@ -270,8 +270,15 @@ export async function fetchJson<S extends v.GenericSchema | undefined = undefine
 }
 
 function startTimeout(ms: number, timers: Timers | undefined): { signal: AbortSignal; clear(): void } {
-  if (!timers) return { signal: AbortSignal.timeout(ms), clear: () => {} };
   const controller = new AbortController();
+  if (!timers) {
+    // Not AbortSignal.timeout: its timer cannot be cleared, and would outlive every answered call.
+    const timer = setTimeout(
+      () => controller.abort(new DOMException('The operation timed out.', 'TimeoutError')),
+      ms,
+    ).unref();
+    return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  }
   const handle: TimerHandle = timers.setTimeout(
     () => controller.abort(new DOMException('The operation timed out.', 'TimeoutError')),
     ms,
