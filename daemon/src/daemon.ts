@@ -1,4 +1,5 @@
-// Composes the daemon: data directory, overlay and rule stores, WebSocket hub, HTTP routes, on one port.
+// Composes the daemon from its parts (parts/: stores, journal, server, WebSocket hub, actions, ingest, HTTP,
+// sources) on one port, with one disposal stack: shutdown, or a start that fails, undoes them in reverse.
 import { existsSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import type { RemoteConfig } from '../../shared/config.js';
