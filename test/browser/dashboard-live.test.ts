@@ -43,6 +43,10 @@ const liveGoal = (id: string) =>
 
 /** The Overlays view, loaded afresh so it lists overlays made through the API (the session survives a reload). */
 async function openOverlaysTab(): Promise<void> {
+  // Each view has its own address: a reload stays where the last test left the dashboard.
+  await dashboard.evaluate(() => {
+    location.hash = '#/overlays';
+  });
   await dashboard.reload();
   await dashboard.getByRole('heading', { name: 'Overlays' }).waitFor();
 }
