@@ -122,6 +122,25 @@ describe('rules', () => {
     expect(await postEvent(like(3))).toEqual({ status: 202, body: { accepted: true, firedRules: [] } });
   });
 
+  it('answers an event before the actions it fired start, and starts them right after, in firing order', async () => {
+    const overlayId = await newOverlay('After the answer');
+    await putRules([
+      { id: 'first', trigger: 'gift', actions: [alertAction(overlayId)] },
+      { id: 'second', trigger: 'gift', actions: [{ ...alertAction(overlayId), widgetId: 'title' }] },
+    ]);
+    const sent: string[] = [];
+    const stop = daemon.hub.onCommand((_id, command) => sent.push(command.widgetId));
+    try {
+      const report = daemon.ingest(gift('Bo', 'Rose', 1));
+      expect(report.firedRules).toEqual(['first', 'second']);
+      expect(sent).toEqual([]);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(sent).toEqual(['alerts', 'title']);
+    } finally {
+      stop();
+    }
+  });
+
   it('compiles the rules once per change, not once per event', async () => {
     const overlayId = await newOverlay('Compile');
     await putRules([{ id: 'r', trigger: 'chat', actions: [alertAction(overlayId)] }]);

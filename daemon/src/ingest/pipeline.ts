@@ -3,14 +3,15 @@
 // - Rules: the list in force (`rules.current()`) is compiled by a RuleEngine when it changes (the
 //   store hands out a new array on every change), never per event. Each fired action goes out as
 //   `overlay-command` through `hub.sendCommand`. Rules run after the `stream-event` broadcast
-//   (ingest.ts puts that step first), so they never hold up event delivery.
+//   (ingest.ts puts that step first), so they never hold up event delivery; their actions start once
+//   the event's turn is over (the 202 answered, the next event read), in the order they fired.
 // - Widget state (docs/events-and-rules.md §3): goal `current`, counter `value` and top-gifters
 //   `entries` follow the events. They have one owner, widget-state/live-values-store.ts, which queues
 //   and coalesces the changes, applies `reset` commands, and keeps the values apart from the overlay
 //   files; this step hands it each event after the rules.
 import type { RuleList } from '../../../shared/rules.js';
 import { ActionRunner } from '../actions/runner.js';
-import { RuleEngine } from '../rules/engine.js';
+import { type FiredAction, RuleEngine } from '../rules/engine.js';
 import type { LiveValuesStore } from '../widget-state/live-values-store.js';
 import type { EventHandler, IngestContext } from './ingest.js';
 
@@ -37,6 +38,16 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
     new ActionRunner({ sendCommand: (overlayId, command) => hub.sendCommand(overlayId, command), log });
   const engine = new RuleEngine();
   let compiledFrom: RuleList | undefined;
+  /** Actions fired in this turn, run together once it is over. */
+  let fired: FiredAction[][] = [];
+  let firing: NodeJS.Immediate | undefined;
+  const runFired = () => {
+    if (firing) clearImmediate(firing);
+    firing = undefined;
+    const batch = fired;
+    fired = [];
+    for (const actions of batch) runner.run(actions);
+  };
   const runRules: EventHandler = (event) => {
     const list = rules.current();
     if (list !== compiledFrom) {
@@ -50,8 +61,11 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
     const firedRules: string[] = [];
     for (const action of actions)
       if (firedRules[firedRules.length - 1] !== action.ruleId) firedRules.push(action.ruleId);
-    // Overlay commands nothing waits for go out now; the rest runs without holding up this event.
-    runner.run(actions);
+    // Run after this turn: neither the answer to the event nor the next event waits for the actions.
+    if (actions.length > 0) {
+      fired.push(actions);
+      firing ??= setImmediate(runFired);
+    }
     return { firedRules };
   };
 
@@ -59,6 +73,9 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
   const liveValues = options.liveValues;
   return {
     handlers: liveValues ? [runRules, (event) => liveValues.handleEvent(event)] : [runRules],
-    close() {},
+    close() {
+      // What the last events fired still starts, as it would have a moment later.
+      runFired();
+    },
   };
 }
