@@ -165,5 +165,8 @@ export function createUpgradeListener(options: FrontDoorOptions) {
     // Decisions-2 §5: a connection counts against the per-IP limit once it has sent `init`; before
     // that it has a budget of its own in the hub, so idle sockets cannot lock OBS or the dashboard out.
     options.hub.handleUpgrade(req, socket, head, clientIp(req, hostKind));
+    // The upgrade completed in this call (or the socket is gone): `ws` now handles the socket's errors,
+    // and an idle overlay connection keeps one error listener rather than two.
+    socket.off('error', destroyOnError);
   };
 }
