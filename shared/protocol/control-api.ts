@@ -2,7 +2,7 @@
 // the dashboard parses them, so neither guesses at the other's.
 import * as v from 'valibot';
 import { TtsSound } from './commands.js';
-import { StreamEvent } from './events.js';
+import { PlatformSchema, StreamEvent } from './events.js';
 import { Tier } from './gatekeeper.js';
 import { MediaPath, VoiceId } from './primitives.js';
 
@@ -257,6 +257,10 @@ export const ViewerFigures = v.object({
   likes: count,
   chats: count,
   points: v.number(),
+  /** The platform whose unit `diamonds` are in (bits, a currency's cents, diamonds); `mixed`: the figure alone. */
+  platform: v.optional(v.union([PlatformSchema, v.literal('mixed')])),
+  /** The currency of YouTube gifts in `diamonds` (cents), when every one said the same. */
+  currency: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/))),
 });
 export type ViewerFigures = v.InferOutput<typeof ViewerFigures>;
 

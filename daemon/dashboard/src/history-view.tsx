@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { giftValueText } from '../../../shared/money.js';
 import {
   parseWith,
   type SessionMinutes,
@@ -96,7 +97,11 @@ function Viewers(props: { list: ViewerFigures[]; metric: Metric; label: string }
     <ol class="viewers" aria-label={props.label}>
       {props.list.map((v) => (
         <li key={v.uniqueId}>
-          {v.nickname || v.uniqueId} — {NUMBER.format(v[props.metric])} {props.metric}
+          {v.nickname || v.uniqueId} —{' '}
+          {props.metric === 'diamonds'
+            ? // Gift value in the unit of the platform it came from (bits, a currency, diamonds).
+              giftValueText(v.platform, v.diamonds, v.currency)
+            : `${NUMBER.format(v[props.metric])} ${props.metric}`}
         </li>
       ))}
     </ol>

@@ -29,7 +29,7 @@ import type {
 } from '../../../shared/protocol/index.js';
 import { journalRanked, widgetReactsTo } from '../../../shared/widget-reactions.js';
 import { errorMessage } from '../errors.js';
-import type { Journal } from '../journal/journal.js';
+import type { Journal, ViewerFigures } from '../journal/journal.js';
 import type { LiveValuesLayer, OverlayStore } from '../store/overlay-store.js';
 import { readPrivateJson, writePrivateJson } from '../store/private-json-file.js';
 import type { TimerHandle, Timers } from '../timers.js';
@@ -244,7 +244,8 @@ export class LiveValuesStore implements LiveValuesLayer {
           uniqueId: v.uniqueId,
           nickname: v.nickname,
           diamonds: v.diamonds,
-          ...(metric === 'diamonds' ? {} : { value: v[metric] }),
+          // Gift value in the unit of the platform it came from, as the classic board names it.
+          ...(metric === 'diamonds' ? unitOf(v) : { value: v[metric] }),
         }));
         if (JSON.stringify(entries) === JSON.stringify(w.entries)) return w;
         changed = true;
@@ -288,6 +289,11 @@ export class LiveValuesStore implements LiveValuesLayer {
       }),
     );
   }
+}
+
+/** The unit of a viewer's gift value from the journal, as a board entry carries it (none when unknown). */
+function unitOf({ platform, currency }: ViewerFigures): Pick<ViewerFigures, 'platform' | 'currency'> {
+  return { ...(platform ? { platform } : {}), ...(currency ? { currency } : {}) };
 }
 
 function sameValues(
