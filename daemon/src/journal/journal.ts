@@ -3,16 +3,11 @@
 // stream sessions with running totals, per-viewer figures for leaderboards and points, retention, and a
 // corrupt database moved aside rather than stopping the daemon.
 import { chmodSync, closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { currencyCode } from '../../../shared/money.js';
-import {
-  type OverlayCommandInput,
-  PLATFORMS,
-  type Platform,
-  type StreamEvent,
-  type StreamEventType,
-} from '../../../shared/protocol/index.js';
+import type { OverlayCommandInput, StreamEvent, StreamEventType } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
 
 /** Where an event came from: a platform source, or the control API. */
@@ -109,43 +104,6 @@ const MIGRATIONS: readonly string[] = [
    END;
    CREATE TRIGGER events_add_test AFTER INSERT ON events WHEN NEW.test <> 0 BEGIN
      UPDATE sessions SET last_at = NEW.at, last_seq = NEW.seq, test_events = test_events + 1 WHERE id = NEW.session;
-   END;`,
-  // Gift value is in its platform's unit (TikTok's diamonds, Twitch's bits, a Super Chat's currency in
-  // cents): each event keeps its platform (and a YouTube gift its currency), and each viewer's figures the
-  // unit their `diamonds` are in, `mixed` once gifts in different units were added up; a board names it
-  // without reading events. Viewers whose gift events are still kept get their unit now.
-  `ALTER TABLE events ADD COLUMN platform TEXT;
-   ALTER TABLE events ADD COLUMN currency TEXT;
-   ALTER TABLE viewers ADD COLUMN platform TEXT;
-   ALTER TABLE viewers ADD COLUMN currency TEXT;
-   UPDATE viewers SET platform = g.platform, currency = g.currency FROM (
-     SELECT session, user_id,
-       CASE WHEN COUNT(DISTINCT p) = 1 THEN MAX(p) ELSE 'mixed' END AS platform,
-       CASE WHEN COUNT(DISTINCT c) = 1 AND COUNT(c) = COUNT(*) AND MAX(p) = 'youtube' THEN MAX(c) END AS currency
-     FROM (SELECT session, user_id, COALESCE(json_extract(event, '$.platform'), 'api') AS p,
-             json_extract(event, '$.data.currency') AS c
-           FROM events WHERE type = 'gift' AND test = 0 AND diamonds > 0)
-     GROUP BY session, user_id
-   ) AS g WHERE viewers.session = g.session AND viewers.user_id = g.user_id;
-   UPDATE viewers SET currency = NULL WHERE currency IS NOT NULL AND NOT (currency GLOB '[A-Z][A-Z][A-Z]');
-   DROP TRIGGER events_add;
-   CREATE TRIGGER events_add AFTER INSERT ON events WHEN NEW.test = 0 BEGIN
-     UPDATE sessions SET last_at = NEW.at, last_seq = NEW.seq, gifts = gifts + NEW.gifts, diamonds = diamonds + NEW.diamonds,
-       likes = likes + NEW.likes, follows = follows + NEW.follows, shares = shares + NEW.shares,
-       subscribes = subscribes + NEW.subscribes, chats = chats + NEW.chats,
-       peak_viewers = MAX(peak_viewers, NEW.viewers)
-     WHERE id = NEW.session;
-     INSERT INTO viewers (session, user_id, nickname, diamonds, likes, chats, points, platform, currency)
-       SELECT NEW.session, NEW.user_id, NEW.nickname, NEW.diamonds, NEW.likes, NEW.chats, NEW.points,
-         CASE WHEN NEW.diamonds > 0 THEN NEW.platform END, CASE WHEN NEW.diamonds > 0 THEN NEW.currency END
-       WHERE NEW.diamonds + NEW.likes + NEW.chats + NEW.points > 0
-     ON CONFLICT (session, user_id) DO UPDATE SET nickname = excluded.nickname,
-       diamonds = diamonds + excluded.diamonds, likes = likes + excluded.likes,
-       chats = chats + excluded.chats, points = points + excluded.points,
-       platform = CASE WHEN excluded.diamonds <= 0 THEN platform WHEN diamonds <= 0 THEN excluded.platform
-         WHEN platform IS excluded.platform THEN platform ELSE 'mixed' END,
-       currency = CASE WHEN excluded.diamonds <= 0 THEN currency WHEN diamonds <= 0 THEN excluded.currency
-         WHEN currency = excluded.currency THEN currency END;
    END;`,
 ];
 
@@ -244,25 +202,6 @@ export interface ViewerFigures {
   likes: number;
   chats: number;
   points: number;
-  /** The platform whose unit `diamonds` are in (`mixed`: added up from several units, the figure alone). */
-  platform?: Platform | 'mixed';
-  /** The currency of YouTube gifts in `diamonds` (cents), when every one said the same. */
-  currency?: string;
-}
-
-/** A viewer's figures as read from the database: a unit it does not know is left out, not null. */
-type FiguresRow = Omit<ViewerFigures, 'platform' | 'currency'> & {
-  platform: string | null;
-  currency: string | null;
-};
-
-function figuresOf({ platform, currency, ...figures }: FiguresRow): ViewerFigures {
-  const known = platform === 'mixed' || (PLATFORMS as readonly (string | null)[]).includes(platform);
-  return {
-    ...figures,
-    ...(known ? { platform: platform as Platform | 'mixed' } : {}),
-    ...(known && currencyCode(currency) ? { currency: currency as string } : {}),
-  };
 }
 
 export interface SessionSummary {
@@ -294,15 +233,12 @@ function contribution(event: StreamEvent, points: PointRules) {
   let shares = 0;
   let subscribes = 0;
   let viewers = 0;
-  /** The currency of a YouTube gift's value (its cents), as the platform said it. */
-  let currency: string | undefined;
   switch (event.type) {
     case 'gift':
       // A Twitch cheer is one gift whose value is its bits (`repeatCount`): six cheers of 100 bits are
       // six gifts, not 600.
       gifts = event.platform === 'twitch' && event.data.giftName === 'Bits' ? 1 : event.data.repeatCount;
       diamonds = (event.data.diamondCount ?? 0) * event.data.repeatCount;
-      if (event.platform === 'youtube') currency = currencyCode(event.data.currency);
       break;
     case 'like':
       likes = event.data.likeCount;
@@ -330,7 +266,7 @@ function contribution(event: StreamEvent, points: PointRules) {
       follows * points.perFollow +
       shares * points.perShare,
   );
-  return { gifts, diamonds, likes, chats, follows, shares, subscribes, viewers, points: earned, currency };
+  return { gifts, diamonds, likes, chats, follows, shares, subscribes, viewers, points: earned };
 }
 
 export class Journal {
@@ -343,6 +279,7 @@ export class Journal {
   #reservedTo: number;
   #session: { id: number; lastAt: number } | undefined;
   readonly #checkpointTimer: NodeJS.Timeout;
+  readonly #checkpointer: Checkpointer | undefined;
   readonly #insertCommand: Database.Statement;
   /** Commands kept in the table (counted at open, then kept up to date), for the count limit. */
   #commandCount: number;
@@ -425,8 +362,12 @@ export class Journal {
       'SELECT seq FROM commands ORDER BY seq LIMIT 1 OFFSET ?',
     );
     this.#deleteCommandsUpTo = db.prepare<[number]>('DELETE FROM commands WHERE seq <= ?');
-    // The WAL is folded into the database every few seconds, between events rather than inside one.
+    // The WAL is folded into the database every few seconds, by a connection of its own in a worker
+    // thread: a checkpoint writes and syncs the database file, and events arriving meanwhile would wait
+    // for it. When the worker cannot run, this connection does it, between events.
+    this.#checkpointer = startCheckpointer(options.path, options.log);
     this.#checkpointTimer = setInterval(() => {
+      if (this.#checkpointer?.run()) return;
       try {
         this.#db.pragma('wal_checkpoint(PASSIVE)');
       } catch (err) {
@@ -441,8 +382,7 @@ export class Journal {
 
     this.#insert = db.prepare(
       `INSERT INTO events (seq, at, source, type, session, user_id, nickname, gifts, diamonds, likes, chats,
-         follows, shares, subscribes, viewers, points, event, test, platform, currency)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         follows, shares, subscribes, viewers, points, event, test) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const newSession = db.prepare(
       'INSERT INTO sessions (first_seq, last_seq, started_at, last_at) VALUES (?, ?, ?, ?)',
@@ -486,8 +426,6 @@ export class Journal {
         c.points,
         json ?? JSON.stringify(event),
         test ? 1 : 0,
-        event.platform,
-        c.currency ?? null,
       );
       this.#nextSeq = seq + 1;
       session.lastAt = now;
@@ -788,8 +726,8 @@ export class Journal {
       lastAt: number;
       testEvents: number;
     })[];
-    const top = this.#db.prepare<[number], FiguresRow>(
-      `SELECT user_id AS uniqueId, nickname, diamonds, likes, chats, points, platform, currency FROM viewers
+    const top = this.#db.prepare(
+      `SELECT user_id AS uniqueId, nickname, diamonds, likes, chats, points FROM viewers
        WHERE session = ? AND diamonds > 0 ORDER BY diamonds DESC, ${TIE_ORDER} LIMIT 5`,
     );
     const now = this.#now();
@@ -810,7 +748,7 @@ export class Journal {
           chats: r.chats,
           peakViewers: r.peakViewers,
         },
-        topGifters: top.all(r.id).map(figuresOf),
+        topGifters: top.all(r.id) as ViewerFigures[],
         testEvents: r.testEvents,
       };
     });
@@ -932,30 +870,20 @@ export class Journal {
     if (scope === 'session') {
       const session = this.currentSession();
       if (session === undefined) return [];
-      return (
-        this.#db
-          .prepare(
-            `SELECT user_id AS uniqueId, nickname, diamonds, likes, chats, points, platform, currency FROM viewers
-           WHERE session = ? AND ${metric} > 0 ORDER BY ${metric} DESC, ${TIE_ORDER} LIMIT ?`,
-          )
-          .all(session, limit) as FiguresRow[]
-      ).map(figuresOf);
-    }
-    // Across sessions a unit holds when every session with gifts had that one (one unknown: `mixed`).
-    return (
-      this.#db
+      return this.#db
         .prepare(
-          `SELECT user_id AS uniqueId, MAX(nickname) AS nickname, SUM(diamonds) AS diamonds, SUM(likes) AS likes,
-           SUM(chats) AS chats, SUM(points) AS points,
-           CASE WHEN COUNT(DISTINCT platform) = 1 AND COUNT(platform) = SUM(diamonds > 0) THEN MAX(platform)
-             WHEN COUNT(platform) > 0 THEN 'mixed' END AS platform,
-           CASE WHEN COUNT(DISTINCT currency) = 1 AND COUNT(currency) = SUM(diamonds > 0) THEN MAX(currency) END
-             AS currency
-         FROM viewers GROUP BY user_id
-         HAVING SUM(${metric}) > 0 ORDER BY SUM(${metric}) DESC, ${TIE_ORDER} LIMIT ?`,
+          `SELECT user_id AS uniqueId, nickname, diamonds, likes, chats, points FROM viewers
+           WHERE session = ? AND ${metric} > 0 ORDER BY ${metric} DESC, ${TIE_ORDER} LIMIT ?`,
         )
-        .all(limit) as FiguresRow[]
-    ).map(figuresOf);
+        .all(session, limit) as ViewerFigures[];
+    }
+    return this.#db
+      .prepare(
+        `SELECT user_id AS uniqueId, MAX(nickname) AS nickname, SUM(diamonds) AS diamonds, SUM(likes) AS likes,
+           SUM(chats) AS chats, SUM(points) AS points FROM viewers GROUP BY user_id
+         HAVING SUM(${metric}) > 0 ORDER BY SUM(${metric}) DESC, ${TIE_ORDER} LIMIT ?`,
+      )
+      .all(limit) as ViewerFigures[];
   }
 
   /** Removes events older than `days` (sessions and viewer figures stay: they are the stream's record). */
@@ -982,8 +910,77 @@ export class Journal {
   close(): void {
     clearInterval(this.#checkpointTimer);
     this.#flushCommands();
+    // The worker's connection closes first, so this one is the last and folds the WAL in as it closes.
+    this.#checkpointer?.close();
     if (this.#db.open) this.#db.close();
   }
+}
+
+interface Checkpointer {
+  /** Asks for a checkpoint; false when the worker is not running (the caller does it then). */
+  run(): boolean;
+  /** Closes the worker's connection and waits (at most 5 s) until it is closed. */
+  close(): void;
+}
+
+/** The worker: its own connection to events.db, a passive checkpoint per message, closed on `close`. */
+const CHECKPOINTER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.module);
+const done = new Int32Array(workerData.done);
+const db = new Database(workerData.path, { fileMustExist: true });
+db.pragma('busy_timeout = 2000');
+parentPort.on('message', (message) => {
+  if (message === 'checkpoint') {
+    try {
+      db.pragma('wal_checkpoint(PASSIVE)');
+    } catch (err) {
+      parentPort.postMessage(String((err && err.message) || err));
+    }
+    return;
+  }
+  try { db.close(); } finally {
+    Atomics.store(done, 0, 1);
+    Atomics.notify(done, 0);
+    parentPort.close();
+  }
+});
+`;
+
+function startCheckpointer(path: string, log: (line: string) => void): Checkpointer | undefined {
+  let worker: Worker;
+  const done = new SharedArrayBuffer(4);
+  try {
+    worker = new Worker(CHECKPOINTER_SOURCE, {
+      eval: true,
+      workerData: { path, module: createRequire(import.meta.url).resolve('better-sqlite3'), done },
+    });
+  } catch (err) {
+    log(`[journal] checkpoints run between events: no worker thread (${errorMessage(err)})`);
+    return undefined;
+  }
+  worker.unref();
+  let running = true;
+  worker.on('message', (message) => log(`[journal] checkpoint failed: ${String(message)}`));
+  worker.on('error', (err) => {
+    running = false;
+    log(`[journal] checkpoints run between events: the worker stopped (${errorMessage(err)})`);
+  });
+  worker.on('exit', () => {
+    running = false;
+  });
+  return {
+    run() {
+      if (running) worker.postMessage('checkpoint');
+      return running;
+    },
+    close() {
+      if (!running) return;
+      running = false;
+      worker.postMessage('close');
+      Atomics.wait(new Int32Array(done), 0, 0, 5000);
+    },
+  };
 }
 
 /** The highest `seq` events.seq holds; 0 when there is none, and a line when it cannot be read. */
