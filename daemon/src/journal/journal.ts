@@ -7,7 +7,14 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { OverlayCommandInput, StreamEvent, StreamEventType } from '../../../shared/protocol/index.js';
+import { currencyCode } from '../../../shared/money.js';
+import {
+  type OverlayCommandInput,
+  PLATFORMS,
+  type Platform,
+  type StreamEvent,
+  type StreamEventType,
+} from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
 
 /** Where an event came from: a platform source, or the control API. */
@@ -104,6 +111,43 @@ const MIGRATIONS: readonly string[] = [
    END;
    CREATE TRIGGER events_add_test AFTER INSERT ON events WHEN NEW.test <> 0 BEGIN
      UPDATE sessions SET last_at = NEW.at, last_seq = NEW.seq, test_events = test_events + 1 WHERE id = NEW.session;
+   END;`,
+  // Gift value is in its platform's unit (TikTok's diamonds, Twitch's bits, a Super Chat's currency in
+  // cents): each event keeps its platform (and a YouTube gift its currency), and each viewer's figures the
+  // unit their `diamonds` are in, `mixed` once gifts in different units were added up; a board names it
+  // without reading events. Viewers whose gift events are still kept get their unit now.
+  `ALTER TABLE events ADD COLUMN platform TEXT;
+   ALTER TABLE events ADD COLUMN currency TEXT;
+   ALTER TABLE viewers ADD COLUMN platform TEXT;
+   ALTER TABLE viewers ADD COLUMN currency TEXT;
+   UPDATE viewers SET platform = g.platform, currency = g.currency FROM (
+     SELECT session, user_id,
+       CASE WHEN COUNT(DISTINCT p) = 1 THEN MAX(p) ELSE 'mixed' END AS platform,
+       CASE WHEN COUNT(DISTINCT c) = 1 AND COUNT(c) = COUNT(*) AND MAX(p) = 'youtube' THEN MAX(c) END AS currency
+     FROM (SELECT session, user_id, COALESCE(json_extract(event, '$.platform'), 'api') AS p,
+             json_extract(event, '$.data.currency') AS c
+           FROM events WHERE type = 'gift' AND test = 0 AND diamonds > 0)
+     GROUP BY session, user_id
+   ) AS g WHERE viewers.session = g.session AND viewers.user_id = g.user_id;
+   UPDATE viewers SET currency = NULL WHERE currency IS NOT NULL AND NOT (currency GLOB '[A-Z][A-Z][A-Z]');
+   DROP TRIGGER events_add;
+   CREATE TRIGGER events_add AFTER INSERT ON events WHEN NEW.test = 0 BEGIN
+     UPDATE sessions SET last_at = NEW.at, last_seq = NEW.seq, gifts = gifts + NEW.gifts, diamonds = diamonds + NEW.diamonds,
+       likes = likes + NEW.likes, follows = follows + NEW.follows, shares = shares + NEW.shares,
+       subscribes = subscribes + NEW.subscribes, chats = chats + NEW.chats,
+       peak_viewers = MAX(peak_viewers, NEW.viewers)
+     WHERE id = NEW.session;
+     INSERT INTO viewers (session, user_id, nickname, diamonds, likes, chats, points, platform, currency)
+       SELECT NEW.session, NEW.user_id, NEW.nickname, NEW.diamonds, NEW.likes, NEW.chats, NEW.points,
+         CASE WHEN NEW.diamonds > 0 THEN NEW.platform END, CASE WHEN NEW.diamonds > 0 THEN NEW.currency END
+       WHERE NEW.diamonds + NEW.likes + NEW.chats + NEW.points > 0
+     ON CONFLICT (session, user_id) DO UPDATE SET nickname = excluded.nickname,
+       diamonds = diamonds + excluded.diamonds, likes = likes + excluded.likes,
+       chats = chats + excluded.chats, points = points + excluded.points,
+       platform = CASE WHEN excluded.diamonds <= 0 THEN platform WHEN diamonds <= 0 THEN excluded.platform
+         WHEN platform IS excluded.platform THEN platform ELSE 'mixed' END,
+       currency = CASE WHEN excluded.diamonds <= 0 THEN currency WHEN diamonds <= 0 THEN excluded.currency
+         WHEN currency = excluded.currency THEN currency END;
    END;`,
 ];
 
@@ -202,6 +246,25 @@ export interface ViewerFigures {
   likes: number;
   chats: number;
   points: number;
+  /** The platform whose unit `diamonds` are in (`mixed`: added up from several units, the figure alone). */
+  platform?: Platform | 'mixed';
+  /** The currency of YouTube gifts in `diamonds` (cents), when every one said the same. */
+  currency?: string;
+}
+
+/** A viewer's figures as read from the database: a unit it does not know is left out, not null. */
+type FiguresRow = Omit<ViewerFigures, 'platform' | 'currency'> & {
+  platform: string | null;
+  currency: string | null;
+};
+
+function figuresOf({ platform, currency, ...figures }: FiguresRow): ViewerFigures {
+  const known = platform === 'mixed' || (PLATFORMS as readonly (string | null)[]).includes(platform);
+  return {
+    ...figures,
+    ...(known ? { platform: platform as Platform | 'mixed' } : {}),
+    ...(known && currencyCode(currency) ? { currency: currency as string } : {}),
+  };
 }
 
 export interface SessionSummary {
@@ -233,12 +296,15 @@ function contribution(event: StreamEvent, points: PointRules) {
   let shares = 0;
   let subscribes = 0;
   let viewers = 0;
+  /** The currency of a YouTube gift's value (its cents), as the platform said it. */
+  let currency: string | undefined;
   switch (event.type) {
     case 'gift':
       // A Twitch cheer is one gift whose value is its bits (`repeatCount`): six cheers of 100 bits are
       // six gifts, not 600.
       gifts = event.platform === 'twitch' && event.data.giftName === 'Bits' ? 1 : event.data.repeatCount;
       diamonds = (event.data.diamondCount ?? 0) * event.data.repeatCount;
+      if (event.platform === 'youtube') currency = currencyCode(event.data.currency);
       break;
     case 'like':
       likes = event.data.likeCount;
@@ -266,7 +332,7 @@ function contribution(event: StreamEvent, points: PointRules) {
       follows * points.perFollow +
       shares * points.perShare,
   );
-  return { gifts, diamonds, likes, chats, follows, shares, subscribes, viewers, points: earned };
+  return { gifts, diamonds, likes, chats, follows, shares, subscribes, viewers, points: earned, currency };
 }
 
 export class Journal {
@@ -382,7 +448,8 @@ export class Journal {
 
     this.#insert = db.prepare(
       `INSERT INTO events (seq, at, source, type, session, user_id, nickname, gifts, diamonds, likes, chats,
-         follows, shares, subscribes, viewers, points, event, test) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         follows, shares, subscribes, viewers, points, event, test, platform, currency)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const newSession = db.prepare(
       'INSERT INTO sessions (first_seq, last_seq, started_at, last_at) VALUES (?, ?, ?, ?)',
@@ -426,6 +493,8 @@ export class Journal {
         c.points,
         json ?? JSON.stringify(event),
         test ? 1 : 0,
+        event.platform,
+        c.currency ?? null,
       );
       this.#nextSeq = seq + 1;
       session.lastAt = now;
@@ -726,8 +795,8 @@ export class Journal {
       lastAt: number;
       testEvents: number;
     })[];
-    const top = this.#db.prepare(
-      `SELECT user_id AS uniqueId, nickname, diamonds, likes, chats, points FROM viewers
+    const top = this.#db.prepare<[number], FiguresRow>(
+      `SELECT user_id AS uniqueId, nickname, diamonds, likes, chats, points, platform, currency FROM viewers
        WHERE session = ? AND diamonds > 0 ORDER BY diamonds DESC, ${TIE_ORDER} LIMIT 5`,
     );
     const now = this.#now();
@@ -748,7 +817,7 @@ export class Journal {
           chats: r.chats,
           peakViewers: r.peakViewers,
         },
-        topGifters: top.all(r.id) as ViewerFigures[],
+        topGifters: top.all(r.id).map(figuresOf),
         testEvents: r.testEvents,
       };
     });
@@ -870,20 +939,30 @@ export class Journal {
     if (scope === 'session') {
       const session = this.currentSession();
       if (session === undefined) return [];
-      return this.#db
-        .prepare(
-          `SELECT user_id AS uniqueId, nickname, diamonds, likes, chats, points FROM viewers
+      return (
+        this.#db
+          .prepare(
+            `SELECT user_id AS uniqueId, nickname, diamonds, likes, chats, points, platform, currency FROM viewers
            WHERE session = ? AND ${metric} > 0 ORDER BY ${metric} DESC, ${TIE_ORDER} LIMIT ?`,
-        )
-        .all(session, limit) as ViewerFigures[];
+          )
+          .all(session, limit) as FiguresRow[]
+      ).map(figuresOf);
     }
-    return this.#db
-      .prepare(
-        `SELECT user_id AS uniqueId, MAX(nickname) AS nickname, SUM(diamonds) AS diamonds, SUM(likes) AS likes,
-           SUM(chats) AS chats, SUM(points) AS points FROM viewers GROUP BY user_id
+    // Across sessions a unit holds when every session with gifts had that one (one unknown: `mixed`).
+    return (
+      this.#db
+        .prepare(
+          `SELECT user_id AS uniqueId, MAX(nickname) AS nickname, SUM(diamonds) AS diamonds, SUM(likes) AS likes,
+           SUM(chats) AS chats, SUM(points) AS points,
+           CASE WHEN COUNT(DISTINCT platform) = 1 AND COUNT(platform) = SUM(diamonds > 0) THEN MAX(platform)
+             WHEN COUNT(platform) > 0 THEN 'mixed' END AS platform,
+           CASE WHEN COUNT(DISTINCT currency) = 1 AND COUNT(currency) = SUM(diamonds > 0) THEN MAX(currency) END
+             AS currency
+         FROM viewers GROUP BY user_id
          HAVING SUM(${metric}) > 0 ORDER BY SUM(${metric}) DESC, ${TIE_ORDER} LIMIT ?`,
-      )
-      .all(limit) as ViewerFigures[];
+        )
+        .all(limit) as FiguresRow[]
+    ).map(figuresOf);
   }
 
   /** Removes events older than `days` (sessions and viewer figures stay: they are the stream's record). */
