@@ -1,5 +1,5 @@
 // The overlay page in Chromium: gifts are worth what their platform calls them (TikTok diamonds, Twitch
-// bits, a Super Chat's own currency) in alerts, event lists and top gifters.
+// bits, a Super Chat's own currency) in alerts, event lists and top gifters (classic and journal-ranked).
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium.js';
@@ -14,6 +14,9 @@ const widgets = [
   { id: 'gifts', type: 'alert', x: 600, y: 100, width: 900, duration: 60_000, events: ['gift'] },
   { id: 'feed', type: 'event-list', x: 10, y: 200, maxEvents: 10, eventTypes: ['gift'] },
   { id: 'top', type: 'top-gifters', x: 10, y: 600, maxEntries: 10 },
+  // Ranked from the event journal: the same units.
+  { id: 'session', type: 'top-gifters', x: 10, y: 800, maxEntries: 10, scope: 'session' },
+  { id: 'all', type: 'top-gifters', x: 400, y: 800, maxEntries: 10, scope: 'all', metric: 'diamonds' },
   { id: 'thanks', type: 'alert', x: 600, y: 400, width: 900, duration: 60_000 },
 ];
 
@@ -122,6 +125,11 @@ describe('money words on the overlay page', () => {
     await expect
       .poll(async () => (await widgetText(page, 'top')).split('\n').sort(), POLL)
       .toEqual(['Bob — 102', 'Carol — €5.00', 'Dan — $2.00', 'Erin — 3 diamonds']);
+    // The boards the journal ranks (this stream, every stream) name each unit as the classic one does.
+    for (const id of ['session', 'all'])
+      await expect
+        .poll(() => widgetText(page, id), POLL)
+        .toBe(['Carol — €5.00', 'Dan — $2.00', 'Bob — 102', 'Erin — 3 diamonds'].join('\n'));
     const everything = await visible(page.locator('#stage'));
     expect(everything).not.toContain('× Bits');
     expect(everything).not.toMatch(/(bits|Super Chat|Sticker|€5\.00|\$2\.00).*diamonds/);
