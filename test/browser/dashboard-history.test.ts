@@ -1,6 +1,6 @@
 // The dashboard's History view in Chromium against the real daemon: each figure charted on its own scale
-// (chats too), test events from the test panel kept apart and removed on request, and a CSV named by
-// its date.
+// (chats too), test events from the test panel kept apart and removed on request, a CSV named by its
+// date, and gift value in each platform's unit on the boards.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -105,5 +105,29 @@ describe('History', () => {
     const csv = await readFile((await download.path()) ?? '', 'utf8');
     // Every row carries its date and time.
     expect(csv.split('\r\n')[1]).toMatch(/^\d+,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z,/);
+  });
+
+  it('names each viewer’s gift value in its platform’s unit on both boards', async () => {
+    await api(daemon, 'POST', '/api/events', {
+      type: 'gift',
+      platform: 'twitch',
+      user: viewer('Zoe'),
+      data: { giftName: 'Bits', repeatCount: 200_000, diamondCount: 1 },
+    });
+    await api(daemon, 'POST', '/api/events', {
+      type: 'gift',
+      platform: 'youtube',
+      user: viewer('Yuki'),
+      data: { giftName: 'Super Chat', repeatCount: 1, diamondCount: 150_000, currency: 'EUR' },
+    });
+    // The view reads the journal when it opens.
+    await openTab('Overlays');
+    await openTab('History');
+    for (const name of ['Top gifters of this stream', 'All-time leaderboard']) {
+      const board = dashboard.getByRole('list', { name });
+      await board.getByText('Zoe — 200,000 bits', { exact: true }).waitFor();
+      await board.getByText('Yuki — €1,500.00', { exact: true }).waitFor();
+      await board.getByText('Whale — 124,980 diamonds', { exact: true }).waitFor();
+    }
   });
 });
