@@ -159,7 +159,7 @@ const SESSION_IDLE_MS = 30 * 60 * 1000;
 /** How often the WAL is checkpointed into the database file. */
 const CHECKPOINT_MS = 2000;
 /** `seq`s are reserved in blocks, so numbers never repeat across restarts without a write per message. */
-const SEQ_BLOCK = 1000;
+const SEQ_BLOCK = 10_000;
 /** The highest `seq` the journal accepts from its files: far above any stream, far below float trouble. */
 const SEQ_MAX = 2 ** 50;
 /** Overlay commands are kept this long in the journal (for pages resuming after a restart)… */
