@@ -83,7 +83,16 @@ function grownSince(baseline: Record<string, number>): Record<string, number> {
  * runs, an unref'd watcher still polls). The poller's own timers are not counted.
  */
 function trackHandles(): { open(): Record<string, number>; stop(): void } {
-  const kinds = new Set(['Timeout', 'TCPWRAP', 'TCPSERVERWRAP', 'PIPEWRAP', 'STATWATCHER', 'FSEVENTWRAP']);
+  const kinds = new Set([
+    'Timeout',
+    'TCPWRAP',
+    'TCPSERVERWRAP',
+    'PIPEWRAP',
+    'STATWATCHER',
+    'FSEVENTWRAP',
+    'WORKER',
+    'MESSAGEPORT',
+  ]);
   const alive = new Map<number, string>();
   const hook = createHook({
     init(id, type) {
