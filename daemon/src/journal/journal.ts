@@ -948,21 +948,41 @@ export class Journal {
           .all(session, limit) as FiguresRow[]
       ).map(figuresOf);
     }
-    // Across sessions a unit holds when every session with gifts had that one (one unknown: `mixed`).
-    return (
-      this.#db
-        .prepare(
-          `SELECT user_id AS uniqueId, MAX(nickname) AS nickname, SUM(diamonds) AS diamonds, SUM(likes) AS likes,
-           SUM(chats) AS chats, SUM(points) AS points,
-           CASE WHEN COUNT(DISTINCT platform) = 1 AND COUNT(platform) = SUM(diamonds > 0) THEN MAX(platform)
-             WHEN COUNT(platform) > 0 THEN 'mixed' END AS platform,
-           CASE WHEN COUNT(DISTINCT currency) = 1 AND COUNT(currency) = SUM(diamonds > 0) THEN MAX(currency) END
-             AS currency
-         FROM viewers GROUP BY user_id
+    const top = this.#db
+      .prepare(
+        `SELECT user_id AS uniqueId, MAX(nickname) AS nickname, SUM(diamonds) AS diamonds, SUM(likes) AS likes,
+           SUM(chats) AS chats, SUM(points) AS points FROM viewers GROUP BY user_id
          HAVING SUM(${metric}) > 0 ORDER BY SUM(${metric}) DESC, ${TIE_ORDER} LIMIT ?`,
-        )
-        .all(limit) as FiguresRow[]
-    ).map(figuresOf);
+      )
+      .all(limit) as Omit<FiguresRow, 'platform' | 'currency'>[];
+    if (top.length === 0) return [];
+    // The units of the few viewers ranked, by their key in every session (no scan, whatever the table's
+    // size). Across sessions a unit holds when every session with gifts had that one (one unknown: `mixed`).
+    const units = this.#db
+      .prepare(
+        `SELECT user_id AS uniqueId, platform, currency FROM viewers
+         WHERE session IN (SELECT id FROM sessions) AND user_id IN (SELECT value FROM json_each(?)) AND diamonds > 0`,
+      )
+      .all(JSON.stringify(top.map((v) => v.uniqueId))) as Pick<
+      FiguresRow,
+      'uniqueId' | 'platform' | 'currency'
+    >[];
+    const merged = new Map<string, Pick<FiguresRow, 'platform' | 'currency'>>();
+    for (const { uniqueId, platform, currency } of units) {
+      const seen = merged.get(uniqueId);
+      merged.set(
+        uniqueId,
+        seen
+          ? {
+              platform: seen.platform === platform ? platform : (seen.platform ?? platform) ? 'mixed' : null,
+              currency: seen.currency === currency ? currency : null,
+            }
+          : { platform, currency },
+      );
+    }
+    return top.map((v) =>
+      figuresOf({ ...v, ...(merged.get(v.uniqueId) ?? { platform: null, currency: null }) }),
+    );
   }
 
   /** Removes events older than `days` (sessions and viewer figures stay: they are the stream's record). */
