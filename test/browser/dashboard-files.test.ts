@@ -1,29 +1,23 @@
 // The dashboard and the data directory's files in Chromium against the real daemon: a rules.json that
 // does not read is said when the Rules view opens (line and column), and an imported backup waiting for
 // the next start is shown in Settings › Backup with a way to cancel it.
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium.js';
 import { api, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
+import { openTab, signInDashboard } from '../support/dashboard.js';
 
 let daemon: TestDaemon;
 let browser: Browser;
 let dashboard: Page;
-
-async function openTab(page: Page, name: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name }).click();
-}
 
 beforeAll(async () => {
   [daemon, browser] = await Promise.all([startTestDaemon(), launchChromium()]);
   const context = await browser.newContext({ viewport: { width: 1400, height: 950 } });
   context.setDefaultTimeout(10_000);
   dashboard = await context.newPage();
-  const key = (await readFile(join(daemon.dataDir.root, 'admin.key'), 'utf8')).trim();
-  await dashboard.goto(`${daemon.url}/dashboard#key=${encodeURIComponent(key)}`);
-  await dashboard.getByRole('heading', { name: 'Overlays' }).waitFor();
+  await signInDashboard(dashboard, daemon);
 });
 afterAll(async () => {
   await browser?.close();

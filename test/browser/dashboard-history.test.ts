@@ -2,11 +2,11 @@
 // (chats too), test events from the test panel kept apart and removed on request, a CSV named by its
 // date, and gift value in each platform's unit on the boards.
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium.js';
 import { api, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { openTab as openDashboardTab, signInDashboard } from '../support/dashboard.js';
 
 const POLL = { timeout: 10_000, interval: 100 };
 
@@ -15,9 +15,7 @@ let browser: Browser;
 let context: BrowserContext;
 let dashboard: Page;
 
-async function openTab(name: string): Promise<void> {
-  await dashboard.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name }).click();
-}
+const openTab = (name: string) => openDashboardTab(dashboard, name);
 
 const viewer = (name: string) => ({ uniqueId: name.toLowerCase(), nickname: name });
 
@@ -26,9 +24,7 @@ beforeAll(async () => {
   context = await browser.newContext({ viewport: { width: 1400, height: 950 }, acceptDownloads: true });
   context.setDefaultTimeout(10_000);
   dashboard = await context.newPage();
-  const key = (await readFile(join(daemon.dataDir.root, 'admin.key'), 'utf8')).trim();
-  await dashboard.goto(`${daemon.url}/dashboard#key=${encodeURIComponent(key)}`);
-  await dashboard.getByRole('heading', { name: 'Overlays' }).waitFor();
+  await signInDashboard(dashboard, daemon);
 });
 afterAll(async () => {
   await browser?.close();

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Overlay } from '../../shared/protocol/index.js';
 import { launchChromium } from '../support/chromium.js';
 import { api, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { signInDashboard } from '../support/dashboard.js';
 
 const POLL = { timeout: 10_000, interval: 50 };
 
@@ -18,8 +19,7 @@ beforeAll(async () => {
   context = await browser.newContext({ viewport: { width: 1400, height: 950 } });
   context.setDefaultTimeout(10_000);
   dashboard = await context.newPage();
-  await dashboard.goto(`${daemon.url}/dashboard#key=${encodeURIComponent(daemon.adminKey)}`);
-  await dashboard.getByRole('heading', { name: 'Overlays' }).waitFor();
+  await signInDashboard(dashboard, daemon);
 });
 afterAll(async () => {
   await browser?.close();

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SourceReport } from '../../shared/protocol/index.js';
 import { launchChromium } from '../support/chromium.js';
 import { api, startTestDaemon, type TestDaemon, UNREACHABLE_PLATFORMS } from '../support/daemon.js';
+import { openTab, signInDashboard } from '../support/dashboard.js';
 import { startFakeTwitch } from '../support/fakes/twitch.js';
 
 const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS; // a folder: docs/images when refreshing the docs
@@ -22,15 +23,7 @@ async function shot(page: Page, name: string): Promise<void> {
   if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
 }
 
-async function signIn(page: Page, target: TestDaemon): Promise<void> {
-  const key = (await readFile(join(target.dataDir.root, 'admin.key'), 'utf8')).trim();
-  await page.goto(`${target.url}/dashboard#key=${encodeURIComponent(key)}`);
-  await page.getByRole('heading', { name: 'Overlays' }).waitFor();
-}
-
-async function openTab(page: Page, name: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name }).click();
-}
+const signIn = signInDashboard;
 
 async function storedSettings(): Promise<Record<string, unknown> & { sources?: unknown[] }> {
   try {
