@@ -1,10 +1,13 @@
 // Boards ranked from the event journal name each viewer's gift value in the unit of the platform it came
 // from, as the classic top-gifters widget does: bits for Twitch cheers, the Super Chat's currency for
 // YouTube, diamonds for TikTok, and the figure alone for a viewer whose gifts came in several units.
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Journal, MIGRATIONS } from '../../daemon/src/journal/journal.js';
 import { giftValueText } from '../../shared/money.js';
 import type { ServerMessage, ViewerFigures, Widget } from '../../shared/protocol/index.js';
-import { api, startTestDaemon, subscribe, type TestDaemon } from '../support/daemon.js';
+import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon } from '../support/daemon.js';
 import { until } from '../support/wait.js';
 import type { TestWsClient } from '../support/ws.js';
 
@@ -112,5 +115,40 @@ describe('a journal-ranked top-gifters board', () => {
       topGifters: ViewerFigures[];
     }[];
     expect(labels(sessions[0]?.topGifters ?? [])).toEqual(EXPECTED);
+  });
+});
+
+describe('a journal from the version before units', () => {
+  it('gets each viewer’s unit from the gift events it keeps when first opened', async () => {
+    const dir = await makeDataDir();
+    const path = join(dir, 'events.db');
+    // The journal as the previous version wrote it: two schema versions, events without platform.
+    const old = new Database(path);
+    for (const sql of MIGRATIONS.slice(0, 2)) old.exec(sql);
+    old.pragma('user_version = 2');
+    old.prepare('INSERT INTO sessions (first_seq, last_seq, started_at, last_at) VALUES (1, 1, 0, 0)').run();
+    const insert = old.prepare(
+      `INSERT INTO events (seq, at, source, type, session, user_id, nickname, gifts, diamonds, likes, chats,
+         follows, shares, subscribes, viewers, points, event, test) VALUES (?, 0, 'api', 'gift', 1, ?, ?, 1, ?, 0, 0, 0, 0, 0, 0, ?, ?, 0)`,
+    );
+    [
+      cheer('twi', 300),
+      superChat('yt', 750, 'EUR'),
+      tiktokGift('tik', 10, 100),
+      cheer('both', 5),
+      tiktokGift('both', 300, 1),
+    ].forEach((event, i) => {
+      const value = event.data.repeatCount * event.data.diamondCount;
+      insert.run(i + 1, event.user.uniqueId, event.user.nickname, value, value, JSON.stringify(event));
+    });
+    old.close();
+
+    const journal = Journal.open({ path, log: () => {} });
+    try {
+      expect(labels(journal.leaderboard('session', 'diamonds'))).toEqual(EXPECTED);
+      expect(labels(journal.leaderboard('all', 'diamonds'))).toEqual(EXPECTED);
+    } finally {
+      journal.close();
+    }
   });
 });

@@ -20,8 +20,8 @@ import { errorMessage } from '../errors.js';
 /** Where an event came from: a platform source, or the control API. */
 export type EventOrigin = 'api' | 'tiktok' | 'twitch' | 'youtube';
 
-/** Schema versions, applied in order; `PRAGMA user_version` says how many ran. */
-const MIGRATIONS: readonly string[] = [
+/** Schema versions, applied in order; `PRAGMA user_version` says how many ran (exported for upgrade tests). */
+export const MIGRATIONS: readonly string[] = [
   // Each event row carries what it adds to its session and its viewer; a trigger adds it, so an event
   // is one INSERT (one call into SQLite, one implicit transaction) on the daemon's hot path.
   `CREATE TABLE events (
