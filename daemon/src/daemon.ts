@@ -2,8 +2,6 @@
 // sources) on one port, with one disposal stack: shutdown, or a start that fails, undoes them in reverse.
 import { existsSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
-import type { RemoteConfig } from '../../shared/config.js';
-import type { SourceEntry } from '../../shared/settings.js';
 import type { ActionRunner } from './actions/runner.js';
 import { errorMessage } from './errors.js';
 import type { CreationLimits } from './http/control-api.js';
@@ -17,13 +15,10 @@ import { DisposalStack } from './parts/disposal-stack.js';
 import { openServer, startHttp } from './parts/http.js';
 import { startIngest } from './parts/ingest.js';
 import { startJournal } from './parts/journal.js';
-import { platformAccess, startSources } from './parts/sources.js';
+import { platformAccess, type SourcesOptions, startSources } from './parts/sources.js';
 import { startStores } from './parts/stores.js';
 import { startWebSocket } from './parts/websocket.js';
-import type { ConfigArrival } from './sources/credentials.js';
-import type { PlatformOptions } from './sources/factory.js';
-import type { SourceFactory, SourceManager } from './sources/manager.js';
-import type { PlatformUrls } from './sources/platform-urls.js';
+import type { SourceManager } from './sources/manager.js';
 import { type DataDir, dataDirPaths, initDataDir } from './store/data-dir.js';
 import type { OverlayRegistry } from './store/overlay-registry.js';
 import type { OverlayStore } from './store/overlay-store.js';
@@ -34,7 +29,8 @@ import type { LiveValuesStore } from './widget-state/live-values-store.js';
 import type { Hub } from './ws/hub.js';
 import type { PageTokens } from './ws/page-tokens.js';
 
-export interface DaemonOptions {
+/** The live sources' options (sources, platformUrls, platforms, sourceFactory, remoteConfig…) are SourcesOptions'. */
+export interface DaemonOptions extends SourcesOptions {
   port: number;
   host: string;
   dataDir: string;
@@ -65,18 +61,6 @@ export interface DaemonOptions {
    * the benchmark's "journal off" run uses this; a streamer's daemon always keeps its journal.
    */
   journalEvents?: boolean;
-  /** Live sources for this run only (`--tiktok`, `--twitch`, `--youtube`), beside settings.json's `sources`. */
-  sources?: SourceEntry[];
-  /** Where the platforms are reached; default: the OVERLAY_TWITCH_* / OVERLAY_YOUTUBE_API_URL variables, else theirs. */
-  platformUrls?: PlatformUrls;
-  /** Options of each platform's source (the TikTok sign key, intervals). */
-  platforms?: PlatformOptions;
-  /** Builds each source: the real platforms by default, fakes in tests. */
-  sourceFactory?: SourceFactory;
-  /** The Gatekeeper's configuration in force: platform credentials when settings.json has none. */
-  remoteConfig?: () => RemoteConfig | undefined;
-  /** Whether that configuration arrived yet (`arrived` when not given): until then nothing is "not set". */
-  remoteConfigArrival?: () => ConfigArrival;
   log?: (line: string) => void;
 }
 
