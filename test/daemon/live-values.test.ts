@@ -134,7 +134,8 @@ describe('live values apart from the layout', () => {
       const before = { text: await readFile(file, 'utf8'), mtimeMs: (await stat(file)).mtimeMs };
       const page = await subscribe(first, id);
 
-      for (let i = 0; i < 300; i++) first.ingest({ type: 'like', platform: 'api', user: viewer, data: { likeCount: 1 } });
+      for (let i = 0; i < 300; i++)
+        first.ingest({ type: 'like', platform: 'api', user: viewer, data: { likeCount: 1 } });
       await page.next((m) => m.type === 'overlay-update' && field(m.widgets, 'current') === 300);
       // The dashboard's GET follows the stream, under the same tag: the layout did not change.
       const got = await api(first, 'GET', path);
