@@ -1,6 +1,6 @@
 // The editor's keyboard: Ctrl+S saves, Ctrl+Z / Ctrl+Shift+Z (or Ctrl+Y) undo and redo, arrows nudge the
 // selected widget (Shift: 10 px), Delete removes it when the canvas has focus.
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import type { Overlay, Widget } from '../../../../shared/protocol/index.js';
 import { redo, type UndoStack, undo } from '../undo.js';
 
@@ -25,10 +25,14 @@ export function useEditorKeys(options: {
   editWidget: (id: string, change: (w: Widget) => Widget, key?: string) => void;
   removeWidget: (id: string) => void;
 }): void {
-  // Re-subscribed every render, so the listener always sees the current selection.
+  // The options of the latest render, read at each key: a key pressed right after a selection changed
+  // (before effects run) still moves the widget now selected.
+  const latest = useRef(options);
+  latest.current = options;
   useEffect(() => {
-    const { selected, setUndoStack } = options;
     const onKey = (e: KeyboardEvent) => {
+      const options = latest.current;
+      const { selected, setUndoStack } = options;
       const mod = e.ctrlKey || e.metaKey;
       if (mod && e.key.toLowerCase() === 's') {
         e.preventDefault();
@@ -72,5 +76,5 @@ export function useEditorKeys(options: {
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
-  });
+  }, []);
 }
