@@ -125,6 +125,26 @@ function openDescriptors(): number | undefined {
   }
 }
 
+/**
+ * Nothing the starts made is still open: no resource kind grew since `before`, no tracked handle is
+ * open, no file descriptor more. A socket's last callback may still be ending, so it waits a moment first.
+ */
+async function expectNothingLeftOpen(
+  before: ReturnType<typeof activeResources>,
+  descriptors: number | undefined,
+  made: ReturnType<typeof trackHandles>,
+): Promise<void> {
+  const closed = () =>
+    Object.keys(grownSince(before)).length === 0 &&
+    Object.keys(made.open()).length === 0 &&
+    (openDescriptors() ?? 0) <= (descriptors ?? 0);
+  await waitFor(closed, 5000, 'the handles to close').catch(() => undefined);
+  made.stop();
+  expect(grownSince(before)).toEqual({});
+  expect(made.open()).toEqual({});
+  expect(openDescriptors()).toBeLessThanOrEqual(descriptors ?? Number.POSITIVE_INFINITY);
+}
+
 describe('the daemon lifecycle', () => {
   it('leaves no timer, socket or file handle behind after 20 starts and stops', async () => {
     const dataDir = await makeDataDir();
@@ -137,15 +157,7 @@ describe('the daemon lifecycle', () => {
     for (let i = 0; i < 20; i++) await startAndStop(dataDir);
     // A socket's last callback, or a library's one-off timer (chokidar's directory-read throttle) may
     // still be ending: they go by themselves. Anything a start left open stays, 20 times over.
-    const closed = () =>
-      Object.keys(grownSince(before)).length === 0 &&
-      Object.keys(made.open()).length === 0 &&
-      (openDescriptors() ?? 0) <= (descriptors ?? 0);
-    await waitFor(closed, 5000, 'the handles to close').catch(() => undefined);
-    made.stop();
-    expect(grownSince(before)).toEqual({});
-    expect(made.open()).toEqual({});
-    expect(openDescriptors()).toBeLessThanOrEqual(descriptors ?? Number.POSITIVE_INFINITY);
+    await expectNothingLeftOpen(before, descriptors, made);
   }, 120_000);
 
   it('closes what started before a part that fails to start, and frees the data directory', async () => {
@@ -164,15 +176,7 @@ describe('the daemon lifecycle', () => {
     });
     for (let i = 0; i < 5; i++)
       await expect(startDaemon(failing)).rejects.toThrow('the sources could not start');
-    const closed = () =>
-      Object.keys(grownSince(before)).length === 0 &&
-      Object.keys(made.open()).length === 0 &&
-      (openDescriptors() ?? 0) <= (descriptors ?? 0);
-    await waitFor(closed, 5000, 'the handles to close').catch(() => undefined);
-    made.stop();
-    expect(grownSince(before)).toEqual({});
-    expect(made.open()).toEqual({});
-    expect(openDescriptors()).toBeLessThanOrEqual(descriptors ?? Number.POSITIVE_INFINITY);
+    await expectNothingLeftOpen(before, descriptors, made);
     // The lock and daemon.json went with them: the next start takes the folder.
     expect(existsSync(join(dataDir, 'daemon.json'))).toBe(false);
     await startAndStop(dataDir);
