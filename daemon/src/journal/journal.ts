@@ -166,6 +166,9 @@ const SEQ_MAX = 2 ** 50;
 const COMMANDS_KEPT_MS = 60 * 60 * 1000;
 /** …and at most this many; the oldest go first. */
 const COMMANDS_KEPT_MAX = 20_000;
+/** Past the count limit the oldest commands go down to this many below it, so a steady stream of
+ * commands deletes once per this many rather than at every write. */
+const COMMANDS_PRUNE_SLACK = 1000;
 
 /** Past this many minutes a session's chart is not filled with quiet minutes (two weeks). */
 const MINUTES_FILLED_MAX = 14 * 24 * 60;
@@ -362,14 +365,18 @@ export class Journal {
   readonly #commandsFromOldest: Database.Statement<[number], { seq: number; at: number }>;
   readonly #nthOldestCommand: Database.Statement<[number], { seq: number }>;
   readonly #deleteCommandsUpTo: Database.Statement<[number]>;
+  readonly #getMeta: Database.Statement<[string], { value: string }>;
+  readonly #setMeta: Database.Statement<[string, string]>;
 
   private constructor(db: Database.Database, options: JournalOptions) {
     this.#db = db;
     this.#options = options;
     const meta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
-    const setMeta = db.prepare(
+    const setMeta = db.prepare<[string, string]>(
       'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
     );
+    this.#getMeta = meta;
+    this.#setMeta = setMeta;
     const maxSeqRow = db.prepare('SELECT MAX(seq) AS m FROM events').get() as { m: number | null };
     const maxCommandRow = db.prepare('SELECT MAX(seq) AS m FROM commands').get() as { m: number | null };
     for (const [what, value] of [
@@ -624,7 +631,7 @@ export class Journal {
       this.#writeCommands(rows);
       this.#commandCount += rows.length;
       this.#commandsSincePrune += rows.length;
-      if (this.#commandsSincePrune >= 100) this.#pruneCommands();
+      if (this.#commandsSincePrune >= 100 || this.#commandCount > COMMANDS_KEPT_MAX) this.#pruneCommands();
     } catch (err) {
       this.#options.log(
         `[journal] ${rows.length === 1 ? 'an overlay command' : `${rows.length} overlay commands`} could not be kept: ${errorMessage(err)}`,
@@ -633,7 +640,7 @@ export class Journal {
   }
 
   /**
-   * Commands older than an hour, or beyond the newest 20,000, go; the highest number gone is kept. Rows
+   * Commands older than an hour go, and past 20,000 the oldest down to 19,000; the highest number gone is kept. Rows
    * are in time order, so the aged ones are found from the oldest on, and the count is kept in memory:
    * neither limit reads the whole table.
    */
@@ -650,7 +657,10 @@ export class Journal {
         if (rows.length < block || (last !== undefined && last.at >= cutoff)) break;
       }
     }
-    const excess = this.#commandCount - COMMANDS_KEPT_MAX;
+    const excess =
+      this.#commandCount > COMMANDS_KEPT_MAX
+        ? this.#commandCount - (COMMANDS_KEPT_MAX - COMMANDS_PRUNE_SLACK)
+        : 0;
     if (excess > 0) upTo = Math.max(upTo, this.#nthOldestCommand.get(excess - 1)?.seq ?? 0);
     if (upTo === 0) return;
     this.#db.transaction(() => {
@@ -661,16 +671,9 @@ export class Journal {
 
   /** A `seq` mark in meta that only goes up. */
   #raiseMeta(key: string, value: number): void {
-    const old = seqFrom(
-      (this.#db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)
-        ?.value,
-    );
+    const old = seqFrom(this.#getMeta.get(key)?.value);
     if (old !== undefined && old >= value) return;
-    this.#db
-      .prepare(
-        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      )
-      .run(key, String(value));
+    this.#setMeta.run(key, String(value));
   }
 
   /** The commands of an overlay that no longer exists go. */

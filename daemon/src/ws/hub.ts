@@ -74,6 +74,9 @@ interface ClientState {
   /** Holds one of the address's slots (subscribed), given back on close. */
   holdsSlot: boolean;
   initTimer: NodeJS.Timeout | undefined;
+  /** The connection's TCP socket, corked while this turn's messages gather (see `#deliver`). */
+  socket: Duplex;
+  corked: boolean;
 }
 
 /** The close reason is at most 123 bytes (RFC 6455 §5.5). */
@@ -138,6 +141,16 @@ export class Hub {
   readonly #replay: ReplayLog;
   readonly #heartbeat: NodeJS.Timeout;
   #closing = false;
+  /** Connections corked in this turn, uncorked together once it ends. */
+  #corked: ClientState[] = [];
+  readonly #uncorkAll = (): void => {
+    const corked = this.#corked;
+    this.#corked = [];
+    for (const state of corked) {
+      state.corked = false;
+      state.socket.uncork();
+    }
+  };
   /** The listeners every connection shares; `this` is the connection. */
   readonly #listeners: {
     pong: (this: WebSocket) => void;
@@ -189,11 +202,13 @@ export class Hub {
       socket.destroy();
       return;
     }
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, ip));
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, ip, socket));
   }
 
-  #accept(ws: WebSocket, ip: string): void {
+  #accept(ws: WebSocket, ip: string, socket: Duplex): void {
     const state: ClientState = {
+      socket,
+      corked: false,
       overlayId: undefined,
       ip,
       alive: true,
@@ -328,6 +343,16 @@ export class Hub {
       this.#options.log(`[ws] dropping a client of overlay ${this.#clients.get(ws)?.overlayId}: not reading`);
       ws.terminate();
       return false;
+    }
+    // Write coalescing: the first message of a turn corks the socket and one `setImmediate` uncorks
+    // every corked socket after the events of this turn of the loop are handled, so events that
+    // arrive together (a burst, several POSTs read in one poll) leave in one write per client
+    // instead of one each. A lone event waits only for the end of its own turn.
+    const state = this.#clients.get(ws);
+    if (state && !state.corked) {
+      state.corked = true;
+      state.socket.cork();
+      if (this.#corked.push(state) === 1) setImmediate(this.#uncorkAll);
     }
     ws.send(data, SEND_TEXT);
     return true;
