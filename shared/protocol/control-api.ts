@@ -5,6 +5,7 @@ import { TtsSound } from './commands.js';
 import { PlatformSchema, StreamEvent } from './events.js';
 import { Tier } from './gatekeeper.js';
 import { MediaPath, VoiceId } from './primitives.js';
+import { RelayStatus } from './relay.js';
 
 /** `POST /api/events` → 202: the rules the event fired, in rule order. */
 export const EventReceipt = v.object({
@@ -156,6 +157,8 @@ export const StatusParts = v.object({
   tunnel: v.optional(ConnectorStatus),
   tiktok: v.optional(SourceStatus),
   sources: v.optional(v.array(SourceReport)),
+  /** One entry per public overlay (decisions-3 §9). */
+  relay: v.optional(v.array(RelayStatus)),
 });
 export type StatusParts = v.InferOutput<typeof StatusParts>;
 

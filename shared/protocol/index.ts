@@ -8,4 +8,5 @@ export * from './gatekeeper.js';
 export * from './messages.js';
 export * from './parse.js';
 export * from './primitives.js';
+export * from './relay.js';
 export * from './widgets.js';

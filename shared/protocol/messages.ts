@@ -7,7 +7,7 @@ import { Uuid } from './primitives.js';
 import { OverlayMeta, Widget } from './widgets.js';
 
 /** A message number: increasing per daemon, across events and commands. */
-const Seq = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+export const Seq = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
 
 export const ClientInit = v.object({
   action: v.literal('init'),
@@ -21,12 +21,12 @@ export type ClientInit = v.InferOutput<typeof ClientInit>;
 const ClientMessage = v.variant('action', [ClientInit]);
 type ClientMessage = v.InferOutput<typeof ClientMessage>;
 
-const ServerInit = v.object({
+export const ServerInit = v.object({
   type: v.literal('init'),
   overlay: OverlayMeta,
   widgets: v.array(Widget),
 });
-const OverlayUpdate = v.object({
+export const OverlayUpdate = v.object({
   type: v.literal('overlay-update'),
   overlayId: Uuid,
   overlay: OverlayMeta,
@@ -39,7 +39,11 @@ const numbered = {
   at: v.optional(v.number()),
   replayed: v.optional(v.literal(true)),
 };
-const StreamEventMessage = v.object({ type: v.literal('stream-event'), event: StreamEvent, ...numbered });
+export const StreamEventMessage = v.object({
+  type: v.literal('stream-event'),
+  event: StreamEvent,
+  ...numbered,
+});
 export const OverlayCommand = v.object({
   type: v.literal('overlay-command'),
   ...OverlayCommandInput.entries,
@@ -47,7 +51,7 @@ export const OverlayCommand = v.object({
   ...numbered,
 });
 /** After a resume's replayed messages: which `seq`s were covered, how many, and whether some were lost. */
-const Resumed = v.object({
+export const Resumed = v.object({
   type: v.literal('resumed'),
   from: Seq,
   to: Seq,

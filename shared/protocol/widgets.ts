@@ -175,9 +175,20 @@ const Widgets = v.pipe(
 );
 
 /** The body of `PUT /api/overlays/:id` and `POST /api/overlays`: everything but the id. */
-export const OverlayInput = v.object({ ...OverlayMeta.entries, widgets: v.optional(Widgets, []) });
+export const OverlayInput = v.object({
+  ...OverlayMeta.entries,
+  widgets: v.optional(Widgets, []),
+  /** Published through the Gatekeeper's relay (decisions-3 §9; Premium only). A PUT without it sets false. */
+  public: v.optional(v.boolean(), false),
+});
 export type OverlayInput = v.InferOutput<typeof OverlayInput>;
 
 /** One file `overlays/<id>.json` of the data directory. */
-export const Overlay = v.object({ id: Uuid, ...OverlayMeta.entries, widgets: Widgets });
+export const Overlay = v.object({
+  id: Uuid,
+  ...OverlayMeta.entries,
+  widgets: Widgets,
+  /** A file written before `public` existed reads as not public. */
+  public: v.optional(v.boolean(), false),
+});
 export type Overlay = v.InferOutput<typeof Overlay>;

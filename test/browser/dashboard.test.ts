@@ -568,7 +568,7 @@ describe('free tier limits', () => {
     const page = await context.newPage();
     try {
       for (const name of ['Second', 'Third'])
-        await free.overlays.create({ name, width: 1280, height: 720, widgets: [] });
+        await free.overlays.create({ name, width: 1280, height: 720, widgets: [], public: false });
       const key = (await readFile(join(dataDir, 'admin.key'), 'utf8')).trim();
       await page.goto(`${free.url}/dashboard#key=${encodeURIComponent(key)}`);
       await page.getByRole('button', { name: 'New overlay' }).click();

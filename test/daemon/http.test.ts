@@ -44,6 +44,7 @@ describe('GET / (the home page on this computer)', () => {
       width: 1280,
       height: 720,
       widgets: [],
+      public: false,
     });
     try {
       const res = await get('/');
@@ -155,6 +156,7 @@ describe('GET /overlay/:overlayId', () => {
       width: 1280,
       height: 720,
       widgets: [],
+      public: false,
     });
     expect((await get(`/overlay/${created.id}`)).status).toBe(200);
     await daemon.overlays.remove(created.id);

@@ -24,6 +24,7 @@ const at = { x: 0, y: 0 };
 const overlay = (widgets: Overlay['widgets']): Overlay => ({
   id: OVERLAY,
   name: 'Main',
+  public: false,
   width: 1920,
   height: 1080,
   widgets,

@@ -318,7 +318,7 @@ export function OverlaysView(props: { shared: Shared; onEdit: (id: string) => vo
               focusSoon(() => document.querySelector<HTMLElement>('[data-new-overlay]'));
             }}
             onSubmit={async (meta) => {
-              const created = await shared.api.createOverlay({ ...meta, widgets: [] });
+              const created = await shared.api.createOverlay({ ...meta, widgets: [], public: false });
               await shared.reloadOverlays();
               setCreating(false);
               props.onEdit(created.id);

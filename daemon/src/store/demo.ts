@@ -8,6 +8,7 @@ export function demoOverlay(): Overlay {
   return {
     id: randomUUID(),
     name: 'Demo overlay',
+    public: false,
     width: 1920,
     height: 1080,
     widgets: [

@@ -10,6 +10,7 @@ const ID = '8a0c3f9e-5b1d-4c2a-9e7f-1d2c3b4a5f60';
 const layout: Overlay = {
   id: ID,
   name: 'Live',
+  public: false,
   width: 1280,
   height: 720,
   widgets: [
