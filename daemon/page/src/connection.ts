@@ -1,11 +1,13 @@
 // The page's WebSocket to the daemon: address, `init`, validated messages, recovery by reloading once it answers.
+// A viewer page of a public overlay instead listens to the relay: receive-only, reconnecting in place.
 import {
   encodeClientMessage,
   parseServerMessage,
   type ServerMessage,
 } from '../../../shared/protocol/index.js';
-import { backoffDelay } from '../../../shared/timers.js';
-import type { PageGlobals } from './globals.js';
+import { VIEWER_PING, type ViewerMessage } from '../../../shared/protocol/relay.js';
+import { backoffDelay, hostTimers, type TimerHandle, type Timers } from '../../../shared/timers.js';
+import type { PageGlobals, RelayGlobals } from './globals.js';
 
 /** `ws://host` on http, `wss://host` on https (the tunnel serves the page over https; interface §6). */
 export function socketUrl(location: { protocol: string; host: string }): string {
@@ -160,4 +162,166 @@ export function connect(globals: PageGlobals, hooks: ConnectionHooks): void {
   });
   socket.addEventListener('close', scheduleReload);
   socket.addEventListener('error', () => socket.close());
+}
+
+// ---- Viewer mode: a public overlay's page on the Gatekeeper, fed by the relay ----
+
+/** A viewer pings this often; the relay answers `pong` without waking up. */
+export const VIEWER_PING_MS = 30_000;
+/** Heard nothing (no message, no pong) for this long: the socket is dead without having closed. */
+export const VIEWER_SILENCE_MS = 2 * VIEWER_PING_MS + 5000;
+
+/** The relay socket on the page's own origin: `wss://` on https, `ws://` on http. */
+export function viewerSocketUrl(location: { protocol: string; host: string }, relay: string): string {
+  return socketUrl(location) + relay;
+}
+
+/**
+ * Wait before reconnect number `attempt` (1-based): anywhere from 1 s up to a ceiling that doubles from
+ * 2 s and stops at 30 s (1–2 s, 1–4 s, 1–8 s, 1–16 s, then 1–30 s), uniformly ("full jitter"): thousands of
+ * viewers dropped at once, or refused by a full relay, do not all come back in the same second.
+ */
+export function viewerRetryDelay(attempt: number, random: () => number = Math.random): number {
+  const ceiling = backoffDelay(attempt, { initialMs: 2000, maxMs: 30_000 });
+  return Math.round(1000 + random() * (ceiling - 1000));
+}
+
+/** What the viewer connection needs from the browser (tests give fakes). */
+export interface ViewerSocket {
+  send(data: string): void;
+  close(): void;
+  addEventListener(type: 'open' | 'close' | 'error', listener: () => void): void;
+  addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
+}
+export interface ViewerDeps {
+  /** Opens a WebSocket; may throw (a malformed URL, a page being unloaded). */
+  openSocket(url: string): ViewerSocket;
+  timers: Timers;
+  random(): number;
+  location: { protocol: string; host: string };
+}
+
+const browserViewerDeps = (): ViewerDeps => ({
+  openSocket: (url) => new WebSocket(url),
+  timers: hostTimers({
+    now: () => performance.now(),
+    setTimeout: (callback, ms) => window.setTimeout(callback, ms),
+    clearTimeout: (handle: number) => window.clearTimeout(handle),
+  }),
+  random: Math.random,
+  location: window.location,
+});
+
+/** Everything a viewer may send: its `init` first, then pings. */
+const encodeViewerMessage = (message: ViewerMessage): string =>
+  message.action === 'ping' ? VIEWER_PING : JSON.stringify(message);
+
+/**
+ * Receive-only connection to the relay. Sends `init` (with `resumeFrom`, the last `seq` seen, after the
+ * first connect or a reload) and then nothing but a ping every 30 s. Never reloads: a closed or refused
+ * socket (a full relay answers 503, which a browser reports as a failed connect) is dialled again after
+ * `viewerRetryDelay`, and the page resumes from the last `seq` it saw. `stop` ends it (tests).
+ */
+export function connectViewer(
+  globals: RelayGlobals,
+  hooks: Pick<ConnectionHooks, 'onMessage' | 'onState'>,
+  deps: ViewerDeps = browserViewerDeps(),
+): { stop(): void } {
+  const { timers } = deps;
+  let lastSeq = readLastSeq(globals.overlayId);
+  /** Failed connects (or connections lost before an `init`) in a row. */
+  let failures = 0;
+  let stopped = false;
+  let socket: ViewerSocket | undefined;
+  let retry: TimerHandle | undefined;
+  let ping: TimerHandle | undefined;
+
+  const dial = () => {
+    retry = undefined;
+    if (stopped) return;
+    let current: ViewerSocket;
+    try {
+      current = deps.openSocket(viewerSocketUrl(deps.location, globals.relay));
+    } catch {
+      return lost();
+    }
+    socket = current;
+    let ended = false;
+    let heardAt = timers.now();
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      if (ping) timers.clearTimeout(ping);
+      ping = undefined;
+      if (socket === current) socket = undefined;
+      lost();
+    };
+    const pingLater = () => {
+      ping = timers.setTimeout(() => {
+        // Nothing came back, not even the pongs: a connection that died without a close (Wi-Fi, sleep).
+        if (timers.now() - heardAt >= VIEWER_SILENCE_MS) {
+          current.close();
+          return end();
+        }
+        current.send(encodeViewerMessage({ action: 'ping' }));
+        pingLater();
+      }, VIEWER_PING_MS);
+    };
+    current.addEventListener('open', () => {
+      heardAt = timers.now();
+      current.send(
+        encodeViewerMessage({
+          action: 'init',
+          overlayId: globals.overlayId,
+          ...(lastSeq !== undefined ? { resumeFrom: lastSeq } : {}),
+        }),
+      );
+      pingLater();
+    });
+    current.addEventListener('message', (event) => {
+      heardAt = timers.now();
+      if (typeof event.data !== 'string') return;
+      const parsed = parseServerMessage(event.data);
+      // `pong` (not a page message) and anything that does not validate are ignored, never half-applied.
+      if (!parsed.ok) return;
+      const message = parsed.value;
+      if (message.type === 'init') {
+        failures = 0;
+        hooks.onState('open');
+      }
+      const seq =
+        message.type === 'resumed'
+          ? message.to
+          : message.type === 'stream-event' || message.type === 'overlay-command'
+            ? message.seq
+            : undefined;
+      if (seq !== undefined && (lastSeq === undefined || seq > lastSeq)) {
+        lastSeq = seq;
+        writeLastSeq(globals.overlayId, seq);
+      }
+      hooks.onMessage(message);
+    });
+    current.addEventListener('close', end);
+    current.addEventListener('error', () => {
+      current.close();
+      end();
+    });
+  };
+
+  const lost = () => {
+    if (stopped || retry) return;
+    hooks.onState('closed');
+    failures++;
+    retry = timers.setTimeout(dial, viewerRetryDelay(failures, deps.random));
+  };
+
+  dial();
+  return {
+    stop() {
+      stopped = true;
+      if (retry) timers.clearTimeout(retry);
+      if (ping) timers.clearTimeout(ping);
+      socket?.close();
+    },
+  };
 }

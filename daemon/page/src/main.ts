@@ -1,7 +1,9 @@
 // The overlay page OBS shows: reads the injected globals, subscribes over WebSocket, renders the widgets.
-import { connect } from './connection.js';
+// The same page is a public overlay's viewer page when the Gatekeeper injects a relay instead of a token.
+import type { ServerMessage } from '../../../shared/protocol/index.js';
+import { connect, connectViewer } from './connection.js';
 import { readGlobals } from './globals.js';
-import { OverlayView } from './overlay-view.js';
+import { OverlayView, setAssetBase } from './overlay-view.js';
 
 /** A replayed alert or sound older than this is not shown or played. */
 const STALE_MS = 60_000;
@@ -14,19 +16,24 @@ if (stage instanceof HTMLElement) {
   stage.dataset.state = globals ? 'ready' : 'missing-globals';
   if (globals) {
     stage.dataset.overlayId = globals.overlayId;
+    // A viewer page finds media beside its own address (/v/<subdomain>/<overlayId>/assets/…).
+    if (globals.relay !== undefined) {
+      stage.dataset.mode = 'viewer';
+      setAssetBase(`${globals.relay.replace(/\/ws$/, '')}/assets/`);
+    }
     const view = new OverlayView(stage);
     document.body.dataset.connection = 'closed';
-    connect(globals, {
-      onState: (state) => {
+    const hooks = {
+      onState: (state: 'open' | 'closed') => {
         // The stage keeps its last picture while closed: viewers never see an error.
         document.body.dataset.connection = state;
         if (state === 'open') delete document.body.dataset.unreachable;
       },
-      onUnreachable: (failures) => {
+      onUnreachable: (failures: number) => {
         // How many looks at the daemon went unanswered so far (diagnostics and tests; nothing shows).
         document.body.dataset.unreachable = String(failures);
       },
-      onMessage: (message) => {
+      onMessage: (message: ServerMessage) => {
         switch (message.type) {
           case 'init':
             view.replace(message.overlay, message.widgets);
@@ -42,6 +49,8 @@ if (stage instanceof HTMLElement) {
             break;
         }
       },
-    });
+    };
+    if (globals.relay !== undefined) connectViewer(globals, hooks);
+    else connect(globals, hooks);
   }
 }

@@ -27,9 +27,16 @@ const PAGE_TIMERS = hostTimers({
   clearTimeout: (handle: number) => window.clearTimeout(handle),
 });
 
-/** /assets/<name>, each path segment encoded. */
+/** Where media names resolve: the daemon's /assets/, or a viewer page's own assets beside its address. */
+let assetBase = '/assets/';
+export function setAssetBase(base: string): void {
+  assetBase = base;
+}
+
+/** /assets/<name>, each path segment encoded; a name that is already a full http(s) URL is used as it is. */
 export function assetUrl(name: string): string {
-  return `/assets/${name.split('/').map(encodeURIComponent).join('/')}`;
+  if (/^https?:\/\//i.test(name)) return name;
+  return `${assetBase}${name.split('/').map(encodeURIComponent).join('/')}`;
 }
 
 /** Scale that fits the overlay into the viewport without enlarging it. */
