@@ -224,7 +224,10 @@ const encodeViewerMessage = (message: ViewerMessage): string =>
  */
 export function connectViewer(
   globals: RelayGlobals,
-  hooks: Pick<ConnectionHooks, 'onMessage' | 'onState'>,
+  hooks: Pick<ConnectionHooks, 'onMessage' | 'onState'> & {
+    /** A reconnect is due in `delayMs` (`failures` in a row so far). */
+    onRetry?(failures: number, delayMs: number): void;
+  },
   deps: ViewerDeps = browserViewerDeps(),
 ): { stop(): void } {
   const { timers } = deps;
@@ -312,7 +315,9 @@ export function connectViewer(
     if (stopped || retry) return;
     hooks.onState('closed');
     failures++;
-    retry = timers.setTimeout(dial, viewerRetryDelay(failures, deps.random));
+    const delay = viewerRetryDelay(failures, deps.random);
+    retry = timers.setTimeout(dial, delay);
+    hooks.onRetry?.(failures, delay);
   };
 
   dial();

@@ -27,7 +27,10 @@ if (stage instanceof HTMLElement) {
       onState: (state: 'open' | 'closed') => {
         // The stage keeps its last picture while closed: viewers never see an error.
         document.body.dataset.connection = state;
-        if (state === 'open') delete document.body.dataset.unreachable;
+        if (state === 'open') {
+          delete document.body.dataset.unreachable;
+          delete document.body.dataset.retry;
+        }
       },
       onUnreachable: (failures: number) => {
         // How many looks at the daemon went unanswered so far (diagnostics and tests; nothing shows).
@@ -50,7 +53,14 @@ if (stage instanceof HTMLElement) {
         }
       },
     };
-    if (globals.relay !== undefined) connectViewer(globals, hooks);
+    if (globals.relay !== undefined)
+      connectViewer(globals, {
+        ...hooks,
+        onRetry: (failures) => {
+          // Reconnects due so far in a row (diagnostics and tests; nothing shows).
+          document.body.dataset.retry = String(failures);
+        },
+      });
     else connect(globals, hooks);
   }
 }
