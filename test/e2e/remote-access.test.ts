@@ -14,10 +14,9 @@ import { login } from '../../daemon/src/licence/login.js';
 import { launchChromium } from '../support/chromium.js';
 import { freePort, type LocalStack, makeEdgeCertificate, startLocalStack } from '../support/local-stack.js';
 import { until } from '../support/wait.js';
+import { daemonReady, STACK_WAIT_MS } from './harness.js';
 
 const STANDIN = resolve('test/support/cloudflared-standin');
-// wrangler dev, the connector and Chromium answer more slowly than the in-process daemon: a longer bound.
-const STACK_WAIT_MS = 15_000;
 const DOMAIN = 'overlays.test';
 const STANDIN_ENV = [
   'STANDIN_ORIGIN',
@@ -135,18 +134,7 @@ beforeAll(async () => {
     ],
     io,
   );
-  daemonPort = Number(
-    await until(
-      () => /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(daemonOut.join(''))?.[1],
-      'the daemon to listen',
-      STACK_WAIT_MS,
-    ),
-  );
-  await until(
-    () => (daemonOut.join('').includes('press Ctrl+C') ? true : undefined),
-    'the daemon to be ready',
-    STACK_WAIT_MS,
-  );
+  daemonPort = await daemonReady(() => daemonOut.join(''));
   // The tunnel's ingress says localhost:7890; this daemon listens elsewhere, so tell the connector.
   process.env.STANDIN_ORIGIN = `http://127.0.0.1:${daemonPort}`;
 
