@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ApiError, ControlApi } from './api.js';
+import { ApiError, ControlApi, relayEntries } from './api.js';
 
 interface Sent {
   url: string;
@@ -157,5 +157,32 @@ describe('the control API client', () => {
     expect(receipt).toEqual({ accepted: true, firedRules: ['r1'] });
     expect(sent[0]).toMatchObject({ url: '/api/events?test=true', method: 'POST' });
     expect(sent[0]!.headers.Authorization).toBeUndefined();
+  });
+
+  it('reads the relay entries of /status one by one, leaving out only one it cannot read', async () => {
+    const good = {
+      overlayId: '3b7e6f0a-2c41-4d8e-9f15-6a0b7c8d9e21',
+      state: 'connected',
+      viewers: 1234,
+      viewerUrl: 'https://gate.example/v/o-abc/3b7e6f0a-2c41-4d8e-9f15-6a0b7c8d9e21',
+    };
+    const other = {
+      overlayId: '4c8f7a1b-3d52-4e9f-a026-7b1c8d9e0f32',
+      state: 'backoff',
+      viewers: 0,
+      detail: 'x',
+    };
+    daemon(() =>
+      json(200, {
+        running: true,
+        port: 7890,
+        relay: [good, { ...good, state: 'teleporting' }, { ...good, viewers: -1 }, other],
+      }),
+    );
+    expect(await new ControlApi('k').relay()).toEqual([good, other]);
+    expect(sent[0]).toMatchObject({ url: '/status', method: 'GET' });
+    expect(relayEntries({ running: true, port: 1 })).toEqual([]);
+    expect(relayEntries({ relay: 'nope' })).toEqual([]);
+    expect(relayEntries(null)).toEqual([]);
   });
 });

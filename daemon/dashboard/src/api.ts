@@ -40,6 +40,7 @@ import {
   type ViewerFigures,
   VoiceList,
 } from '../../../shared/protocol/index.js';
+import { type RelayStatus, RelayStatus as RelayStatusSchema } from '../../../shared/protocol/relay.js';
 import { type Rule, type RuleList, RuleList as RuleListSchema } from '../../../shared/rules.js';
 import {
   type SettingsInput,
@@ -64,6 +65,20 @@ export class ApiError extends Error {
 function fieldOf(message: string): string | undefined {
   const match = /^([A-Za-z0-9_$.[\]-]+): /.exec(message);
   return match?.[1];
+}
+
+/**
+ * The `relay` entries of a `/status` answer, one per public overlay: each read on its own, so one the
+ * dashboard cannot read (a newer daemon's state) leaves the others shown; none when there is no list.
+ */
+export function relayEntries(status: unknown): RelayStatus[] {
+  if (typeof status !== 'object' || status === null || !('relay' in status)) return [];
+  const { relay } = status;
+  if (!Array.isArray(relay)) return [];
+  return relay.flatMap((entry: unknown) => {
+    const parsed = parseWith(RelayStatusSchema, entry);
+    return parsed.ok ? [parsed.value] : [];
+  });
 }
 
 /** One media file as `GET /api/media` lists it. */
@@ -158,6 +173,10 @@ export class ControlApi {
 
   status(): Promise<DaemonStatus> {
     return this.typed(DaemonStatusSchema, '/status');
+  }
+  /** The relay of each public overlay, from `/status` (read leniently: see `relayEntries`). */
+  async relay(): Promise<RelayStatus[]> {
+    return relayEntries(await this.request('/status'));
   }
   actionLog(): Promise<ActionLogEntry[]> {
     return this.typed(ActionLog, '/api/actions/log');

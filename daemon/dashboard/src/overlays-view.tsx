@@ -1,5 +1,5 @@
-// Overlay list: create, rename, resize, delete, and the URLs to paste into OBS.
-import { useEffect, useState } from 'preact/hooks';
+// Overlay list: create, rename, resize, delete, the URLs to paste into OBS, and public overlays' viewer links.
+import { useCallback, useEffect, useState } from 'preact/hooks';
 import {
   type ConnectorStatus,
   type DaemonStatus,
@@ -7,8 +7,10 @@ import {
   OverlayInput,
   parseWith,
 } from '../../../shared/protocol/index.js';
+import type { RelayStatus } from '../../../shared/protocol/relay.js';
 import { fieldIssues } from './field-issues.js';
 import { numberFromText } from './fields.js';
+import { qrPath, relayStateWords, viewerCountWords } from './public-overlay.js';
 import type { Shared } from './shared-data.js';
 import {
   ConfirmButton,
@@ -19,6 +21,7 @@ import {
   focusSoon,
   Notice,
 } from './ui.js';
+import { usePolling } from './use-polling.js';
 
 const SIZES = [
   { label: '1920 × 1080 (landscape)', width: 1920, height: 1080 },
@@ -172,6 +175,114 @@ function deleteQuestion(name: string, openPages: number | undefined): string {
   return `${question} ${pages} now (an OBS source or a browser tab): it will show nothing from then on.`;
 }
 
+/** How often the view asks the daemon for its relays' states and viewer counts (the relay counts every 5 s). */
+const RELAY_POLL_MS = 5000;
+
+/** A QR code of `text`, drawn as one SVG path (crisp at any size, nothing fetched). */
+function QrCode(props: { text: string; label: string }) {
+  const { size, d } = qrPath(props.text);
+  return (
+    <svg
+      class="qr"
+      viewBox={`0 0 ${size} ${size}`}
+      role="img"
+      aria-label={props.label}
+      shape-rendering="crispEdges"
+      data-qr
+    >
+      <rect width={size} height={size} fill="#fff" />
+      <path d={d} fill="#000" />
+    </svg>
+  );
+}
+
+/**
+ * The Public switch and, while the overlay is public, what its relay reports: state, viewer URL (copy,
+ * QR code) and how many watch now. Turning it on while Free shows the daemon's Premium prompt.
+ */
+function PublicPanel(props: {
+  shared: Shared;
+  overlay: Overlay;
+  entry: RelayStatus | undefined;
+  onChanged: () => void;
+}) {
+  const { shared, overlay, entry } = props;
+  const [busy, setBusy] = useState(false);
+  const [refusal, setRefusal] = useState<unknown>();
+  const id = `public-${overlay.id}`;
+  const toggle = async (on: boolean) => {
+    setBusy(true);
+    setRefusal(undefined);
+    try {
+      // `public` goes onto the version saved now, quoting its tag: nothing else is overwritten.
+      const current = await shared.api.getOverlay(overlay.id);
+      const saved = await shared.api.saveOverlay({ ...current.value, public: on }, current.etag);
+      shared.overlaySaved(saved.value);
+      props.onChanged();
+    } catch (err) {
+      setRefusal(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const viewerUrl = entry?.viewerUrl;
+  return (
+    <div class="public-panel" data-public>
+      <label class="switch" for={id}>
+        <input
+          id={id}
+          type="checkbox"
+          role="switch"
+          checked={overlay.public}
+          aria-checked={overlay.public}
+          disabled={busy}
+          aria-describedby={`${id}-hint`}
+          onChange={(e) => void toggle(e.currentTarget.checked)}
+        />
+        Public
+      </label>
+      <span class="muted" id={`${id}-hint`}>
+        {overlay.public
+          ? 'Anyone with the viewer link can watch this overlay live, without a tunnel.'
+          : 'Share a viewer link that anyone can watch, served by the relay rather than your computer (Premium).'}
+      </span>
+      {refusal !== undefined && <ErrorNotice error={refusal} />}
+      {overlay.public && (
+        <div class="relay-info">
+          <p class="relay-state" data-relay-state={entry?.state ?? 'starting'} role="status">
+            {relayStateWords(entry)}
+            {entry && (
+              <>
+                {' · '}
+                <span data-viewers={entry.viewers}>{viewerCountWords(entry.viewers)}</span>
+              </>
+            )}
+          </p>
+          {viewerUrl ? (
+            <div class="relay-link">
+              <div class="url-row">
+                <label>
+                  Viewer URL
+                  <input
+                    readOnly
+                    value={viewerUrl}
+                    onFocus={(e) => e.currentTarget.select()}
+                    data-viewer-url
+                  />
+                </label>
+                <CopyButton text={viewerUrl} label="Copy viewer URL" />
+              </div>
+              <QrCode text={viewerUrl} label={`QR code of the viewer URL ${viewerUrl}`} />
+            </div>
+          ) : (
+            <p class="muted">The viewer URL shows here once the relay has answered.</p>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}
+
 /** The card's "Rename / resize" button, where the keyboard goes back when its form closes. */
 const renameButton = (id: string) =>
   document.querySelector<HTMLElement>(`li[data-overlay-id="${CSS.escape(id)}"] [data-rename]`);
@@ -181,6 +292,8 @@ function OverlayCard(props: {
   overlay: Overlay;
   tunnel: string | undefined;
   connector: ConnectorStatus['connector'] | undefined;
+  relay: RelayStatus | undefined;
+  onRelayChanged: () => void;
   onEdit: () => void;
 }) {
   const { shared, overlay } = props;
@@ -232,6 +345,7 @@ function OverlayCard(props: {
           <CopyButton text={tunnelUrl} label="Copy tunnel URL" />
         </div>
       )}
+      <PublicPanel shared={shared} overlay={overlay} entry={props.relay} onChanged={props.onRelayChanged} />
       {settings ? (
         <MetaForm
           idPrefix={`meta-${overlay.id}`}
@@ -286,6 +400,16 @@ export function OverlaysView(props: { shared: Shared; onEdit: (id: string) => vo
     shared.api.status().then(setStatus, () => setStatus(undefined));
   }, [shared.api]);
   const tunnel = status?.tunnel?.public_url ?? undefined;
+  /** The relay of each public overlay, asked for again every few seconds (states, viewer counts). */
+  const [relay, setRelay] = useState<RelayStatus[]>([]);
+  const loadRelay = useCallback(async () => {
+    try {
+      setRelay(await shared.api.relay());
+    } catch {
+      // The daemon is away: the last answer stays until it is back.
+    }
+  }, [shared.api]);
+  usePolling(loadRelay, RELAY_POLL_MS);
   return (
     <section aria-labelledby="overlays-title">
       <div class="section-head">
@@ -335,6 +459,8 @@ export function OverlaysView(props: { shared: Shared; onEdit: (id: string) => vo
             overlay={o}
             tunnel={tunnel}
             connector={status?.tunnel?.connector}
+            relay={relay.find((r) => r.overlayId === o.id)}
+            onRelayChanged={() => void loadRelay()}
             onEdit={() => props.onEdit(o.id)}
           />
         ))}
