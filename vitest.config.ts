@@ -1,7 +1,12 @@
 // One `vitest run` drives three projects: the Worker inside workerd, the daemon on Node, the page in Chromium.
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
+import { ensureRelayAssets } from './scripts/build-relay-assets.js';
 import { testBindings } from './test/workers/test-env.js';
+
+// The Worker's static assets (wrangler.toml `[assets]`) must exist for the pool to start: `npm run build`
+// lays them out; a run without it gets them from whatever page is built.
+ensureRelayAssets();
 
 export default defineConfig({
   test: {

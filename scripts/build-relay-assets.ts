@@ -32,6 +32,11 @@ export function layoutRelayAssets(root = ROOT): boolean {
   return built;
 }
 
+/** Lays the assets out only when there are none yet (the Workers test pool refuses to start without them). */
+export function ensureRelayAssets(root = ROOT): void {
+  if (!existsSync(join(root, RELAY_ASSETS_DIR))) layoutRelayAssets(root);
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (!layoutRelayAssets()) {
     process.stderr.write('dist/page is missing: build the overlay page first (npm run build)\n');

@@ -29,6 +29,13 @@ export type ProvisionOutcome =
   | { ok: true; created: boolean; response: ProvisionResponse }
   | { ok: false; code: ErrorCode; message: string; headers: Record<string, string> };
 
+/** A relay media reservation: refused (`ok: false`) past the quota; `fresh` when this call made it. */
+export interface MediaReservation {
+  ok: boolean;
+  fresh: boolean;
+  used: number;
+}
+
 export class MembershipRecheck extends DurableObject<GatekeeperEnv> {
   /** The re-checks of this member, one after the other: the next one sees the verdict the previous stored. */
   #queue: Promise<unknown> = Promise.resolve();
@@ -104,8 +111,45 @@ export class MembershipRecheck extends DurableObject<GatekeeperEnv> {
     }
   }
 
-  /** The epoch is forgotten with the member's record in KV (records from before epochs count as 1). */
+  /**
+   * Reserves `bytes` of the member's relay media quota (`limit` in all) for the file `name`, once: a name
+   * already reserved costs nothing more (a re-upload, or two uploads of one file at once), a new one is
+   * refused when it would take the member past the limit. One synchronous step of this object, so
+   * concurrent uploads can never reserve more than the limit between them.
+   */
+  reserveMedia(name: string, bytes: number, limit: number): MediaReservation {
+    const sql = this.#mediaTable();
+    if (sql.exec('SELECT 1 FROM relay_media WHERE name = ?', name).toArray().length > 0) {
+      return { ok: true, fresh: false, used: this.mediaUsage() };
+    }
+    const before = this.mediaUsage();
+    if (before + bytes > limit) return { ok: false, fresh: false, used: before };
+    sql.exec('INSERT INTO relay_media (name, bytes) VALUES (?, ?)', name, bytes);
+    return { ok: true, fresh: true, used: before + bytes };
+  }
+
+  /** Bytes of relay media reserved by the member. */
+  mediaUsage(): number {
+    return this.#mediaTable()
+      .exec<{ used: number }>('SELECT COALESCE(SUM(bytes), 0) AS used FROM relay_media')
+      .one().used;
+  }
+
+  #mediaTable(): SqlStorage {
+    const sql = this.ctx.storage.sql;
+    sql.exec('CREATE TABLE IF NOT EXISTS relay_media (name TEXT PRIMARY KEY, bytes INTEGER NOT NULL)');
+    return sql;
+  }
+
+  /**
+   * The epoch is forgotten with the member's record in KV (records from before epochs count as 1). The
+   * relay media reservations stay as long as the files they count, which outlive the record.
+   */
   override async alarm(): Promise<void> {
+    if (this.mediaUsage() > 0) {
+      this.ctx.storage.kv.delete(EPOCH);
+      return;
+    }
     await this.ctx.storage.deleteAll();
   }
 
@@ -150,6 +194,17 @@ export function logoutMember(env: GatekeeperEnv, userId: string, licenceEpoch: n
 /** Stores a login's verdict; returns the member's epoch, which the licence of this login carries. */
 export function recordLogin(env: GatekeeperEnv, userId: string, fields: LoginRecord): Promise<number> {
   return memberObject(env, userId).login(userId, fields);
+}
+
+/** Reserves relay media bytes for one of the member's files, once (MembershipRecheck.reserveMedia). */
+export function reserveMemberMedia(
+  env: GatekeeperEnv,
+  userId: string,
+  name: string,
+  bytes: number,
+  limit: number,
+): Promise<MediaReservation> {
+  return memberObject(env, userId).reserveMedia(name, bytes, limit);
 }
 
 /** Provisions the member's tunnel after any provision of theirs in progress has ended. */
