@@ -15,6 +15,7 @@ import { DisposalStack } from './parts/disposal-stack.js';
 import { openServer, startHttp } from './parts/http.js';
 import { startIngest } from './parts/ingest.js';
 import { startJournal } from './parts/journal.js';
+import { type RelayOptions, startRelay } from './parts/relay.js';
 import { platformAccess, type SourcesOptions, startSources } from './parts/sources.js';
 import { startStores } from './parts/stores.js';
 import { startWebSocket } from './parts/websocket.js';
@@ -54,6 +55,8 @@ export interface DaemonOptions extends SourcesOptions {
   watchSettleMs?: number;
   /** Tier limits on creating overlays and rules (the licence manager). */
   limits?: CreationLimits;
+  /** Publishing public overlays to the Gatekeeper's relay: the licence and the Gatekeeper's origin. */
+  relay?: RelayOptions;
   /** Steps of event handling after the broadcast; default: the rules and widget state (event-pipeline.ts). */
   eventHandlers?: EventHandler[];
   /**
@@ -199,6 +202,9 @@ async function startParts(
   });
   stack.push(() => http.close(), 'the HTTP server');
   const { statusFields, state, url } = http;
+  // Public overlays, published to the Gatekeeper's relay while the licence is Premium.
+  const relay = startRelay(options.relay, { hub, overlays, mediaDir: dataDir.mediaDir, statusFields, log });
+  stack.push(() => relay.close(), 'the relay publishers');
   // So `overlay-daemon status`, `event` and `dashboard` find this daemon without --port.
   await writeRunningDaemon(dataDir.daemonFile, url).catch((err: unknown) =>
     log(`[daemon] could not write ${dataDir.daemonFile}: ${errorMessage(err)}`),

@@ -17,6 +17,7 @@ import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from '../
 import { errorMessage } from '../errors.js';
 import { dashboardSignInUrl } from '../http/dashboard.js';
 import { isLoopbackIp } from '../http/policy.js';
+import { gatekeeperUrl } from '../licence/gatekeeper-client.js';
 import { safeLogLine } from '../log-line.js';
 import { PACKAGE_VERSION } from '../package-root.js';
 import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../remote-access.js';
@@ -447,6 +448,8 @@ async function start(values: Values, io: CliIo): Promise<number> {
   try {
     daemon = await startDaemon({
       limits: licence,
+      // Public overlays go to the relay of the Gatekeeper the licence is validated with.
+      relay: { licence, gatekeeperUrl: gatekeeperUrl(values.gatekeeper) },
       port,
       host,
       dataDir,

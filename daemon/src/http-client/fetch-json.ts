@@ -82,8 +82,8 @@ export interface FetchJsonOptions<S extends v.GenericSchema | undefined> {
   json?: unknown;
   /** Sent as a form (`application/x-www-form-urlencoded`). */
   form?: Record<string, string>;
-  /** Sent as it is. */
-  body?: string;
+  /** Sent as it is (text, or bytes such as a media file). */
+  body?: string | Uint8Array;
   /** Checks a 2xx answer's JSON. Without one the answer's body is not read and `value` is undefined. */
   schema?: S;
   /** Default 5 s; covers the answer's body too. */
@@ -193,7 +193,7 @@ export async function fetchJson<S extends v.GenericSchema | undefined = undefine
   };
 
   const headers: Record<string, string> = { ...options.headers };
-  let body: string | URLSearchParams | undefined = options.body;
+  let body: string | URLSearchParams | Uint8Array | undefined = options.body;
   if (options.json !== undefined) {
     body = JSON.stringify(options.json);
     if (!hasHeader(headers, 'content-type')) headers['Content-Type'] = 'application/json';

@@ -91,6 +91,25 @@ const RULE_TEST_WAIT_MS = 6000;
 export interface CreationLimits {
   canCreateOverlay(count: number): LimitDecision;
   canSaveRules(count: number, previousCount: number): LimitDecision;
+  /** May an overlay become public (Premium only)? Without it nothing may: there is no licence to say Premium. */
+  canPublish?(): LimitDecision;
+}
+
+/** Making an overlay public needs Premium; one that is public already stays editable whatever the tier. */
+function publishRefused(
+  limits: CreationLimits | undefined,
+  wanted: boolean,
+  was: boolean,
+): LimitDecision | undefined {
+  if (!wanted || was) return undefined;
+  const decision = limits?.canPublish?.() ?? {
+    ok: false,
+    code: 'premium_required',
+    message:
+      "Public overlays (served to viewers by the Gatekeeper's relay) need a Premium licence: run overlay-daemon login.",
+    upgradeUrl: undefined,
+  };
+  return decision.ok ? undefined : decision;
 }
 
 /** Reads and validates a JSON body; answers 413/400 itself and returns undefined then. */
@@ -155,6 +174,8 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     if (!input) return;
     const allowed = ctx.limits?.canCreateOverlay(overlays.list().length) ?? { ok: true };
     if (!allowed.ok) return sendError(res, allowed.code, allowed.message);
+    const unpublishable = publishRefused(ctx.limits, input.public, false);
+    if (unpublishable && !unpublishable.ok) return sendError(res, unpublishable.code, unpublishable.message);
     let overlay: Awaited<ReturnType<OverlayStore['create']>>;
     try {
       overlay = await overlays.create(input);
@@ -182,6 +203,8 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     // Checked after the body is read, against the overlay in force now (a hand edit, another tab).
     const inForce = overlays.get(id) ?? current;
     if (!ifMatchHolds(req, overlayEtag(inForce))) return sendPreconditionFailed(res, overlayEtag(inForce));
+    const unpublishable = publishRefused(ctx.limits, input.public, inForce.public === true);
+    if (unpublishable && !unpublishable.ok) return sendError(res, unpublishable.code, unpublishable.message);
     // A layout save: the live widget values (goal progress, counters, top gifters) stay those in force.
     const result = await overlays.saveLayout({ id, ...input });
     if (result.ok) return sendJson(res, 200, result.overlay, { ETag: overlayEtag(result.overlay) });

@@ -7,7 +7,14 @@ import { dataDirPaths } from '../store/data-dir.js';
 import type { GatekeeperClient } from './gatekeeper-client.js';
 import { decodeJwtPayload } from './jwt-payload.js';
 import { type LicenceRecord, readLicence, writeLicence } from './licence-file.js';
-import { checkCount, checkRuleList, checkTunnel, type LimitDecision, limitsFor } from './limits.js';
+import {
+  checkCount,
+  checkPublish,
+  checkRuleList,
+  checkTunnel,
+  type LimitDecision,
+  limitsFor,
+} from './limits.js';
 import { readCachedConfig, writeCachedConfig } from './remote-config-cache.js';
 import { LicenceVerifier, type VerifiedClaims } from './verify.js';
 
@@ -200,6 +207,11 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
 
   canUseTunnel(): LimitDecision {
     return checkTunnel(this.#config, this.tier());
+  }
+
+  /** Call before making an overlay public (only Premium publishes through the relay). */
+  canPublish(): LimitDecision {
+    return checkPublish(this.#config, this.tier());
   }
 
   /**

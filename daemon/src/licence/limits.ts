@@ -47,6 +47,17 @@ export function checkTunnel(config: RemoteConfig, tier: Tier): LimitDecision {
   );
 }
 
+/** Public overlays are served to viewers through the Gatekeeper's relay, which only Premium may use. */
+export function checkPublish(config: RemoteConfig, tier: Tier): LimitDecision {
+  if (tier === 'premium') return { ok: true };
+  return refuse(
+    config,
+    tier,
+    `Public overlays (served to viewers by the Gatekeeper's relay) are not part of the ${tier} tier.`,
+    'Premium publishes overlays to any number of viewers:',
+  );
+}
+
 /** `pitch` says what upgrading changes about this limit; the premium page, when there is one, ends the message. */
 function refuse(config: RemoteConfig, tier: Tier, what: string, pitch: string): LimitDecision {
   const upgradeUrl = premiumPageUrl(config);

@@ -7,6 +7,7 @@ import {
   type Overlay,
   type OverlayCommandInput,
   parseClientMessage,
+  type ServerMessage,
   type StreamEvent,
 } from '../../../shared/protocol/index.js';
 import type { PageTokens } from './page-tokens.js';
@@ -106,6 +107,20 @@ function replayedMessage(entry: ReplayEntry) {
       };
 }
 
+/** The `init` message of the page protocol. */
+export type PageInit = Extract<ServerMessage, { type: 'init' }>;
+
+/** The `init` a page of this overlay gets when it opens now (and what the relay publishes as its snapshot). */
+export function pageInit(overlay: Overlay): PageInit {
+  const { name, width, height } = overlay;
+  return { type: 'init', overlay: { name, width, height }, widgets: overlay.widgets };
+}
+
+/** A kept message as a page resuming gets it (`replayed: true`), encoded. */
+export function encodeReplayed(entry: ReplayEntry): string {
+  return encodeServerMessage(replayedMessage(entry));
+}
+
 function closeUninitialised(ws: WebSocket): void {
   ws.close(CLOSE.policyViolation, 'init not received in time');
 }
@@ -132,6 +147,11 @@ export class Hub {
    */
   readonly #initReplies = new WeakMap<Overlay, Buffer>();
   readonly #commandListeners = new Set<(overlayId: string, command: OverlayCommandInput) => void>();
+  /**
+   * Who else reads an overlay's page messages as they are sent (the relay's publishers), per overlay. Empty
+   * while no overlay is public: the hot path then checks one size and encodes nothing more.
+   */
+  readonly #pageObservers = new Map<string, Set<(text: string) => void>>();
   readonly #options: Required<Omit<HubOptions, 'log' | 'sequence' | 'replayStore'>> & {
     log: (line: string) => void;
   };
@@ -275,10 +295,7 @@ export class Hub {
     set.add(ws);
     let reply = this.#initReplies.get(overlay);
     if (!reply) {
-      const { name, width, height } = overlay;
-      reply = Buffer.from(
-        encodeServerMessage({ type: 'init', overlay: { name, width, height }, widgets: overlay.widgets }),
-      );
+      reply = Buffer.from(encodeServerMessage(pageInit(overlay)));
       this.#initReplies.set(overlay, reply);
     }
     this.#deliver(ws, reply);
@@ -368,15 +385,14 @@ export class Hub {
   /** `overlay-update`: the full state, to every client of that overlay (interface §6.2). */
   broadcastOverlay(overlay: Overlay): number {
     const { id, name, width, height, widgets } = overlay;
-    const data = Buffer.from(
-      encodeServerMessage({
-        type: 'overlay-update',
-        overlayId: id,
-        overlay: { name, width, height },
-        widgets,
-      }),
-    );
-    return this.#sendToOverlay(id, data);
+    const text = encodeServerMessage({
+      type: 'overlay-update',
+      overlayId: id,
+      overlay: { name, width, height },
+      widgets,
+    });
+    if (this.#pageObservers.size !== 0) this.#observe(id, text);
+    return this.#sendToOverlay(id, Buffer.from(text));
   }
 
   /** `stream-event`: to every subscribed client of every overlay. */
@@ -386,11 +402,13 @@ export class Hub {
     this.#replay.recordEvent(seq, at, event);
     // Serialised and encoded once for every client of every overlay (from the event's own JSON when
     // the caller has it: the same text as encodeServerMessage would write).
-    const data = Buffer.from(
+    const text =
       eventJson === undefined
         ? encodeServerMessage({ type: 'stream-event', event, seq, at })
-        : `{"type":"stream-event","event":${eventJson},"seq":${seq},"at":${at}}`,
-    );
+        : `{"type":"stream-event","event":${eventJson},"seq":${seq},"at":${at}}`;
+    if (this.#pageObservers.size !== 0)
+      for (const overlayId of this.#pageObservers.keys()) this.#observe(overlayId, text);
+    const data = Buffer.from(text);
     let sent = 0;
     for (const overlayId of this.#byOverlay.keys()) sent += this.#sendToOverlay(overlayId, data);
     return sent;
@@ -402,21 +420,23 @@ export class Hub {
     const at = Date.now();
     // Kept for a page that comes back; encoded only when someone has the overlay open now.
     this.#replay.recordCommand(overlayId, seq, at, command);
-    const sent = this.#byOverlay.get(overlayId)?.size
-      ? this.#sendToOverlay(
-          overlayId,
-          Buffer.from(
-            encodeServerMessage({
-              type: 'overlay-command',
-              command: command.command,
-              widgetId: command.widgetId,
-              payload: command.payload,
-              seq,
-              at,
-            }),
-          ),
-        )
-      : 0;
+    const observed = this.#pageObservers.has(overlayId);
+    const text =
+      observed || this.#byOverlay.get(overlayId)?.size
+        ? encodeServerMessage({
+            type: 'overlay-command',
+            command: command.command,
+            widgetId: command.widgetId,
+            payload: command.payload,
+            seq,
+            at,
+          })
+        : undefined;
+    if (observed && text !== undefined) this.#observe(overlayId, text);
+    const sent =
+      text !== undefined && this.#byOverlay.get(overlayId)?.size
+        ? this.#sendToOverlay(overlayId, Buffer.from(text))
+        : 0;
     for (const listener of this.#commandListeners) listener(overlayId, command);
     return sent;
   }
@@ -425,6 +445,48 @@ export class Hub {
   onCommand(listener: (overlayId: string, command: OverlayCommandInput) => void): () => void {
     this.#commandListeners.add(listener);
     return () => this.#commandListeners.delete(listener);
+  }
+
+  /**
+   * Tells `listener` every page message of the overlay as it is sent (`overlay-update`, `stream-event`,
+   * `overlay-command`), once each, in order, as the JSON text a page gets, whether or not a page is open.
+   */
+  onPageMessage(overlayId: string, listener: (text: string) => void): () => void {
+    let set = this.#pageObservers.get(overlayId);
+    if (!set) {
+      set = new Set();
+      this.#pageObservers.set(overlayId, set);
+    }
+    set.add(listener);
+    return () => {
+      const current = this.#pageObservers.get(overlayId);
+      current?.delete(listener);
+      if (current?.size === 0) this.#pageObservers.delete(overlayId);
+    };
+  }
+
+  #observe(overlayId: string, text: string): void {
+    for (const listener of this.#pageObservers.get(overlayId) ?? []) {
+      try {
+        listener(text);
+      } catch (err) {
+        this.#options.log(`[ws] a reader of overlay ${overlayId}'s messages failed: ${String(err)}`);
+      }
+    }
+  }
+
+  /**
+   * What a page of the overlay resuming from `from` would get, each marked `replayed`, encoded, in `seq`
+   * order (the relay's catch-up after its `hello.lastSeq`); `gap` when some of it is no longer kept.
+   */
+  keptSince(overlayId: string, from: number): { texts: string[]; gap: boolean } {
+    const { entries, gap } = this.#replay.since(overlayId, from);
+    return { texts: entries.map(encodeReplayed), gap };
+  }
+
+  /** The highest `seq` handed out so far. */
+  get lastSeq(): number {
+    return this.#lastSeq;
   }
 
   /** Closes the connections of an overlay that no longer exists. */

@@ -1,0 +1,365 @@
+// One public overlay's publisher: one outbound WebSocket to the Gatekeeper's relay, which gets a snapshot
+// after each `hello`, what it missed after `hello.lastSeq`, then every page message of the overlay once, in
+// order, paced under the relay's limit; reconnects with backoff and jitter.
+import { WebSocket } from 'ws';
+import type { Overlay } from '../../../shared/protocol/index.js';
+import { parseJsonWith } from '../../../shared/protocol/index.js';
+import {
+  HubToPublisher,
+  RELAY_CLOSE,
+  RELAY_LIMITS,
+  type RelayStatus,
+} from '../../../shared/protocol/relay.js';
+import { backoffDelay } from '../../../shared/timers.js';
+import { errorMessage } from '../errors.js';
+import type { TimerHandle, Timers } from '../timers.js';
+import { type PageInit, pageInit } from '../ws/hub.js';
+import { mediaNamesOf, renameMedia } from './media-refs.js';
+import { TokenBucket } from './token-bucket.js';
+
+/** 1 s doubling to 60 s, ±25 %: many daemons cut off by one outage do not all come back in the same second. */
+export const PUBLISHER_BACKOFF = { initialMs: 1000, maxMs: 60_000, jitter: 0.25 } as const;
+/** A connection that stayed up this long was a good one: the next failure waits from 1 s again. */
+const STABLE_MS = 60_000;
+/** Frames a second, a little under the relay's 200 so that timing noise never reaches its limit. */
+export const PUBLISHER_RATE = 180;
+/** Frames sent in one go at most (the relay's bucket holds 200). */
+const PUBLISHER_BURST = 100;
+/** Frames waiting at most; beyond, they are dropped and a fresh snapshot takes their place. */
+export const PUBLISHER_QUEUE_MAX = 2000;
+/** The hub's frames are small; anything larger is not the protocol. */
+const MAX_INCOMING_BYTES = 64 * 1024;
+
+export const REPLACED_DETAIL = 'another daemon publishes this overlay';
+
+export interface PublisherContext {
+  overlayId: string;
+  /** `ws(s)://…/relay/publish/<overlayId>`. */
+  url: string;
+  /** The licence JWT in force (undefined once signed out). */
+  token(): string | undefined;
+  /** Asks the Gatekeeper for a fresh licence (after the relay said the one in use expired). */
+  refreshLicence(): Promise<unknown>;
+  /** The overlay in force. */
+  overlay(): Overlay | undefined;
+  /** What a page resuming after `from` would get (encoded, `replayed`), in order. */
+  keptSince(from: number): { texts: string[]; gap: boolean };
+  /** Every page message of the overlay from now on, as its JSON text; returns the unsubscribe. */
+  observe(listener: (text: string) => void): () => void;
+  /** The relay's name of a media file (uploaded first when needed); undefined when it cannot be published. */
+  mediaName(name: string): Promise<string | undefined>;
+  timers: Timers;
+  random: () => number;
+  log: (line: string) => void;
+  /** 4409: another daemon took over; the service keeps this overlay in `error` until `public` changes. */
+  onReplaced(): void;
+}
+
+type Item = { kind: 'snapshot'; init: PageInit } | { kind: 'message'; text: string };
+
+const STREAM_EVENT_PREFIX = '{"type":"stream-event"';
+
+export class Publisher {
+  readonly #ctx: PublisherContext;
+  #state: RelayStatus['state'] = 'connecting';
+  #detail: string | undefined;
+  #viewers = 0;
+  #viewerUrl: string | undefined;
+  #ws: WebSocket | undefined;
+  /** Bumped by each connection: work of an older one (a media upload) stops when it sees a new number. */
+  #generation = 0;
+  #attempt = 0;
+  #connectedAt: number | undefined;
+  #retry: TimerHandle | undefined;
+  #paceTimer: TimerHandle | undefined;
+  #unobserve: (() => void) | undefined;
+  #queue: Item[] = [];
+  #pumping = false;
+  #stopped = false;
+  /** Set when this publisher should only tell the relay to stop (`unpublish`) and close. */
+  #unpublishing = false;
+  readonly #bucket: TokenBucket;
+
+  constructor(ctx: PublisherContext) {
+    this.#ctx = ctx;
+    this.#bucket = new TokenBucket(PUBLISHER_RATE, PUBLISHER_BURST, () => ctx.timers.now());
+  }
+
+  status(): RelayStatus {
+    return {
+      overlayId: this.#ctx.overlayId,
+      state: this.#state,
+      viewers: this.#viewers,
+      ...(this.#viewerUrl !== undefined ? { viewerUrl: this.#viewerUrl } : {}),
+      ...(this.#detail !== undefined ? { detail: this.#detail } : {}),
+    };
+  }
+
+  start(): void {
+    this.#connect();
+  }
+
+  /**
+   * Tells the relay the overlay is no longer public, then closes. While no socket is open, one is opened
+   * for that alone (once: a relay out of reach keeps the last snapshot until the licence says otherwise).
+   */
+  unpublish(): Promise<void> {
+    if (this.#stopped || this.#state === 'error') {
+      this.close();
+      return Promise.resolve();
+    }
+    this.#unpublishing = true;
+    this.#clearTimers();
+    this.#queue = [];
+    const ws = this.#ws;
+    const done = new Promise<void>((resolve) => {
+      this.#whenDone = resolve;
+    });
+    // Open and past `hello`: now; opening or waiting for `hello`: when it comes; else on a socket of its own.
+    if (ws?.readyState === WebSocket.OPEN && this.#state === 'connected') this.#sendUnpublish(ws);
+    else if (!ws) this.#connect();
+    return done;
+  }
+
+  #whenDone: (() => void) | undefined;
+
+  #finish(): void {
+    this.#stopped = true;
+    this.#clearTimers();
+    this.#unobserve?.();
+    this.#unobserve = undefined;
+    this.#queue = [];
+    const resolve = this.#whenDone;
+    this.#whenDone = undefined;
+    resolve?.();
+  }
+
+  #sendUnpublish(ws: WebSocket): void {
+    ws.send(JSON.stringify({ type: 'unpublish' }), () => ws.close(1000, 'unpublished'));
+    this.#finish();
+  }
+
+  /** Stops without unpublishing (shutdown, lapse): viewers keep the last snapshot until the relay decides. */
+  close(code = 1001, reason = 'going away'): void {
+    this.#finish();
+    const ws = this.#ws;
+    this.#ws = undefined;
+    if (ws && (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING)) {
+      if (ws.readyState === WebSocket.OPEN) ws.close(code, reason);
+      else ws.terminate();
+    }
+  }
+
+  #clearTimers(): void {
+    if (this.#retry) this.#ctx.timers.clearTimeout(this.#retry);
+    if (this.#paceTimer) this.#ctx.timers.clearTimeout(this.#paceTimer);
+    this.#retry = undefined;
+    this.#paceTimer = undefined;
+  }
+
+  #connect(): void {
+    this.#retry = undefined;
+    const token = this.#ctx.token();
+    if (!token) {
+      if (this.#unpublishing) this.#finish();
+      else this.#backoff('no licence to publish with');
+      return;
+    }
+    const generation = ++this.#generation;
+    if (!this.#unpublishing) this.#state = 'connecting';
+    const ws = new WebSocket(this.#ctx.url, {
+      headers: { Authorization: `Bearer ${token}` },
+      maxPayload: MAX_INCOMING_BYTES,
+      handshakeTimeout: 15_000,
+      perMessageDeflate: false,
+    });
+    this.#ws = ws;
+    let ended = false;
+    const end = (code: number, why: string | undefined) => {
+      if (ended) return;
+      ended = true;
+      this.#onEnd(generation, code, why);
+    };
+    ws.on('unexpected-response', (_req, res) => {
+      const status = res.statusCode ?? 0;
+      res.resume();
+      ws.terminate();
+      end(
+        0,
+        status === 401 || status === 403
+          ? `the Gatekeeper refused the licence (HTTP ${status})`
+          : `HTTP ${status}`,
+      );
+    });
+    ws.on('error', (err) => end(1006, errorMessage(err)));
+    ws.on('close', (code, reason) => end(code, reason.toString() || undefined));
+    ws.on('message', (data, isBinary) => {
+      if (generation !== this.#generation || isBinary) return;
+      const parsed = parseJsonWith(HubToPublisher, String(data));
+      if (!parsed.ok) return;
+      const frame = parsed.value;
+      if (frame.type === 'viewers') {
+        this.#viewers = frame.count;
+        return;
+      }
+      this.#viewerUrl = frame.viewerUrl;
+      if (this.#unpublishing) return this.#sendUnpublish(ws);
+      this.#onHello(ws, frame.lastSeq);
+    });
+  }
+
+  /** Snapshot, what the relay missed after `lastSeq`, then live: all taken in this turn, so nothing comes in between. */
+  #onHello(ws: WebSocket, lastSeq: number | null): void {
+    const overlay = this.#ctx.overlay();
+    if (!overlay) return void ws.close(1000, 'overlay gone');
+    this.#state = 'connected';
+    this.#detail = undefined;
+    this.#connectedAt = this.#ctx.timers.now();
+    this.#queue = [{ kind: 'snapshot', init: pageInit(overlay) }];
+    if (lastSeq !== null) {
+      const { texts } = this.#ctx.keptSince(lastSeq);
+      // Beyond what the queue holds, only the newest: the snapshot already has the state they led to.
+      const kept = texts.length > PUBLISHER_QUEUE_MAX / 2 ? texts.slice(-PUBLISHER_QUEUE_MAX / 2) : texts;
+      if (kept.length < texts.length)
+        this.#ctx.log(
+          `[relay] overlay ${this.#ctx.overlayId}: the relay missed ${texts.length} messages; sending the newest ${kept.length}`,
+        );
+      for (const text of kept) this.#queue.push({ kind: 'message', text });
+    }
+    this.#unobserve?.();
+    this.#unobserve = this.#ctx.observe((text) => this.#enqueue(text));
+    void this.#pump();
+  }
+
+  #enqueue(text: string): void {
+    if (this.#queue.length >= PUBLISHER_QUEUE_MAX) {
+      this.#ctx.log(
+        `[relay] overlay ${this.#ctx.overlayId}: more than ${PUBLISHER_QUEUE_MAX} messages waiting for the relay; dropped them and sending a fresh snapshot`,
+      );
+      const overlay = this.#ctx.overlay();
+      this.#queue = overlay ? [{ kind: 'snapshot', init: pageInit(overlay) }] : [];
+      return;
+    }
+    this.#queue.push({ kind: 'message', text });
+    void this.#pump();
+  }
+
+  /** Sends what waits, in order, one token per frame; media are uploaded before the frame that names them. */
+  async #pump(): Promise<void> {
+    if (this.#pumping || this.#paceTimer) return;
+    this.#pumping = true;
+    const generation = this.#generation;
+    try {
+      while (this.#queue.length > 0) {
+        const ws = this.#ws;
+        if (generation !== this.#generation || this.#stopped || ws?.readyState !== WebSocket.OPEN) return;
+        const wait = this.#bucket.take();
+        if (wait > 0) {
+          this.#paceTimer = this.#ctx.timers.setTimeout(() => {
+            this.#paceTimer = undefined;
+            void this.#pump();
+          }, wait);
+          return;
+        }
+        const item = this.#queue.shift();
+        if (!item) return;
+        const frame = await this.#frame(item);
+        if (generation !== this.#generation || this.#stopped || ws.readyState !== WebSocket.OPEN) return;
+        const bytes = Buffer.byteLength(frame);
+        if (bytes > RELAY_LIMITS.publisherFrameBytes) {
+          this.#ctx.log(
+            `[relay] overlay ${this.#ctx.overlayId}: a ${item.kind} of ${Math.ceil(bytes / 1024)} KiB is over the relay's ${RELAY_LIMITS.publisherFrameBytes / 1024} KiB a frame: not sent`,
+          );
+          continue;
+        }
+        ws.send(frame);
+      }
+    } catch (err) {
+      this.#ctx.log(`[relay] overlay ${this.#ctx.overlayId}: could not send: ${errorMessage(err)}`);
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  /** The frame's text: stream events verbatim; anything naming media with each name the relay serves it under. */
+  async #frame(item: Item): Promise<string> {
+    if (item.kind === 'snapshot') {
+      const init = await this.#withRelayMedia(item.init);
+      return `{"type":"snapshot","init":${JSON.stringify(init)}}`;
+    }
+    const { text } = item;
+    if (text.startsWith(STREAM_EVENT_PREFIX)) return `{"type":"message","msg":${text}}`;
+    const message = JSON.parse(text) as Record<string, unknown>;
+    const renamed = await this.#withRelayMedia(message);
+    return `{"type":"message","msg":${renamed === message ? text : JSON.stringify(renamed)}}`;
+  }
+
+  async #withRelayMedia<T extends Record<string, unknown> | PageInit>(message: T): Promise<T> {
+    const names = mediaNamesOf(message as Record<string, unknown>);
+    if (names.size === 0) return message;
+    const map = new Map<string, string>();
+    for (const name of names) {
+      const relayName = await this.#ctx.mediaName(name);
+      if (relayName !== undefined && this.#viewerUrl !== undefined)
+        map.set(name, `${this.#viewerUrl}/assets/${relayName}`);
+    }
+    return map.size === 0 ? message : renameMedia(message, (name) => map.get(name));
+  }
+
+  #onEnd(generation: number, code: number, why: string | undefined): void {
+    if (generation !== this.#generation) return;
+    this.#unobserve?.();
+    this.#unobserve = undefined;
+    this.#queue = [];
+    this.#ws = undefined;
+    if (this.#paceTimer) this.#ctx.timers.clearTimeout(this.#paceTimer);
+    this.#paceTimer = undefined;
+    if (this.#stopped) return;
+    if (this.#unpublishing) {
+      this.#ctx.log(
+        `[relay] overlay ${this.#ctx.overlayId}: could not tell the relay to stop publishing (${why ?? code})`,
+      );
+      this.#finish();
+      return;
+    }
+    const stable = this.#connectedAt !== undefined && this.#ctx.timers.now() - this.#connectedAt >= STABLE_MS;
+    this.#connectedAt = undefined;
+    if (stable) this.#attempt = 0;
+    if (code === RELAY_CLOSE.replaced) {
+      this.#state = 'error';
+      this.#detail = REPLACED_DETAIL;
+      this.#viewers = 0;
+      this.#ctx.log(
+        `[relay] overlay ${this.#ctx.overlayId}: ${REPLACED_DETAIL}; not publishing it from here until it is made public again or the daemon restarts`,
+      );
+      this.#stopped = true;
+      this.#ctx.onReplaced();
+      return;
+    }
+    if (code === RELAY_CLOSE.licenceExpired) {
+      // The relay closes when the licence's `exp` passes: a fresh one from the Gatekeeper, then at once.
+      this.#state = 'connecting';
+      this.#detail = 'the licence expired: connecting again with a fresh one';
+      void this.#ctx
+        .refreshLicence()
+        .catch(() => undefined)
+        .then(() => {
+          if (!this.#stopped && generation === this.#generation && !this.#retry) this.#connect();
+        });
+      return;
+    }
+    if (code === RELAY_CLOSE.policy)
+      this.#ctx.log(
+        `[relay] overlay ${this.#ctx.overlayId}: the relay closed the publisher (1008${why ? `: ${why}` : ''})`,
+      );
+    this.#backoff(why ?? `closed (${code})`);
+  }
+
+  #backoff(why: string): void {
+    this.#attempt += 1;
+    const delay = backoffDelay(this.#attempt, PUBLISHER_BACKOFF, this.#ctx.random);
+    this.#state = 'backoff';
+    this.#detail = why;
+    this.#retry = this.#ctx.timers.setTimeout(() => this.#connect(), delay);
+  }
+}
