@@ -41,7 +41,7 @@ function put(
     method: 'PUT',
     headers: { ...auth(token), ...headers },
     body,
-    // @ts-expect-error: `duplex` is required by fetch for a streamed body, not yet in every type set
+    // `duplex` is required by fetch for a streamed body.
     ...(streamed ? { duplex: 'half' } : {}),
   });
 }
