@@ -1,0 +1,133 @@
+// Public overlays in the dashboard, in Chromium against the real daemon: the Public switch (the Premium
+// prompt while Free), and for a public overlay what /status says of its relay: the state in words, the
+// viewer URL with its Copy button and QR code, and the live viewer count.
+import { rm } from 'node:fs/promises';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { qrPath } from '../../daemon/dashboard/src/public-overlay.js';
+import type { CreationLimits } from '../../daemon/src/http/control-api.js';
+import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
+import type { RelayStatus } from '../../shared/protocol/relay.js';
+import { launchChromium } from '../support/chromium.js';
+import { api, makeDataDir, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { signInDashboard } from '../support/dashboard.js';
+
+let browser: Browser;
+let context: BrowserContext;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: { width: 1300, height: 900 } });
+  context.setDefaultTimeout(10_000);
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+const card = (page: Page, id: string) => page.locator(`li.overlay-card[data-overlay-id="${id}"]`);
+const isPublic = async (daemon: TestDaemon, id: string) =>
+  ((await (await api(daemon, 'GET', `/api/overlays/${id}`)).json()) as { public: boolean }).public;
+
+describe('the Public switch while Free', () => {
+  it('shows the Premium prompt and leaves the overlay private', async () => {
+    const dataDir = await makeDataDir();
+    // Signed out: the free tier of the bundled config.
+    const licence = new LicenceManager({ dataDir, issuer: 'http://gatekeeper.invalid', log: () => {} });
+    const daemon = await startTestDaemon({ dataDir, limits: licence });
+    await licence.load();
+    const page = await context.newPage();
+    try {
+      const demo = daemon.overlays.list()[0]!;
+      await signInDashboard(page, daemon);
+      const overlay = card(page, demo.id);
+      const toggle = overlay.getByRole('switch', { name: 'Public' });
+      expect(await toggle.isChecked()).toBe(false);
+      await toggle.click();
+      const prompt = overlay.locator('[data-limit]');
+      await prompt.getByText('Free tier limit reached').waitFor();
+      expect(await prompt.textContent()).toMatch(/Public overlays/);
+      // Not the developer's view: no status code or error code.
+      expect(await prompt.textContent()).not.toMatch(/403|premium_required/);
+      await expect.poll(() => toggle.isChecked()).toBe(false);
+      expect(await isPublic(daemon, demo.id)).toBe(false);
+      // Nothing about a relay shows for a private overlay.
+      expect(await overlay.locator('[data-relay-state]').count()).toBe(0);
+    } finally {
+      await page.close();
+      await daemon.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a public overlay on Premium', () => {
+  /** Premium as far as the control API is concerned: publishing is allowed. */
+  const premium: CreationLimits = {
+    canCreateOverlay: () => ({ ok: true }),
+    canSaveRules: () => ({ ok: true }),
+    canPublish: () => ({ ok: true }),
+  };
+
+  // Three looks at /status, 5 s apart at most: more than the browser project's 30 s on a loaded machine.
+  it('turns public with the switch, then shows the relay state, viewer URL, its QR code and the viewer count', {
+    timeout: 60_000,
+  }, async () => {
+    const daemon = await startTestDaemon({ limits: premium });
+    const page = await context.newPage();
+    try {
+      const demo = daemon.overlays.list()[0]!;
+      const viewerUrl = `https://gate.example/v/o-abc123/${demo.id}`;
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: daemon.url });
+      await signInDashboard(page, daemon);
+      // The daemon reports its publisher under `relay` in /status (here set directly): connecting first.
+      let entry: RelayStatus = { overlayId: demo.id, state: 'connecting', viewers: 0 };
+      daemon.statusFields.set('relay', () => [entry]);
+      const overlay = card(page, demo.id);
+      const toggle = overlay.getByRole('switch', { name: 'Public' });
+      await toggle.click();
+      await expect.poll(() => isPublic(daemon, demo.id)).toBe(true);
+      await expect.poll(() => toggle.isChecked()).toBe(true);
+      expect(await overlay.locator('[data-limit]').count()).toBe(0);
+      // Asked for at once after the switch: no wait for the next look at /status.
+      const state = overlay.locator('[data-relay-state]');
+      await expect.poll(() => state.getAttribute('data-relay-state')).toBe('connecting');
+      expect(await state.textContent()).toContain('Connecting to the relay');
+      expect(await overlay.locator('[data-qr]').count()).toBe(0);
+
+      // Connected: the view looks again every 5 s and shows the URL and who watches.
+      entry = { overlayId: demo.id, state: 'connected', viewers: 1234, viewerUrl };
+      await expect.poll(() => state.textContent(), { timeout: 15_000 }).toContain('1,234 viewers');
+      expect(await state.textContent()).toContain('Live: viewers can watch');
+      expect(await overlay.getByRole('textbox', { name: 'Viewer URL', exact: true }).inputValue()).toBe(
+        viewerUrl,
+      );
+
+      // The QR code is the viewer URL's.
+      const qr = overlay.getByRole('img', { name: /QR code of the viewer URL/ });
+      expect(await qr.locator('path').getAttribute('d')).toBe(qrPath(viewerUrl).d);
+      const box = await qr.boundingBox();
+      expect(box?.width).toBeGreaterThanOrEqual(120);
+
+      await overlay.getByRole('button', { name: 'Copy viewer URL' }).click();
+      await overlay.getByRole('button', { name: 'Copied ✓' }).waitFor();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(viewerUrl);
+
+      // Live: the count follows, and a lost publisher says so with the daemon's reason.
+      entry = { ...entry, state: 'backoff', viewers: 1, detail: 'next try in 8 s' };
+      await expect
+        .poll(() => state.textContent(), { timeout: 15_000 })
+        .toContain('Connection lost, trying again soon: next try in 8 s');
+      expect(await state.textContent()).toContain('1 viewer');
+      expect(await state.textContent()).not.toContain('1,234');
+
+      // Off again: the overlay is private and the relay details go.
+      await toggle.click();
+      await expect.poll(() => isPublic(daemon, demo.id)).toBe(false);
+      await expect.poll(() => overlay.locator('[data-relay-state]').count()).toBe(0);
+      expect(await overlay.locator('[data-qr]').count()).toBe(0);
+    } finally {
+      await page.close();
+      await daemon.stop();
+    }
+  });
+});
