@@ -4,8 +4,9 @@ import { defineConfig } from 'vitest/config';
 import { ensureRelayAssets } from './scripts/build-relay-assets.js';
 import { testBindings } from './test/workers/test-env.js';
 
-// The Worker's static assets (wrangler.toml `[assets]`) must exist for the pool to start: `npm run build`
-// lays them out; a run without it gets them from whatever page is built.
+// The Worker's static assets (wrangler.toml `[assets]`) must exist for the pool and `wrangler dev` to
+// start: `npm run build` lays them out; a run without it (or after a page rebuilt with Vite alone) gets
+// them from the page that is built.
 ensureRelayAssets();
 
 export default defineConfig({

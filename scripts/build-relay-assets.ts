@@ -3,7 +3,7 @@
 // building the page; `wrangler dev`, `wrangler deploy` and the Workers test pool read the result.
 //
 // Usage: tsx scripts/build-relay-assets.ts
-import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,26 +15,50 @@ export const RELAY_ASSETS_DIR = 'dist/relay-assets';
 export const PAGE_ASSETS_PREFIX = 'overlay-assets';
 
 /**
- * Copies dist/page to dist/relay-assets/overlay-assets, replacing what was there in one rename. Without
- * a built page it leaves an empty directory, so the Worker still starts (its viewer page answers 500
- * until `npm run build` ran); returns whether the page was there.
+ * Copies dist/page to dist/relay-assets/overlay-assets, swapping the whole directory in by renames.
+ * Without a built page it leaves an empty directory, so the Worker still starts (its viewer page
+ * answers 500 until `npm run build` ran); returns whether the page was there.
  */
 export function layoutRelayAssets(root = ROOT): boolean {
   const page = join(root, 'dist/page');
   const target = join(root, RELAY_ASSETS_DIR);
   const staging = `${target}.tmp-${process.pid}`;
+  const old = `${target}.old-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
   const built = existsSync(join(page, 'index.html'));
   if (built) cpSync(page, join(staging, PAGE_ASSETS_PREFIX), { recursive: true });
-  rmSync(target, { recursive: true, force: true });
-  renameSync(staging, target);
+  try {
+    renameSync(target, old);
+  } catch {
+    // None yet, or another process is swapping it at this moment.
+  }
+  try {
+    renameSync(staging, target);
+  } catch {
+    // Another process put its copy (of the same page) in place first.
+  }
+  rmSync(staging, { recursive: true, force: true });
+  rmSync(old, { recursive: true, force: true });
   return built;
 }
 
-/** Lays the assets out only when there are none yet (the Workers test pool refuses to start without them). */
+/** Whether the laid-out page is the one in dist/page (its HTML names every hashed file it loads). */
+function layoutIsCurrent(root: string): boolean {
+  const html = (dir: string) => readFileSync(join(root, dir, 'index.html'), 'utf8');
+  try {
+    return html('dist/page') === html(join(RELAY_ASSETS_DIR, PAGE_ASSETS_PREFIX));
+  } catch {
+    return existsSync(join(root, RELAY_ASSETS_DIR)) && !existsSync(join(root, 'dist/page/index.html'));
+  }
+}
+
+/**
+ * Lays the assets out when they are missing or older than dist/page (a page rebuilt with Vite alone):
+ * the Workers test pool refuses to start without them, and `wrangler dev` would serve a stale page.
+ */
 export function ensureRelayAssets(root = ROOT): void {
-  if (!existsSync(join(root, RELAY_ASSETS_DIR))) layoutRelayAssets(root);
+  if (!layoutIsCurrent(root)) layoutRelayAssets(root);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
