@@ -7,7 +7,9 @@ type OptionalVariable =
   | 'APP_DEEP_LINK'
   | 'JWT_PUBLIC_JWKS'
   | 'CLOUDFLARE_API_BASE'
-  | 'TUNNEL_ORIGIN_SERVICE';
+  | 'TUNNEL_ORIGIN_SERVICE'
+  | 'RELAY_SHARDS'
+  | 'RELAY_SHARD_SIZE';
 
 export type GatekeeperEnv = Omit<Cloudflare.Env, OptionalVariable> &
   Partial<Pick<Cloudflare.Env, OptionalVariable>>;

@@ -7,6 +7,7 @@ import { rateLimit } from './middleware/rate-limit.js';
 import { authRoutes } from './routes/auth.js';
 import { configRoutes } from './routes/config.js';
 import { jwksRoutes } from './routes/jwks.js';
+import { relayRoutes } from './relay/routes.js';
 import { validateRoutes } from './routes/validate.js';
 import { sweepLapsedTunnels } from './tunnels/lapse.js';
 import { tunnelRoutes } from './tunnels/routes.js';
@@ -14,6 +15,8 @@ import { VERSION } from './version.js';
 
 export { MembershipRecheck } from './membership/recheck-lock.js';
 export { OneTimeStore } from './one-time-store.js';
+export { OverlayRelay } from './relay/hub.js';
+export { RelayShard } from './relay/shard.js';
 
 export const app = new Hono<AppEnv>();
 
@@ -26,6 +29,8 @@ app.route('/', validateRoutes);
 // Decisions §2: the tunnel endpoints are rate limited per IP too; this must precede their routes.
 app.use('/tunnels/*', rateLimit('tunnels'));
 app.route('/tunnels', tunnelRoutes);
+// The overlay relay: the daemon's publisher sockets and the viewers' (docs/relay.md).
+app.route('/', relayRoutes);
 
 app.notFound(() => errorResponse(new ApiError('not_found', 'No such route')));
 app.onError((err) => {

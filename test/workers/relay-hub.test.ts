@@ -1,0 +1,284 @@
+// The overlay relay in workerd: a daemon publishing one overlay, viewers on shards getting every message
+// once and in order, resume and gap, replacement, unpublish, and what a fresh object finds after eviction.
+
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { OverlayRelay } from '../../workers/src/relay/hub.js';
+import { RelayShard } from '../../workers/src/relay/shard.js';
+import { WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';
+import {
+  event,
+  hubStub,
+  member,
+  newOverlayId,
+  publisher,
+  snapshot,
+  viewer,
+  viewerSocket,
+} from './helpers/relay-sockets.js';
+
+beforeAll(warmUpOneTimeStore, WARM_UP_TIMEOUT_MS);
+
+type Frame = { type: string; seq?: number; replayed?: true; [key: string]: unknown };
+
+describe('publishing an overlay', () => {
+  it('greets a first publisher with lastSeq null, its viewer URL and the viewer count', async () => {
+    const { token, subdomain } = await member('relay-hello');
+    const overlayId = newOverlayId();
+    const { socket, hello, viewers } = await publisher(token, overlayId);
+    expect(hello).toEqual({
+      type: 'hello',
+      lastSeq: null,
+      viewerUrl: `${env.PUBLIC_BASE_URL}/v/${subdomain}/${overlayId}`,
+    });
+    expect(viewers).toEqual({ type: 'viewers', count: 0 });
+    socket.close();
+  });
+
+  it('gives viewers the snapshot as init, then every message once and in order', async () => {
+    const { token, subdomain } = await member('relay-fanout');
+    const overlayId = newOverlayId();
+    const { socket: daemon } = await publisher(token, overlayId);
+    daemon.send(snapshot('Alerts'));
+    await expect.poll(() => hubStub(subdomain, overlayId).published()).toBe(true);
+    const viewers = await Promise.all([1, 2, 3].map(() => viewer(subdomain, overlayId)));
+    for (const v of viewers) expect(v.init).toEqual(snapshot('Alerts').init);
+    for (let seq = 1; seq <= 120; seq++) daemon.send(event(seq));
+    for (const { socket } of viewers) {
+      const got = await socket.take<Frame>(120);
+      expect(got.map((f) => f.seq)).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
+      expect(got.every((f) => f.type === 'stream-event' && f.replayed === undefined)).toBe(true);
+    }
+    // A new snapshot reaches viewers already watching as an init.
+    daemon.send(snapshot('Alerts v2'));
+    for (const { socket } of viewers) expect(await socket.next()).toEqual(snapshot('Alerts v2').init);
+    daemon.close();
+  });
+
+  it('does not unpublish when the publisher merely disconnects: viewers stay and new ones get the last snapshot', async () => {
+    const { token, subdomain } = await member('relay-disconnect');
+    const overlayId = newOverlayId();
+    const { socket: daemon } = await publisher(token, overlayId);
+    daemon.send(snapshot('Kept'));
+    daemon.send(event(7));
+    await expect.poll(() => hubStub(subdomain, overlayId).published()).toBe(true);
+    const watching = await viewer(subdomain, overlayId);
+    daemon.close();
+    await daemon.closed;
+    const late = await viewer(subdomain, overlayId);
+    expect(late.init).toEqual(snapshot('Kept').init);
+    // The daemon comes back: the hub tells it the last seq it has, and the viewer gets what follows.
+    const again = await publisher(token, overlayId);
+    expect(again.hello.lastSeq).toBe(7);
+    again.socket.send(event(8));
+    expect(await watching.socket.next()).toMatchObject({ type: 'stream-event', seq: 8 });
+    expect(await late.socket.next()).toMatchObject({ type: 'stream-event', seq: 8 });
+    again.socket.close();
+  });
+});
+
+describe('resume', () => {
+  it('replays what a viewer missed after resumeFrom, marked replayed, then resumed without a gap', async () => {
+    const { token, subdomain } = await member('relay-resume');
+    const overlayId = newOverlayId();
+    const { socket: daemon } = await publisher(token, overlayId);
+    daemon.send(snapshot('Resume'));
+    for (let seq = 10; seq <= 15; seq++) daemon.send(event(seq));
+    await expect
+      .poll(() =>
+        hubStub(subdomain, overlayId)
+          .join(12)
+          .then((a) => a?.frames.length),
+      )
+      .toBe(5);
+    const { socket } = await viewer(subdomain, overlayId, { resumeFrom: 12 });
+    const replayed = await socket.take<Frame>(3);
+    expect(replayed.map((f) => [f.seq, f.replayed])).toEqual([
+      [13, true],
+      [14, true],
+      [15, true],
+    ]);
+    expect(await socket.next()).toEqual({ type: 'resumed', from: 12, to: 15, replayed: 3, gap: false });
+    daemon.send(event(16));
+    expect(await socket.next()).toMatchObject({ type: 'stream-event', seq: 16 });
+    expect(socket.unread()).toEqual([]);
+    daemon.close();
+  });
+
+  it('says gap when resumeFrom is older than what is kept or above the current seq', async () => {
+    const { token, subdomain } = await member('relay-gap');
+    const overlayId = newOverlayId();
+    const { socket: daemon } = await publisher(token, overlayId);
+    daemon.send(snapshot('Gap'));
+    for (let seq = 100; seq <= 102; seq++) daemon.send(event(seq));
+    await expect
+      .poll(() =>
+        hubStub(subdomain, overlayId)
+          .join(0)
+          .then((a) => a?.frames.length),
+      )
+      .toBe(5);
+    // From before the first message the relay got (it started from the snapshot): a gap.
+    const older = await viewer(subdomain, overlayId, { resumeFrom: 50 });
+    await older.socket.take(3);
+    expect(await older.socket.next()).toEqual({ type: 'resumed', from: 50, to: 102, replayed: 3, gap: true });
+    // From numbers above every one relayed (another history): a gap, nothing replayed.
+    const ahead = await viewer(subdomain, overlayId, { resumeFrom: 500 });
+    expect(await ahead.socket.next()).toEqual({
+      type: 'resumed',
+      from: 500,
+      to: 500,
+      replayed: 0,
+      gap: true,
+    });
+    daemon.close();
+  });
+
+  it('keeps the last 500 messages: a resume from before them has a gap, one within them none', async () => {
+    const { token, subdomain } = await member('relay-keep');
+    const overlayId = newOverlayId();
+    const { socket: daemon } = await publisher(token, overlayId);
+    daemon.send(snapshot('Keep'));
+    // 750 messages, 150 a second (under the publisher limit), each second ten minutes after the
+    // previous one, so only the minimum of 500 holds the older ones.
+    const hub = hubStub(subdomain, overlayId);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      for (let seq = 1; seq <= 750; seq++) {
+        daemon.send(event(seq));
+        if (seq % 150 === 0) {
+          await expect.poll(() => hub.join(seq - 1).then((a) => a?.frames.length)).toBe(3);
+          vi.setSystemTime(Date.now() + 10 * 60_000);
+        }
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+    const within = await viewer(subdomain, overlayId, { resumeFrom: 250 });
+    const replayed = await within.socket.take<Frame>(500);
+    expect(replayed[0]?.seq).toBe(251);
+    expect(await within.socket.next()).toEqual({
+      type: 'resumed',
+      from: 250,
+      to: 750,
+      replayed: 500,
+      gap: false,
+    });
+    const before = await viewer(subdomain, overlayId, { resumeFrom: 249 });
+    await before.socket.take(500);
+    expect(await before.socket.next()).toMatchObject({
+      type: 'resumed',
+      from: 249,
+      replayed: 500,
+      gap: true,
+    });
+    daemon.close();
+  });
+
+  it('gives a viewer joining while a batch is in flight every message exactly once, in order', async () => {
+    const { token, subdomain } = await member('relay-join-race');
+    const overlayId = newOverlayId();
+    const { socket: daemon } = await publisher(token, overlayId);
+    daemon.send(snapshot('Race'));
+    await expect.poll(() => hubStub(subdomain, overlayId).published()).toBe(true);
+    const first = await viewer(subdomain, overlayId); // so the shards have batches to carry
+    let seq = 0;
+    const joiners = [];
+    for (let round = 0; round < 8; round++) {
+      for (let i = 0; i < 15; i++) daemon.send(event(++seq));
+      joiners.push(await viewer(subdomain, overlayId, { resumeFrom: 0 }));
+    }
+    for (let i = 0; i < 15; i++) daemon.send(event(++seq));
+    const total = seq;
+    const firstGot = await first.socket.take<Frame>(total);
+    expect(firstGot.map((f) => f.seq)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    for (const { socket } of joiners) {
+      const seen: number[] = [];
+      for (;;) {
+        const f = await socket.next<Frame>();
+        if (f.type === 'resumed') continue;
+        seen.push(f.seq as number);
+        if (f.seq === total) break;
+      }
+      expect(seen).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    }
+    daemon.close();
+  });
+});
+
+describe('after eviction', () => {
+  it('a fresh hub on the same storage still has the snapshot, the buffer, the last seq and the viewers', async () => {
+    const { token, subdomain } = await member('relay-evict-hub');
+    const overlayId = newOverlayId();
+    const { socket: daemon } = await publisher(token, overlayId);
+    daemon.send(snapshot('Evicted'));
+    daemon.send(event(41));
+    daemon.send(event(42));
+    const hub = hubStub(subdomain, overlayId);
+    await expect.poll(() => hub.join(40).then((a) => a?.frames.length)).toBe(4);
+    const { socket: watching } = await viewer(subdomain, overlayId);
+    const answer = await runInDurableObject(hub, async (_instance, state) => {
+      const fresh = new OverlayRelay(state, env);
+      const joined = fresh.join(41);
+      // The publisher's socket survived too: a frame through the fresh object reaches the viewer.
+      const [ws] = state.getWebSockets('publisher');
+      if (ws) await fresh.webSocketMessage(ws, JSON.stringify(event(43)));
+      return { published: await fresh.published(), joined };
+    });
+    expect(answer.published).toBe(true);
+    expect(answer.joined?.frames.map((f) => JSON.parse(f))).toEqual([
+      snapshot('Evicted').init,
+      { ...event(42).msg, replayed: true },
+      { type: 'resumed', from: 41, to: 42, replayed: 1, gap: false },
+    ]);
+    expect(await watching.next()).toMatchObject({ type: 'stream-event', seq: 43 });
+    // And the daemon, reconnecting, learns the last seq the hub kept.
+    daemon.close();
+    const again = await publisher(token, overlayId);
+    expect(again.hello.lastSeq).toBe(43);
+    expect(again.viewers.count).toBe(1);
+    again.socket.close();
+  });
+
+  it('a fresh shard still knows its viewers and what each has seen', async () => {
+    const { token, subdomain } = await member('relay-evict-shard');
+    const overlayId = newOverlayId();
+    const { socket: daemon } = await publisher(token, overlayId);
+    daemon.send(snapshot('Shard'));
+    daemon.send(event(1));
+    await expect.poll(() => hubStub(subdomain, overlayId).published()).toBe(true);
+    const { socket: watching } = await viewer(subdomain, overlayId);
+    const joined = await hubStub(subdomain, overlayId).join();
+    const pos = joined?.pos ?? 0;
+    // The shard is the only one with viewers; find it by asking each.
+    const shards = Number(env.RELAY_SHARDS ?? 20);
+    let delivered = false;
+    for (let i = 0; i < shards && !delivered; i++) {
+      const stub = env.RELAY_SHARD.get(env.RELAY_SHARD.idFromName(`${subdomain}/${overlayId}#${i}`));
+      if ((await stub.viewerCount()) === 0) continue;
+      delivered = await runInDurableObject(stub, (_instance, state) => {
+        const fresh = new RelayShard(state, env);
+        // An entry at or before where the viewer joined is not sent again; one after it is.
+        fresh.deliver([
+          { pos, text: JSON.stringify({ type: 'stream-event', seq: 1, note: 'again' }) },
+          { pos: pos + 1, text: JSON.stringify(event(2).msg) },
+        ]);
+        return true;
+      });
+    }
+    expect(delivered).toBe(true);
+    expect(await watching.next()).toMatchObject({ type: 'stream-event', seq: 2 });
+    expect(watching.unread()).toEqual([]);
+    daemon.close();
+  });
+});
+
+describe('refusals that change nothing for the others', () => {
+  it('answers 404 to a viewer of an overlay not published', async () => {
+    const { subdomain } = await member('relay-unpublished');
+    const res = await viewerSocket(subdomain, newOverlayId());
+    expect(res).toBeInstanceOf(Response);
+    expect((res as Response).status).toBe(404);
+  });
+});
