@@ -2,7 +2,8 @@
 // dist/page under /overlay-assets/, the path its HTML names its files by. `npm run build` runs it after
 // building the page; `wrangler dev`, `wrangler deploy` and the Workers test pool read the result.
 //
-// Usage: tsx scripts/build-relay-assets.ts
+// Usage: tsx scripts/build-relay-assets.ts [--if-stale]
+//   --if-stale: only when missing or older than dist/page, and never failing (wrangler.toml `[build]`).
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,7 +63,8 @@ export function ensureRelayAssets(root = ROOT): void {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  if (!layoutRelayAssets()) {
+  if (process.argv.includes('--if-stale')) ensureRelayAssets();
+  else if (!layoutRelayAssets()) {
     process.stderr.write('dist/page is missing: build the overlay page first (npm run build)\n');
     process.exitCode = 1;
   }
