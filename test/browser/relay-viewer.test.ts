@@ -139,4 +139,24 @@ describe('the viewer page through the relay', () => {
     expect(relay.frames.filter((f) => f !== VIEWER_PING)).toHaveLength(2);
     await page.close();
   });
+
+  it('goes away and stops knocking once the relay says the overlay is no longer published', async () => {
+    relay = await startFakeRelayViewer({ overlayId: OVERLAY, init });
+    const page = await browser.newPage();
+    await page.clock.install({ time: new Date('2026-01-01T00:00:00Z') });
+    await page.clock.pauseAt(new Date('2026-01-01T00:00:01Z'));
+    await page.goto(`${relay.url}${relay.pagePath}`);
+    await expect.poll(() => body(page, 'connection')).toBe('open');
+    relay.publish(gift(31, 'Fay'));
+    await expect.poll(() => text(page, 'alerts')).toContain('Fay sent');
+
+    relay.unpublish();
+    await expect.poll(() => page.evaluate(() => document.body.dataset.connection)).toBe('unpublished');
+    expect(await page.locator('#stage').isVisible()).toBe(false);
+    const upgrades = relay.upgrades;
+    await page.clock.runFor(10 * 60_000);
+    expect(relay.upgrades).toBe(upgrades);
+    expect(await body(page, 'retry')).toBeUndefined();
+    await page.close();
+  });
 });

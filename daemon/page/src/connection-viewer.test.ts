@@ -20,7 +20,7 @@ const RELAY = `/v/o-abc/${OVERLAY}/ws`;
 class FakeSocket implements ViewerSocket {
   sent: string[] = [];
   closed = false;
-  private listeners = new Map<string, ((event: { data: unknown }) => void)[]>();
+  private listeners = new Map<string, ((event: { data: unknown; code: number }) => void)[]>();
   constructor(readonly url: string) {}
   send(data: string): void {
     if (this.closed) throw new Error('send on a closed socket');
@@ -29,14 +29,14 @@ class FakeSocket implements ViewerSocket {
   close(): void {
     this.closed = true;
   }
-  addEventListener(type: string, listener: (event: { data: unknown }) => void): void {
+  addEventListener(type: string, listener: (event: { data: unknown; code: number }) => void): void {
     this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
   }
-  emit(type: 'open' | 'close' | 'error'): void {
-    for (const l of this.listeners.get(type) ?? []) l({ data: undefined });
+  emit(type: 'open' | 'close' | 'error', code = 1006): void {
+    for (const l of this.listeners.get(type) ?? []) l({ data: undefined, code } as never);
   }
   receive(message: unknown): void {
-    for (const l of this.listeners.get('message') ?? []) l({ data: JSON.stringify(message) });
+    for (const l of this.listeners.get('message') ?? []) l({ data: JSON.stringify(message), code: 0 });
   }
 }
 
@@ -260,6 +260,37 @@ describe('the viewer connection', () => {
     const { last } = setup();
     last().emit('open');
     expect(JSON.parse(last().sent[0] ?? '')).toEqual({ action: 'init', overlayId: OVERLAY, resumeFrom: 99 });
+  });
+
+  it('stops for good when the relay says the overlay is no longer published (4403)', () => {
+    const timers = new FakeTimers();
+    const sockets: FakeSocket[] = [];
+    const seen: string[] = [];
+    connectViewer(
+      { overlayId: OVERLAY, relay: RELAY },
+      {
+        onMessage: () => {},
+        onState: (state) => seen.push(state),
+        onUnpublished: () => seen.push('unpublished'),
+      },
+      {
+        openSocket: (url) => {
+          const socket = new FakeSocket(url);
+          sockets.push(socket);
+          return socket;
+        },
+        timers,
+        random: () => 0.5,
+        location: { protocol: 'https:', host: 'gate.example' },
+      },
+    );
+    sockets[0]?.emit('open');
+    sockets[0]?.receive(init);
+    sockets[0]?.emit('close', 4403);
+    expect(seen).toEqual(['open', 'closed', 'unpublished']);
+    timers.advance(10 * 60_000);
+    expect(sockets).toHaveLength(1);
+    expect(timers.size).toBe(0);
   });
 
   it('drops a socket that went silent (not even a pong for over a minute) and dials again', () => {

@@ -5,7 +5,7 @@ import {
   parseServerMessage,
   type ServerMessage,
 } from '../../../shared/protocol/index.js';
-import { VIEWER_PING, type ViewerMessage } from '../../../shared/protocol/relay.js';
+import { RELAY_CLOSE, VIEWER_PING, type ViewerMessage } from '../../../shared/protocol/relay.js';
 import { backoffDelay, hostTimers, type TimerHandle, type Timers } from '../../../shared/timers.js';
 import type { PageGlobals, RelayGlobals } from './globals.js';
 
@@ -190,7 +190,8 @@ export function viewerRetryDelay(attempt: number, random: () => number = Math.ra
 export interface ViewerSocket {
   send(data: string): void;
   close(): void;
-  addEventListener(type: 'open' | 'close' | 'error', listener: () => void): void;
+  addEventListener(type: 'open' | 'error', listener: () => void): void;
+  addEventListener(type: 'close', listener: (event: { code: number }) => void): void;
   addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
 }
 export interface ViewerDeps {
@@ -220,13 +221,16 @@ const encodeViewerMessage = (message: ViewerMessage): string =>
  * Receive-only connection to the relay. Sends `init` (with `resumeFrom`, the last `seq` seen, after the
  * first connect or a reload) and then nothing but a ping every 30 s. Never reloads: a closed or refused
  * socket (a full relay answers 503, which a browser reports as a failed connect) is dialled again after
- * `viewerRetryDelay`, and the page resumes from the last `seq` it saw. `stop` ends it (tests).
+ * `viewerRetryDelay`, and the page resumes from the last `seq` it saw. A close with 4403 (the overlay is
+ * no longer published) ends it, as does `stop` (tests).
  */
 export function connectViewer(
   globals: RelayGlobals,
   hooks: Pick<ConnectionHooks, 'onMessage' | 'onState'> & {
     /** A reconnect is due in `delayMs` (`failures` in a row so far). */
     onRetry?(failures: number, delayMs: number): void;
+    /** The relay closed with 4403: the overlay is no longer published. The page stops for good. */
+    onUnpublished?(): void;
   },
   deps: ViewerDeps = browserViewerDeps(),
 ): { stop(): void } {
@@ -304,7 +308,21 @@ export function connectViewer(
       }
       hooks.onMessage(message);
     });
-    current.addEventListener('close', end);
+    current.addEventListener('close', (event) => {
+      // Unpublished (or the streamer is no longer Premium): the relay says so once, and the viewer page
+      // stops rather than knock again every few seconds, by the thousand, at an address that answers 404.
+      if (event.code === RELAY_CLOSE.notPublished && !ended) {
+        ended = true;
+        stopped = true;
+        if (ping) timers.clearTimeout(ping);
+        ping = undefined;
+        socket = undefined;
+        hooks.onState('closed');
+        hooks.onUnpublished?.();
+        return;
+      }
+      end();
+    });
     current.addEventListener('error', () => {
       current.close();
       end();

@@ -60,6 +60,11 @@ if (stage instanceof HTMLElement) {
           // Reconnects due so far in a row (diagnostics and tests; nothing shows).
           document.body.dataset.retry = String(failures);
         },
+        onUnpublished: () => {
+          // The streamer stopped sharing this overlay: it goes away rather than stay frozen on screen.
+          document.body.dataset.connection = 'unpublished';
+          stage.hidden = true;
+        },
       });
     else connect(globals, hooks);
   }

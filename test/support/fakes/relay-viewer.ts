@@ -48,6 +48,8 @@ export interface FakeRelayViewer {
   publish(message: Numbered): void;
   /** Cuts every viewer socket without a close frame, as a lost connection does. */
   dropAll(): void;
+  /** Closes every viewer socket with 4403, as the relay does when the overlay is unpublished. */
+  unpublish(): void;
   /** While true, upgrades are answered 503 (a full relay). */
   refuse: boolean;
   close(): Promise<void>;
@@ -122,6 +124,10 @@ export async function startFakeRelayViewer(options: {
     },
     dropAll() {
       for (const socket of live) socket.terminate();
+      live.clear();
+    },
+    unpublish() {
+      for (const socket of live) socket.close(RELAY_CLOSE.notPublished, 'not published');
       live.clear();
     },
     close: async () => {
