@@ -21,5 +21,8 @@ export function testBindings(urls: { patreonBase: string; cloudflareBase: string
     TUNNEL_ORIGIN_SERVICE: 'http://localhost:7890',
     SUBDOMAIN_SECRET: randomBytes(32).toString('base64'),
     TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    // A small relay (3 shards of 4 viewers), so the suites can fill one: 503 past 12 viewers.
+    RELAY_SHARDS: '3',
+    RELAY_SHARD_SIZE: '4',
   };
 }

@@ -12,12 +12,16 @@ export const ORIGIN = 'http://gatekeeper.test';
 export async function member(
   label: string,
   options: { tier?: 'free' | 'premium'; licenceTier?: 'free' | 'premium' } = {},
-): Promise<{ userId: string; token: string; subdomain: string }> {
+): Promise<{ userId: string; token: string; subdomain: string; expiresAt: Date }> {
   const userId = uniqueUserId(label);
   const tier = options.tier ?? 'premium';
   await writeMember(env, userId, { tier, checked_at: Date.now(), refresh_token: null, epoch: 1 });
-  const { token } = await signLicence(env, { sub: userId, tier: options.licenceTier ?? tier, epoch: 1 });
-  return { userId, token, subdomain: await deriveSubdomain(env.SUBDOMAIN_SECRET, userId) };
+  const { token, expiresAt } = await signLicence(env, {
+    sub: userId,
+    tier: options.licenceTier ?? tier,
+    epoch: 1,
+  });
+  return { userId, token, expiresAt, subdomain: await deriveSubdomain(env.SUBDOMAIN_SECRET, userId) };
 }
 
 /** What a re-check finds later: the verdict turned Free, or a logout raised the epoch. */

@@ -244,7 +244,8 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   // --- The publisher's socket ---------------------------------------------------------------------
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    if (!this.ctx.getTags(ws).includes(PUBLISHER)) return;
+    // A publisher closed for a bad frame or replaced: what it still sends is dropped.
+    if (!this.ctx.getTags(ws).includes(PUBLISHER) || ws.readyState !== WebSocket.OPEN) return;
     // Limits first, then parsing.
     if (typeof message !== 'string') return safeClose(ws, RELAY_CLOSE.policy, 'frames are JSON text');
     if (overBytes(message, RELAY_LIMITS.publisherFrameBytes)) {
@@ -496,7 +497,8 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   #takeToken(): boolean {
     const now = Date.now();
     const rate = RELAY_LIMITS.publisherFramesPerSecond;
-    this.#tokens = Math.min(rate, this.#tokens + ((now - this.#tokensAt) / 1000) * rate);
+    // A clock that went back refills nothing.
+    this.#tokens = Math.min(rate, this.#tokens + (Math.max(0, now - this.#tokensAt) / 1000) * rate);
     this.#tokensAt = now;
     if (this.#tokens < 1) return false;
     this.#tokens -= 1;
