@@ -5,8 +5,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { RELAY_LIMITS } from '../../shared/protocol/relay.js';
 import { signLicence } from '../../workers/src/licence.js';
 import { reserveMemberMedia } from '../../workers/src/membership/recheck-lock.js';
-import { WARM_UP_TIMEOUT_MS } from './helpers/gatekeeper.js';
+import { gatekeeper, WARM_UP_TIMEOUT_MS } from './helpers/gatekeeper.js';
 import { errorOf, publish, relay, subdomainOf, unpublish } from './helpers/relay-app.js';
+import { hubStub, member, publisher, snapshot } from './helpers/relay-sockets.js';
 
 const QUOTA = RELAY_LIMITS.mediaMemberBytes;
 const FILE_LIMIT = RELAY_LIMITS.mediaFileBytes;
@@ -283,5 +284,33 @@ describe('GET /v/<subdomain>/<overlayId>/assets/<sha256>.<ext>', () => {
     expect(await errorOf(missing)).toMatchObject({ status: 404, code: 'not_found' });
     const malformed = await relay(`/v/${subdomain}/${overlayId}/assets/logo.png`);
     expect(await errorOf(malformed)).toMatchObject({ status: 404, code: 'not_found' });
+  });
+});
+
+describe('through the Worker and the overlay hub', () => {
+  it('takes the upload and serves it while the daemon publishes the overlay, 404 once it unpublishes', async () => {
+    const { token, subdomain } = await member('media-hub');
+    const overlayId = crypto.randomUUID();
+    const { bytes, name } = await mediaFile(2048, 'gif');
+    const upload = { method: 'PUT', headers: auth(token), body: bytes };
+    expect((await gatekeeper(`/relay/media/${name}`, upload)).status).toBe(201);
+    expect((await gatekeeper(`/relay/media/${name}`, { method: 'HEAD', headers: auth(token) })).status).toBe(
+      200,
+    );
+
+    const path = `/v/${subdomain}/${overlayId}/assets/${name}`;
+    expect(await errorOf(await gatekeeper(path))).toMatchObject({ status: 404, code: 'not_found' });
+    const { socket } = await publisher(token, overlayId);
+    socket.send(snapshot('With media'));
+    await expect.poll(() => hubStub(subdomain, overlayId).published()).toBe(true);
+    const served = await gatekeeper(path);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('Content-Type')).toBe('image/gif');
+    expect(new Uint8Array(await served.arrayBuffer())).toEqual(bytes);
+
+    socket.send({ type: 'unpublish' });
+    await expect.poll(() => hubStub(subdomain, overlayId).published()).toBe(false);
+    expect(await errorOf(await gatekeeper(path))).toMatchObject({ status: 404, code: 'not_found' });
+    socket.close();
   });
 });

@@ -2,11 +2,13 @@
 // globals and headers, and the page's own files from the static assets.
 import { env } from 'cloudflare:workers';
 import { Hono } from 'hono';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { AppEnv } from '../../workers/src/env.js';
 import { ApiError, errorResponse } from '../../workers/src/errors.js';
 import { relayPageRoutes } from '../../workers/src/relay/page.js';
+import { gatekeeper, WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';
 import { BASE, errorOf, publish, relay, subdomainOf, unpublish } from './helpers/relay-app.js';
+import { hubStub, member, publisher, snapshot } from './helpers/relay-sockets.js';
 
 const newOverlayId = () => crypto.randomUUID();
 
@@ -161,5 +163,30 @@ describe('GET /overlay-assets/*: the page files', () => {
   it('answers other methods with 405', async () => {
     const res = await relay('/overlay-assets/assets/x.js', { method: 'PUT', body: 'x' });
     expect(await errorOf(res)).toMatchObject({ status: 405, code: 'method_not_allowed' });
+  });
+});
+
+describe('through the Worker and the overlay hub', () => {
+  beforeAll(warmUpOneTimeStore, WARM_UP_TIMEOUT_MS);
+
+  it('serves the page while the daemon publishes the overlay, and 404 once it unpublishes', async () => {
+    const { token, subdomain } = await member('page-hub');
+    const overlayId = newOverlayId();
+    const path = `/v/${subdomain}/${overlayId}`;
+    expect(await errorOf(await gatekeeper(path))).toMatchObject({ status: 404, code: 'not_found' });
+
+    const { socket } = await publisher(token, overlayId);
+    socket.send(snapshot('Live'));
+    await expect.poll(() => hubStub(subdomain, overlayId).published()).toBe(true);
+    const page = await gatekeeper(path);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(`window.__APP_RELAY__="/v/${subdomain}/${overlayId}/ws"`);
+    const file = pageFiles(await (await gatekeeper(path)).text())[0] ?? '';
+    expect((await gatekeeper(file)).status).toBe(200);
+
+    socket.send({ type: 'unpublish' });
+    await expect.poll(() => hubStub(subdomain, overlayId).published()).toBe(false);
+    expect(await errorOf(await gatekeeper(path))).toMatchObject({ status: 404, code: 'not_found' });
+    socket.close();
   });
 });

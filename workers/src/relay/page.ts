@@ -5,26 +5,14 @@
 import { Hono } from 'hono';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
-
-/** A member's tunnel subdomain, as workers/src/tunnels/subdomain.ts derives it. */
-export const RELAY_SUBDOMAIN = /^o-[a-z2-7]{16}$/;
-/** Overlay ids of the relay are lowercase UUIDs: one spelling, one hub. */
-export const RELAY_OVERLAY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+import { hubOf, OVERLAY_ID, SUBDOMAIN } from './names.js';
 
 /** Whether the overlay `overlayId` of the member behind `subdomain` is published now. */
 export type PublishedCheck = (env: GatekeeperEnv, subdomain: string, overlayId: string) => Promise<boolean>;
 
-interface RelayHubStub {
-  published(): Promise<boolean>;
-}
-
 /** Asks the overlay's hub (`OverlayRelay`, one per published overlay): it holds a snapshot and the member is Premium. */
-export const hubPublished: PublishedCheck = async (env, subdomain, overlayId) => {
-  const hubs = (env as unknown as { OVERLAY_RELAY?: DurableObjectNamespace }).OVERLAY_RELAY;
-  if (!hubs) return false;
-  const hub = hubs.get(hubs.idFromName(`${subdomain}/${overlayId}`)) as unknown as RelayHubStub;
-  return hub.published();
-};
+export const hubPublished: PublishedCheck = (env, subdomain, overlayId) =>
+  hubOf(env, subdomain, overlayId).published();
 
 /** 404 `not_found` unless the address names a well-formed, published overlay. */
 export async function requirePublished(
@@ -34,8 +22,8 @@ export async function requirePublished(
   overlayId: string,
 ): Promise<void> {
   if (
-    !RELAY_SUBDOMAIN.test(subdomain) ||
-    !RELAY_OVERLAY_ID.test(overlayId) ||
+    !SUBDOMAIN.test(subdomain) ||
+    !OVERLAY_ID.test(overlayId) ||
     !(await published(env, subdomain, overlayId))
   ) {
     throw new ApiError('not_found', 'No published overlay here');

@@ -6,7 +6,9 @@ import type { AppEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { requireLicence } from '../middleware/licence.js';
 import { deriveSubdomain } from '../tunnels/subdomain.js';
+import { relayMediaRoutes } from './media.js';
 import { hubOf, OVERLAY_ID, RELAY_HEADER, SUBDOMAIN } from './names.js';
+import { relayPageRoutes } from './page.js';
 
 export const relayRoutes = new Hono<AppEnv>();
 
@@ -64,3 +66,7 @@ relayRoutes.get('/v/:subdomain/:overlayId/ws', async (c) => {
   return hubOf(c.env, subdomain, overlayId).fetch(new Request(c.req.url, { headers }));
 });
 relayRoutes.all('/v/:subdomain/:overlayId/ws', methodNotAllowed('GET'));
+
+// The viewer page with its files, and the media of public overlays (page.ts, media.ts).
+relayRoutes.route('/', relayPageRoutes());
+relayRoutes.route('/', relayMediaRoutes());
