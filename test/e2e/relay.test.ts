@@ -233,7 +233,7 @@ describe('the overlay relay end to end', () => {
       ws.on('framereceived', (frame) => frames.push(String(frame.payload)));
     });
     const response = await page.goto(viewerUrl);
-    expect(response?.status()).toBe(200);
+    expect(response?.status(), await response?.text()).toBe(200);
     await until(
       () => (frames.some((f) => f.includes('"type":"init"')) ? true : undefined),
       'the page to get init through the relay',
