@@ -297,11 +297,13 @@ export class Publisher {
   async #withRelayMedia<T extends Record<string, unknown> | PageInit>(message: T): Promise<T> {
     const names = mediaNamesOf(message as Record<string, unknown>);
     if (names.size === 0) return message;
+    // Renamed to the relay's own name, `<sha256>.<ext>`: a media name as the page protocol allows it, which the
+    // viewer page resolves beside its own address, `<viewerUrl>/assets/<sha256>.<ext>` (a full URL would not
+    // pass the relay's check of the frame).
     const map = new Map<string, string>();
     for (const name of names) {
       const relayName = await this.#ctx.mediaName(name);
-      if (relayName !== undefined && this.#viewerUrl !== undefined)
-        map.set(name, `${this.#viewerUrl}/assets/${relayName}`);
+      if (relayName !== undefined) map.set(name, relayName);
     }
     return map.size === 0 ? message : renameMedia(message, (name) => map.get(name));
   }

@@ -113,6 +113,8 @@ export class OverlayStore {
       throw err;
     }
     if (file.value === overlay) this.#onDisk.set(overlay.id, overlay);
+    // Followers learn of it (a public one is published at once).
+    this.#emit({ type: 'changed', overlay });
     return overlay;
   }
 

@@ -1,0 +1,489 @@
+// The daemon's publisher of public overlays, against a fake relay hub: the real daemon on port 0, a Premium
+// licence in its data directory, the publishers' clock a fake one (reconnects and pacing move only when told).
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type LicenceRecord, writeLicence } from '../../daemon/src/licence/licence-file.js';
+import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
+import { PUBLISHER_QUEUE_MAX, PUBLISHER_RATE } from '../../daemon/src/relay/publisher.js';
+import type { Overlay, ServerMessage } from '../../shared/protocol/index.js';
+import type { RelayStatus } from '../../shared/protocol/relay.js';
+import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
+import { FakeTimers } from '../support/fake-timers.js';
+import { type FakeRelayHub, startFakeRelayHub } from '../support/fakes/relay-hub.js';
+import { licenceSigner, trustSigner } from '../support/licence-signer.js';
+
+const ISSUER = 'http://gatekeeper.invalid';
+const signer = licenceSigner();
+
+let relayHub: FakeRelayHub;
+let daemon: TestDaemon;
+let licence: LicenceManager;
+let timers: FakeTimers;
+let dataDir: string;
+
+function record(tier: 'free' | 'premium'): LicenceRecord {
+  return {
+    token: signer.sign({ sub: 'member-1', tier, iss: ISSUER }),
+    tier,
+    validated_at: new Date().toISOString(),
+    user_id: 'member-1',
+    verdict: 'ok',
+  };
+}
+
+async function setLicence(tier: 'free' | 'premium' | 'none'): Promise<void> {
+  const file = join(dataDir, 'license.json');
+  if (tier === 'none') await rm(file, { force: true });
+  else await writeLicence(file, record(tier));
+}
+
+async function start(tier: 'free' | 'premium' | 'none' = 'premium'): Promise<void> {
+  await setLicence(tier);
+  licence = new LicenceManager({ dataDir, issuer: ISSUER, log: () => {} });
+  await licence.load();
+  daemon = await startTestDaemon({
+    dataDir,
+    limits: licence,
+    relay: { licence, gatekeeperUrl: relayHub.url, timers, random: () => 0.5 },
+  });
+}
+
+beforeEach(async () => {
+  relayHub = await startFakeRelayHub();
+  timers = new FakeTimers();
+  dataDir = await makeDataDir();
+  await trustSigner(dataDir, signer);
+  await writeFile(join(dataDir, 'rules.json'), '[]\n');
+});
+afterEach(async () => {
+  await daemon?.stop();
+  await relayHub.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function createOverlay(body: Record<string, unknown> = {}): Promise<Overlay> {
+  const res = await api(daemon, 'POST', '/api/overlays', { name: 'Stage', width: 800, height: 600, ...body });
+  expect(res.status).toBe(201);
+  return (await res.json()) as Overlay;
+}
+
+async function putOverlay(overlay: Overlay, changes: Record<string, unknown>): Promise<Response> {
+  const { id: _id, ...rest } = overlay;
+  return api(daemon, 'PUT', `/api/overlays/${overlay.id}`, { ...rest, ...changes });
+}
+
+async function relayStatus(): Promise<RelayStatus[]> {
+  const body = (await (await api(daemon, 'GET', '/status')).json()) as { relay?: RelayStatus[] };
+  return body.relay ?? [];
+}
+
+async function entry(overlayId: string): Promise<RelayStatus | undefined> {
+  return (await relayStatus()).find((e) => e.overlayId === overlayId);
+}
+
+const follow = (n: number) => ({
+  type: 'follow',
+  user: { uniqueId: `fan${n}`, nickname: `Fan ${n}` },
+  data: {},
+});
+
+async function postEvent(n: number): Promise<void> {
+  expect((await api(daemon, 'POST', '/api/events', follow(n))).status).toBe(202);
+}
+
+/** The `msg` of every `message` frame of a connection, in order. */
+function messagesOf(frames: FakeRelayHub['connections'][number]['frames']): ServerMessage[] {
+  return frames.flatMap((f) => (f.type === 'message' ? [f.msg as ServerMessage] : []));
+}
+
+describe('public on overlays', () => {
+  it('Free: making an overlay public is refused with 403 premium_required and nothing changes', async () => {
+    await start('free');
+    const refused = await api(daemon, 'POST', '/api/overlays', {
+      name: 'P',
+      width: 10,
+      height: 10,
+      public: true,
+    });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('premium_required');
+    const before = daemon.overlays.list().length;
+    const overlay = await createOverlay();
+    expect(overlay.public).toBe(false);
+    expect(daemon.overlays.list()).toHaveLength(before + 1);
+    const put = await putOverlay(overlay, { name: 'Renamed', public: true });
+    expect(put.status).toBe(403);
+    expect(((await put.json()) as { error: { code: string } }).error.code).toBe('premium_required');
+    const got = (await (await api(daemon, 'GET', `/api/overlays/${overlay.id}`)).json()) as Overlay;
+    expect(got).toMatchObject({ name: 'Stage', public: false });
+    expect(relayHub.connections).toHaveLength(0);
+  });
+
+  it('GET always shows public; a PUT without it makes the overlay private (and unpublishes it)', async () => {
+    await start();
+    const overlay = await createOverlay({ public: true });
+    expect(overlay.public).toBe(true);
+    const connection = await relayHub.published(overlay.id);
+    const { public: _p, id: _id, ...withoutPublic } = overlay;
+    const put = await api(daemon, 'PUT', `/api/overlays/${overlay.id}`, withoutPublic);
+    expect(put.status).toBe(200);
+    expect(((await put.json()) as Overlay).public).toBe(false);
+    const got = (await (await api(daemon, 'GET', `/api/overlays/${overlay.id}`)).json()) as Overlay;
+    expect(got.public).toBe(false);
+    await connection.closed;
+    expect(connection.frames.at(-1)).toEqual({ type: 'unpublish' });
+    expect(await relayStatus()).toEqual([]);
+  });
+});
+
+describe('publishing', () => {
+  it('one socket per public overlay whatever the number of pages; snapshot first, then every page message once, in order, as pages get them', async () => {
+    await start();
+    const stage = await createOverlay({ public: true, name: 'Public one' });
+    const other = await createOverlay({ public: true, name: 'Public two' });
+    const hidden = await createOverlay({ name: 'Private' });
+    const connection = await relayHub.published(stage.id);
+    await relayHub.published(other.id);
+    const pages = await Promise.all([1, 2, 3, 4, 5].map(() => subscribe(daemon, stage.id)));
+    const [page] = pages;
+    expect(connection.frames[0]).toEqual({
+      type: 'snapshot',
+      init: { type: 'init', overlay: { name: 'Public one', width: 800, height: 600 }, widgets: [] },
+    });
+
+    for (let n = 0; n < 5; n++) await postEvent(n);
+    const command = { command: 'set-text', widgetId: 'w', payload: { text: 'hello' } };
+    expect((await api(daemon, 'POST', `/api/overlays/${stage.id}/commands`, command)).status).toBe(202);
+    expect((await putOverlay(stage, { name: 'Renamed' })).status).toBe(200);
+    await postEvent(5);
+    await page!.next((m) => m.type === 'stream-event' && m.event.user.uniqueId === 'fan5');
+
+    await waitFor(() => messagesOf(connection.frames).length === page!.received.length - 1);
+    // Exactly what a page of the overlay got after its init, in the same order, each once.
+    expect(messagesOf(connection.frames)).toEqual(page!.received.slice(1));
+    expect(messagesOf(connection.frames).map((m) => m.type)).toEqual([
+      ...Array(5).fill('stream-event'),
+      'overlay-command',
+      'overlay-update',
+      'stream-event',
+    ]);
+    // The other public overlay gets the events but not this overlay's command or update.
+    await waitFor(() => messagesOf(relayHub.latest(other.id)!.frames).length === 6);
+    expect(messagesOf(relayHub.latest(other.id)!.frames).every((m) => m.type === 'stream-event')).toBe(true);
+    expect(relayHub.connections.map((c) => c.overlayId).sort()).toEqual([stage.id, other.id].sort());
+    expect(relayHub.connections.some((c) => c.overlayId === hidden.id)).toBe(false);
+    expect(connection.authorization).toBe(`Bearer ${licence.record()?.token}`);
+    for (const p of pages) p.close();
+  });
+
+  it('/status has one relay entry per public overlay, with its state, viewer URL and viewers', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    await createOverlay();
+    await relayHub.published(stage.id);
+    relayHub.sendViewers(stage.id, 3);
+    await waitFor(async () => (await entry(stage.id))?.viewers === 3);
+    expect(await relayStatus()).toEqual([
+      {
+        overlayId: stage.id,
+        state: 'connected',
+        viewers: 3,
+        viewerUrl: `${relayHub.url}/v/o-fake/${stage.id}`,
+      },
+    ]);
+    relayHub.sendViewers(stage.id, 1200);
+    await waitFor(async () => (await entry(stage.id))?.viewers === 1200);
+  });
+
+  it('after hello.lastSeq the relay gets every journaled message it missed, marked replayed, then live ones, none twice', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    const first = await relayHub.published(stage.id);
+    for (let n = 0; n < 3; n++) await postEvent(n);
+    await waitFor(() => messagesOf(first.frames).length === 3);
+    const seqs = messagesOf(first.frames).map((m) => (m.type === 'stream-event' ? m.seq : undefined));
+    // The relay kept only the first one (say it lost the rest), and the publisher is cut off.
+    relayHub.lastSeq.set(stage.id, seqs[0]!);
+    await relayHub.closeWith(stage.id, 1011, 'restart');
+    await waitFor(async () => (await entry(stage.id))?.state === 'backoff');
+    // While cut off, one more event happens.
+    await postEvent(3);
+    timers.advance(1000);
+    await waitFor(() => relayHub.open(stage.id).length === 1);
+    const second = await relayHub.published(stage.id);
+    await waitFor(() => messagesOf(second.frames).length === 3);
+    await postEvent(4);
+    await waitFor(() => messagesOf(second.frames).length === 4);
+    expect(second.frames[0]?.type).toBe('snapshot');
+    const caughtUp = messagesOf(second.frames);
+    expect(caughtUp.map((m) => (m.type === 'stream-event' ? m.event.user.uniqueId : m.type))).toEqual([
+      'fan1',
+      'fan2',
+      'fan3',
+      'fan4',
+    ]);
+    expect(caughtUp.slice(0, 3).every((m) => m.type === 'stream-event' && m.replayed === true)).toBe(true);
+    expect(caughtUp[3]).not.toHaveProperty('replayed');
+  });
+
+  it('a first publish (lastSeq null) starts from the snapshot, without older messages', async () => {
+    await start();
+    const stage = await createOverlay();
+    for (let n = 0; n < 3; n++) await postEvent(n);
+    expect((await putOverlay(stage, { public: true })).status).toBe(200);
+    const connection = await relayHub.published(stage.id);
+    await postEvent(9);
+    await waitFor(() => messagesOf(connection.frames).length === 1);
+    expect(connection.frames.map((f) => f.type)).toEqual(['snapshot', 'message']);
+  });
+});
+
+describe('reconnecting', () => {
+  it('reconnects with backoff doubling from 1 s, and from 1 s again once connected for a while', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    await relayHub.published(stage.id);
+    relayHub.accept = () => false;
+    await relayHub.closeWith(stage.id, 1011);
+    await waitFor(async () => (await entry(stage.id))?.state === 'backoff');
+    // 1 s, 2 s, 4 s (the jitter is at its middle here): no attempt before its time, one at it.
+    for (const wait of [1000, 2000, 4000]) {
+      const refused = relayHub.refused.length;
+      timers.advance(wait - 1);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(relayHub.refused.length).toBe(refused);
+      timers.advance(1);
+      await waitFor(() => relayHub.refused.length === refused + 1);
+      await waitFor(async () => (await entry(stage.id))?.state === 'backoff');
+    }
+    expect((await entry(stage.id))?.detail).toContain('403');
+    relayHub.accept = () => true;
+    timers.advance(8000);
+    await waitFor(() => relayHub.open(stage.id).length === 1);
+    await waitFor(async () => (await entry(stage.id))?.state === 'connected');
+    // A connection that held for a minute: the next failure waits 1 s again.
+    timers.advance(60_000);
+    await relayHub.closeWith(stage.id, 1011);
+    await waitFor(async () => (await entry(stage.id))?.state === 'backoff');
+    timers.advance(1000);
+    await relayHub.published(stage.id);
+    expect(relayHub.connections.filter((c) => c.overlayId === stage.id)).toHaveLength(3);
+  });
+
+  it('4409 (another daemon publishes it): state error, no reconnect until public changes', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    await relayHub.published(stage.id);
+    await relayHub.closeWith(stage.id, 4409, 'replaced');
+    await waitFor(async () => (await entry(stage.id))?.state === 'error');
+    expect(await entry(stage.id)).toEqual({
+      overlayId: stage.id,
+      state: 'error',
+      viewers: 0,
+      detail: 'another daemon publishes this overlay',
+    });
+    timers.advance(10 * 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(relayHub.connections).toHaveLength(1);
+    expect((await putOverlay(stage, { public: false })).status).toBe(200);
+    expect((await putOverlay(stage, { public: true })).status).toBe(200);
+    await waitFor(() => relayHub.open(stage.id).length === 1);
+    // It was not publishing: nothing told the relay to stop on the other daemon's behalf.
+    expect(relayHub.connections[0]?.frames.some((f) => f.type === 'unpublish')).toBe(false);
+  });
+
+  it('4401 (licence expired): reconnects at once with the refreshed licence', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    const first = await relayHub.published(stage.id);
+    const fresh = record('premium');
+    await writeLicence(join(dataDir, 'license.json'), fresh);
+    await relayHub.closeWith(stage.id, 4401, 'licence expired');
+    // No clock moved: the reconnect does not wait for a backoff.
+    const second = await relayHub.published(stage.id);
+    expect(second).not.toBe(first);
+    expect(second.authorization).toBe(`Bearer ${fresh.token}`);
+  });
+
+  it('1008 from the relay: one log line, then backoff', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    await relayHub.published(stage.id);
+    await relayHub.closeWith(stage.id, 1008, 'more than 200 frames per second');
+    await waitFor(async () => (await entry(stage.id))?.state === 'backoff');
+    expect(daemon.logs.filter((l) => l.includes('1008'))).toHaveLength(1);
+    timers.advance(1000);
+    await relayHub.published(stage.id);
+  });
+});
+
+describe('unpublishing and the licence', () => {
+  it('a deleted public overlay is unpublished', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    const connection = await relayHub.published(stage.id);
+    expect((await api(daemon, 'DELETE', `/api/overlays/${stage.id}`)).status).toBe(204);
+    await connection.closed;
+    expect(connection.frames.at(-1)).toEqual({ type: 'unpublish' });
+  });
+
+  it('signing out unpublishes every public overlay', async () => {
+    await start();
+    const [a, b] = [await createOverlay({ public: true }), await createOverlay({ public: true })];
+    const connections = await Promise.all([relayHub.published(a.id), relayHub.published(b.id)]);
+    await setLicence('none');
+    await licence.refresh();
+    for (const c of connections) {
+      await c.closed;
+      expect(c.frames.at(-1)).toEqual({ type: 'unpublish' });
+    }
+    const entries = await relayStatus();
+    expect(entries.map((e) => e.state)).toEqual(['off', 'off']);
+    expect(entries[0]?.detail).toMatch(/Premium/);
+  });
+
+  it('a lapse closes every publisher (without unpublishing) and they come back with Premium', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    const connection = await relayHub.published(stage.id);
+    await setLicence('free');
+    await licence.refresh();
+    await connection.closed;
+    expect(connection.frames.some((f) => f.type === 'unpublish')).toBe(false);
+    expect(await entry(stage.id)).toMatchObject({ state: 'off', viewers: 0 });
+    // Free now: the public overlay stays editable.
+    expect((await putOverlay(stage, { name: 'Still editable', public: true })).status).toBe(200);
+    timers.advance(60_000);
+    expect(relayHub.open(stage.id)).toHaveLength(0);
+    await setLicence('premium');
+    await licence.refresh();
+    await relayHub.published(stage.id);
+  });
+});
+
+describe('pacing', () => {
+  it('stays under the relay limit: a burst waits its turn, in order, each message once', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    const connection = await relayHub.published(stage.id);
+    const total = 400;
+    for (let n = 0; n < total; n += 50) {
+      const batch = Array.from({ length: 50 }, (_, i) => api(daemon, 'POST', '/api/events', follow(n + i)));
+      await Promise.all(batch);
+    }
+    // Without time passing only the burst goes (the snapshot took one token of it).
+    await waitFor(() => messagesOf(connection.frames).length === 99);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const first = messagesOf(connection.frames).length;
+    expect(first).toBe(99);
+    // One second, in steps of 10 ms: at most the rate more, a little under the relay's 200.
+    for (let t = 0; t < 1000; t += 10) {
+      timers.advance(10);
+      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const inOneSecond = messagesOf(connection.frames).length - first;
+    expect(inOneSecond).toBeLessThanOrEqual(PUBLISHER_RATE);
+    expect(inOneSecond).toBeGreaterThanOrEqual(PUBLISHER_RATE - 10);
+    for (let t = 0; t < 2000; t += 100) {
+      timers.advance(100);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await waitFor(() => messagesOf(connection.frames).length === total);
+    const seqs = messagesOf(connection.frames).map((m) => (m.type === 'stream-event' ? m.seq! : 0));
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    expect(new Set(seqs).size).toBe(total);
+  });
+});
+
+describe('media of public overlays', () => {
+  it('uploads each file once by its SHA-256 and renames it in the snapshot and messages; speech is not uploaded', async () => {
+    await start();
+    const mediaDir = join(dataDir, 'media');
+    await mkdir(join(mediaDir, 'alerts'), { recursive: true });
+    const png = Buffer.from('89504e470d0a1a0a-fake-png');
+    await writeFile(join(mediaDir, 'logo.png'), png);
+    await writeFile(join(mediaDir, 'alerts', 'ding.mp3'), Buffer.from('fake mp3'));
+    const { createHash } = await import('node:crypto');
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    const logo = `${sha(png)}.png`;
+    const ding = `${sha(Buffer.from('fake mp3'))}.mp3`;
+    const widgets = [
+      { id: 'logo', type: 'image', x: 0, y: 0, src: 'logo.png' },
+      { id: 'alerts', type: 'alert', x: 0, y: 0, sound: 'alerts/ding.mp3', image: 'logo.png' },
+    ];
+    const a = await createOverlay({ public: true, widgets });
+    const b = await createOverlay({ public: true, widgets: [widgets[0]] });
+    const connection = await relayHub.published(a.id);
+    await relayHub.published(b.id);
+    const snapshot = connection.frames[0];
+    expect(snapshot?.type === 'snapshot' && snapshot.init.widgets).toEqual([
+      { id: 'logo', type: 'image', x: 0, y: 0, src: logo },
+      expect.objectContaining({ id: 'alerts', sound: ding, image: logo }),
+    ]);
+    expect(relayHub.media.get(logo)).toEqual(png);
+    const command = {
+      command: 'show-alert',
+      widgetId: 'alerts',
+      payload: { text: 'Hi', duration: 1000, image: 'logo.png' },
+    };
+    await api(daemon, 'POST', `/api/overlays/${a.id}/commands`, command);
+    const speech = `/tts/${'a'.repeat(64)}.wav`;
+    await api(daemon, 'POST', `/api/overlays/${a.id}/commands`, {
+      command: 'play-sound',
+      widgetId: 'alerts',
+      payload: { sound: speech },
+    });
+    await waitFor(() => messagesOf(connection.frames).length === 2);
+    const [alert, sound] = messagesOf(connection.frames);
+    expect(alert).toMatchObject({ type: 'overlay-command', payload: { image: logo } });
+    expect(sound).toMatchObject({ type: 'overlay-command', payload: { sound: speech } });
+    // Two overlays, a snapshot and a message naming logo.png, a reconnect: uploaded once.
+    await relayHub.closeWith(a.id, 1011);
+    timers.advance(1000);
+    await waitFor(() => relayHub.open(a.id).length === 1);
+    await relayHub.published(a.id);
+    expect(
+      relayHub.mediaRequests
+        .filter((r) => r.method === 'PUT')
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual([logo, ding].sort());
+    expect(relayHub.mediaRequests.filter((r) => r.name === logo)).toEqual([
+      { method: 'HEAD', name: logo },
+      { method: 'PUT', name: logo },
+    ]);
+    // The daemon's own page still gets the names it knows.
+    const page = await subscribe(daemon, a.id);
+    expect(page.received[0]).toMatchObject({ widgets: [{ src: 'logo.png' }, { sound: 'alerts/ding.mp3' }] });
+    page.close();
+  });
+});
+
+describe('a relay that cannot keep up', () => {
+  it('more messages waiting than the queue holds: dropped, one log line, and a fresh snapshot instead', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    const connection = await relayHub.published(stage.id);
+    // No time passes: the pace holds everything after the first burst.
+    for (let n = 0; n < PUBLISHER_QUEUE_MAX + 150; n++)
+      daemon.hub.broadcastEvent({
+        type: 'follow',
+        user: { uniqueId: `f${n}`, nickname: 'F' },
+        data: {},
+        platform: 'api',
+      });
+    expect(daemon.logs.filter((l) => l.includes('fresh snapshot'))).toHaveLength(1);
+    for (let t = 0; t < 3000; t += 100) {
+      timers.advance(100);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await waitFor(() => connection.frames.filter((f) => f.type === 'snapshot').length === 2);
+    // The dropped ones never went; nothing came twice and the order held.
+    expect(messagesOf(connection.frames).length).toBeLessThan(PUBLISHER_QUEUE_MAX);
+    const seqs = messagesOf(connection.frames).map((m) => (m.type === 'stream-event' ? m.seq! : 0));
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    expect(new Set(seqs).size).toBe(seqs.length);
+  });
+});
