@@ -1,16 +1,20 @@
 // Public overlays in the dashboard, in Chromium against the real daemon: the Public switch (the Premium
 // prompt while Free), and for a public overlay what /status says of its relay: the state in words, the
 // viewer URL with its Copy button and QR code, and the live viewer count.
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { qrPath } from '../../daemon/dashboard/src/public-overlay.js';
 import type { CreationLimits } from '../../daemon/src/http/control-api.js';
+import { writeLicence } from '../../daemon/src/licence/licence-file.js';
 import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
 import type { RelayStatus } from '../../shared/protocol/relay.js';
 import { launchChromium } from '../support/chromium.js';
 import { api, makeDataDir, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { signInDashboard } from '../support/dashboard.js';
+import { startFakeRelayHub } from '../support/fakes/relay-hub.js';
+import { licenceSigner, trustSigner } from '../support/licence-signer.js';
 
 let browser: Browser;
 let context: BrowserContext;
@@ -128,6 +132,62 @@ describe('a public overlay on Premium', () => {
     } finally {
       await page.close();
       await daemon.stop();
+    }
+  });
+});
+
+describe('a public overlay published to a stand-in relay', () => {
+  it("publishes on the switch, then shows Live, the relay's viewer URL and QR code, and the count it sends", {
+    timeout: 60_000,
+  }, async () => {
+    const issuer = 'http://gatekeeper.invalid';
+    const signer = licenceSigner();
+    const hub = await startFakeRelayHub();
+    const dataDir = await makeDataDir();
+    await trustSigner(dataDir, signer);
+    await writeFile(join(dataDir, 'rules.json'), '[]\n');
+    await writeLicence(join(dataDir, 'license.json'), {
+      token: signer.sign({ sub: 'member-1', tier: 'premium', iss: issuer }),
+      tier: 'premium',
+      validated_at: new Date().toISOString(),
+      user_id: 'member-1',
+      verdict: 'ok',
+    });
+    const licence = new LicenceManager({ dataDir, issuer, log: () => {} });
+    await licence.load();
+    const daemon = await startTestDaemon({
+      dataDir,
+      limits: licence,
+      relay: { licence, gatekeeperUrl: hub.url },
+    });
+    const page = await context.newPage();
+    try {
+      const demo = daemon.overlays.list()[0]!;
+      hub.viewers.set(demo.id, 3);
+      await signInDashboard(page, daemon);
+      const overlay = card(page, demo.id);
+      await overlay.getByRole('switch', { name: 'Public' }).click();
+      // One publisher socket, with a snapshot: the daemon publishes the overlay.
+      await hub.published(demo.id, 15_000);
+      const state = overlay.locator('[data-relay-state]');
+      await expect.poll(() => state.getAttribute('data-relay-state'), { timeout: 15_000 }).toBe('connected');
+      await expect.poll(() => state.textContent(), { timeout: 15_000 }).toContain('3 viewers');
+      const viewerUrl = `${hub.url}/v/o-fake/${demo.id}`;
+      expect(await overlay.getByRole('textbox', { name: 'Viewer URL', exact: true }).inputValue()).toBe(
+        viewerUrl,
+      );
+      const qr = overlay.getByRole('img', { name: /QR code of the viewer URL/ });
+      expect(await qr.locator('path').getAttribute('d')).toBe(qrPath(viewerUrl).d);
+
+      // The relay counts more viewers: the card follows within a look or two.
+      hub.sendViewers(demo.id, 1500);
+      await expect.poll(() => state.textContent(), { timeout: 15_000 }).toContain('1,500 viewers');
+      expect(hub.open(demo.id)).toHaveLength(1);
+    } finally {
+      await page.close();
+      await daemon.stop();
+      await hub.close();
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });
