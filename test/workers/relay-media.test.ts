@@ -102,6 +102,16 @@ describe('PUT and HEAD /relay/media/<sha256>.<ext>: who may upload', () => {
     expect(await stored(userId)).toEqual([]);
   });
 
+  it('answers 403 premium_required to a Premium licence whose membership has lapsed since', async () => {
+    const { token, userId } = await member('lapsed', { tier: 'free', licenceTier: 'premium' });
+    const { bytes, name } = await mediaFile(100);
+    expect(await errorOf(await put(name, token, bytes))).toMatchObject({
+      status: 403,
+      code: 'premium_required',
+    });
+    expect(await stored(userId)).toEqual([]);
+  });
+
   it('answers 400 to a name that is not <sha256>.<ext>', async () => {
     const token = await licence(newMember('bad-name'));
     const { bytes, name } = await mediaFile(10);
