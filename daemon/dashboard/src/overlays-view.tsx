@@ -402,13 +402,16 @@ export function OverlaysView(props: { shared: Shared; onEdit: (id: string) => vo
   const tunnel = status?.tunnel?.public_url ?? undefined;
   /** The relay of each public overlay, asked for again every few seconds (states, viewer counts). */
   const [relay, setRelay] = useState<RelayStatus[]>([]);
+  const anyPublic = shared.overlays.some((o) => o.public);
   const loadRelay = useCallback(async () => {
+    // Nothing public, nothing to ask about.
+    if (!anyPublic) return setRelay([]);
     try {
       setRelay(await shared.api.relay());
     } catch {
       // The daemon is away: the last answer stays until it is back.
     }
-  }, [shared.api]);
+  }, [shared.api, anyPublic]);
   usePolling(loadRelay, RELAY_POLL_MS);
   return (
     <section aria-labelledby="overlays-title">
