@@ -1,10 +1,11 @@
 // Media of public overlays inside workerd: the daemon's upload (HEAD/PUT with a Premium licence, the
 // file and member limits, the hash) and the viewers' GET while the overlay is published.
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RELAY_LIMITS } from '../../shared/protocol/relay.js';
 import { signLicence } from '../../workers/src/licence.js';
-import { reserveMemberMedia } from '../../workers/src/membership/recheck-lock.js';
+import { MembershipRecheck, reserveMemberMedia } from '../../workers/src/membership/recheck-lock.js';
 import { gatekeeper, WARM_UP_TIMEOUT_MS } from './helpers/gatekeeper.js';
 import { errorOf, publish, relay, subdomainOf, unpublish } from './helpers/relay-app.js';
 import { hubStub, member, publisher, snapshot } from './helpers/relay-sockets.js';
@@ -322,5 +323,24 @@ describe('through the Worker and the overlay hub', () => {
     await expect.poll(() => hubStub(subdomain, overlayId).published()).toBe(false);
     expect(await errorOf(await gatekeeper(path))).toMatchObject({ status: 404, code: 'not_found' });
     socket.close();
+  });
+});
+
+describe("the member's object keeps the media count", () => {
+  it('past the expiry of the member record (its alarm forgets the epoch, not the files counted)', async () => {
+    const userId = newMember('alarm');
+    const token = await licence(userId);
+    const { bytes, name } = await mediaFile(777);
+    expect((await put(name, token, bytes)).status).toBe(201);
+    const stub = env.MEMBERSHIP_RECHECK.get(env.MEMBERSHIP_RECHECK.idFromName(`member:${userId}`));
+    await runInDurableObject(stub, async (_instance, state) => {
+      state.storage.kv.put('epoch', 5);
+      await new MembershipRecheck(state, env).alarm();
+      expect(state.storage.kv.get('epoch')).toBeUndefined();
+    });
+    expect(await usage(userId)).toBe(777);
+    // Counted once still: the same file again costs nothing, and the count is what R2 holds.
+    expect((await put(name, token, bytes)).status).toBe(200);
+    expect(await usage(userId)).toBe(777);
   });
 });
