@@ -305,9 +305,13 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     const now = Date.now();
     const publication = this.#kv<Publication>(KEY.publication);
     if (publication && now >= publication.exp * 1000) {
+      const publishers = this.ctx.getWebSockets(PUBLISHER);
       // No tolerance: the daemon reconnects with its refreshed licence.
-      for (const ws of this.ctx.getWebSockets(PUBLISHER)) {
-        safeClose(ws, RELAY_CLOSE.licenceExpired, 'the licence expired');
+      for (const ws of publishers) safeClose(ws, RELAY_CLOSE.licenceExpired, 'the licence expired');
+      // Nobody came back with a licence before the last one expired (the daemon has been away for
+      // days): nothing vouches for the publication any more, so it ends, and so do the re-checks.
+      if (publishers.length === 0 && this.#snapshot() !== undefined) {
+        await this.#forget('the publisher has been away past its licence');
       }
     }
     if (this.#watching() && now - (this.#kv<number>(KEY.checkedAt) ?? 0) >= RELAY_LIMITS.lapseCheckMs) {
@@ -343,7 +347,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   #arm(): void {
     const due: number[] = [];
     const publication = this.#kv<Publication>(KEY.publication);
-    if (publication && this.ctx.getWebSockets(PUBLISHER).length > 0) due.push(publication.exp * 1000);
+    if (publication && this.#watching()) due.push(publication.exp * 1000);
     if (this.#watching()) due.push((this.#kv<number>(KEY.checkedAt) ?? 0) + RELAY_LIMITS.lapseCheckMs);
     const countDueAt = this.#kv<number>(KEY.countDueAt);
     if (countDueAt !== undefined) due.push(countDueAt);
@@ -423,7 +427,10 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   /** Closes every viewer (4403) and forgets the snapshot, the buffer and the viewers: new viewers get 404. */
   async #forget(reason: string): Promise<void> {
     const publication = this.#kv<Publication>(KEY.publication);
-    const live = this.#sql<{ idx: number }>('SELECT idx FROM shards WHERE viewers > 0').toArray();
+    // The shards' names need the publication, which may be forgotten below.
+    const live = this.#sql<{ idx: number }>('SELECT idx FROM shards WHERE viewers > 0')
+      .toArray()
+      .map(({ idx }) => ({ idx, shard: this.#shard(idx) }));
     this.#pending = [];
     this.#sql('DELETE FROM buffer');
     this.#sql('DELETE FROM shards');
@@ -443,8 +450,8 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     this.#countChanged();
     this.#arm();
     await Promise.all(
-      live.map(({ idx }) =>
-        this.#shard(idx)
+      live.map(({ idx, shard }) =>
+        shard
           .closeAll(RELAY_CLOSE.notPublished, reason)
           .catch((err: unknown) => console.error(`relay: shard ${idx} could not close its viewers:`, err)),
       ),
