@@ -117,6 +117,7 @@ describe('overlays', () => {
       width: 1920,
       height: 1080,
       widgets: [],
+      public: false,
     });
     expect(created.headers.get('location')).toBe(`/api/overlays/${overlay.id}`);
     const file = join(daemon.dataDir.overlaysDir, `${overlay.id}.json`);

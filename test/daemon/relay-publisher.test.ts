@@ -133,7 +133,7 @@ describe('public on overlays', () => {
     expect(got.public).toBe(false);
     await connection.closed;
     expect(connection.frames.at(-1)).toEqual({ type: 'unpublish' });
-    expect(await relayStatus()).toEqual([]);
+    expect(await relayStatus()).toEqual([]); // no public overlay: no relay part
   });
 });
 

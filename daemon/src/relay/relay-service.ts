@@ -152,8 +152,13 @@ export class RelayService {
     this.sync();
   }
 
-  /** One entry per public overlay. */
-  status(): RelayStatus[] {
+  /** One entry per public overlay; undefined while none is public (the part is then left out of /status). */
+  status(): RelayStatus[] | undefined {
+    const entries = this.#entries();
+    return entries.length === 0 ? undefined : entries;
+  }
+
+  #entries(): RelayStatus[] {
     const why = this.#notPublishing();
     return this.#options.overlays
       .list()
