@@ -27,7 +27,11 @@ interface ViewerOptions {
   url: string;
   origin: string;
   overlayId: string;
-  /** The viewer's address: its socket's source (127.x.y.z) and its `CF-Connecting-IP`. */
+  /**
+   * The viewer's address: its socket's source (127.x.y.z) and its `CF-Connecting-IP`. Under `wrangler dev` a
+   * client's own CF-Connecting-IP reaches the Worker as sent, and without one the socket's source address is used:
+   * both say the same here, so the per-address limit counts the same whichever the Worker sees.
+   */
   ip: string;
   resumeFrom?: number;
   timeoutMs?: number;

@@ -33,6 +33,10 @@ let overlay: Record<string, unknown> & { id: string };
 let viewerUrl = '';
 let viewers: Viewer[] = [];
 const extra: Viewer[] = [];
+const publisherLog: string[] = [];
+/** How many publisher sockets the Gatekeeper accepted for the overlay. */
+const publisherUpgrades = () =>
+  publisherLog.filter((l) => l.includes(`GET /relay/publish/${overlay.id} 101`)).length;
 
 interface RelayEntry {
   overlayId: string;
@@ -82,7 +86,13 @@ const settledConnections = (expected: number) =>
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'e2e-relay-'));
-  stack = await startLocalStack({ stateDir: join(dir, 'wrangler') });
+  // The Gatekeeper's own log of the publisher upgrades it answered (one line per request).
+  stack = await startLocalStack({
+    stateDir: join(dir, 'wrangler'),
+    log: (line) => {
+      if (line.includes('/relay/publish/')) publisherLog.push(line);
+    },
+  });
   gatekeeperPort = Number(new URL(stack.gatekeeperUrl).port);
   const dataDir = join(dir, 'data');
   daemon = await startDaemonProcess(dataDir, stack.gatekeeperUrl);
@@ -134,6 +144,11 @@ describe('the overlay relay end to end', () => {
       new RegExp(`^${stack.gatekeeperUrl.replace(/\./g, '\\.')}/v/o-[a-z2-7]{16}/${overlay.id}$`),
     );
     expect(await settledConnections(1)).toBe(1);
+    await until(
+      () => (publisherUpgrades() > 0 ? true : undefined),
+      'the Gatekeeper to log the publisher',
+      STACK_WAIT_MS,
+    );
 
     const started = Date.now();
     viewers = await openViewers(VIEWERS, 50, (i) => viewerOptions(viewerIp(i, PER_IP)));
@@ -169,6 +184,8 @@ describe('the overlay relay end to end', () => {
     }
     expect((await relayEntry())?.state).toBe('connected');
     expect(await settledConnections(1)).toBe(1);
+    // The Gatekeeper side agrees: one publisher socket for the overlay, never a second one.
+    expect(publisherUpgrades()).toBe(1);
     console.log(
       `relay e2e: ${VIEWERS} viewers connected in ${connectMs} ms; ${EVENTS} events reached all in ${fanOutMs} ms`,
     );
