@@ -3,10 +3,11 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describeDaemonStatus } from '../../daemon/src/cli/status-text.js';
 import { type LicenceRecord, writeLicence } from '../../daemon/src/licence/licence-file.js';
 import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
 import { PUBLISHER_QUEUE_MAX, PUBLISHER_RATE } from '../../daemon/src/relay/publisher.js';
-import type { Overlay, ServerMessage } from '../../shared/protocol/index.js';
+import type { DaemonStatus, Overlay, ServerMessage } from '../../shared/protocol/index.js';
 import type { RelayStatus } from '../../shared/protocol/relay.js';
 import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
 import { FakeTimers } from '../support/fake-timers.js';
@@ -194,6 +195,11 @@ describe('publishing', () => {
     ]);
     relayHub.sendViewers(stage.id, 1200);
     await waitFor(async () => (await entry(stage.id))?.viewers === 1200);
+    // `overlay-daemon status` says it in words.
+    const body = (await (await api(daemon, 'GET', '/status')).json()) as DaemonStatus;
+    expect(describeDaemonStatus(body, daemon.url)).toContain(
+      `  public:        ${relayHub.url}/v/o-fake/${stage.id} published, 1200 viewers`,
+    );
   });
 
   it('after hello.lastSeq the relay gets every journaled message it missed, marked replayed, then live ones, none twice', async () => {
@@ -341,6 +347,10 @@ describe('unpublishing and the licence', () => {
     const entries = await relayStatus();
     expect(entries.map((e) => e.state)).toEqual(['off', 'off']);
     expect(entries[0]?.detail).toMatch(/Premium/);
+    const body = (await (await api(daemon, 'GET', '/status')).json()) as DaemonStatus;
+    expect(describeDaemonStatus(body, daemon.url)).toContain(
+      `  public:        overlay ${a.id} not published (public overlays need Premium`,
+    );
   });
 
   it('a lapse closes every publisher (without unpublishing) and they come back with Premium', async () => {

@@ -5,6 +5,7 @@ import type {
   ObsStatus,
   SourceReportState,
 } from '../../../shared/protocol/index.js';
+import type { RelayStatus } from '../../../shared/protocol/relay.js';
 import { formatWait } from '../../../shared/timers.js';
 
 const LICENCE_STATE: Record<LicenceStatus['state'], string> = {
@@ -36,11 +37,19 @@ const SOURCE_STATE: Record<SourceReportState, string> = {
   off: 'turned off',
 };
 
+const RELAY_STATE: Record<RelayStatus['state'], string> = {
+  connecting: 'connecting to the relay',
+  connected: 'published',
+  backoff: 'not connected: trying again',
+  error: 'needs attention',
+  off: 'not published',
+};
+
 const day = (iso: string) => new Date(iso).toLocaleString();
 
 export function describeDaemonStatus(status: DaemonStatus, baseUrl: string): string {
   const lines = [`overlay-daemon is running at ${baseUrl}`];
-  const { obs, licence, tunnel, tiktok, sources } = status;
+  const { obs, licence, tunnel, tiktok, sources, relay } = status;
   if (obs) {
     const why = obs.state === 'off' ? (obs.detail ?? OBS_STATE.off) : OBS_STATE[obs.state];
     const error =
@@ -78,6 +87,14 @@ export function describeDaemonStatus(status: DaemonStatus, baseUrl: string): str
     const channel = source.platform === 'twitch' ? `#${source.channel}` : source.channel;
     const detail = source.detail ? ` (${source.detail})` : '';
     lines.push(`  ${`${name}:`.padEnd(14)} ${channel} ${SOURCE_STATE[source.state]}${detail}`);
+  }
+  // Each public overlay: where viewers watch it, its state in words, and how many watch.
+  for (const entry of relay ?? []) {
+    const where = entry.viewerUrl ?? `overlay ${entry.overlayId}`;
+    const viewers =
+      entry.state === 'connected' ? `, ${entry.viewers} viewer${entry.viewers === 1 ? '' : 's'}` : '';
+    const detail = entry.detail ? ` (${entry.detail})` : '';
+    lines.push(`  public:        ${where} ${RELAY_STATE[entry.state]}${viewers}${detail}`);
   }
   lines.push('  (--json for the full answer of GET /status)');
   return `${lines.join('\n')}\n`;

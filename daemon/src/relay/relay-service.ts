@@ -87,10 +87,10 @@ export class RelayService {
   /** Why nothing is published now, or undefined while the daemon may publish. */
   #notPublishing(): string | undefined {
     const { licence, gatekeeperUrl } = this.#options;
-    if (!licence || !gatekeeperUrl) return 'not published: this daemon runs without a licence';
+    if (!licence || !gatekeeperUrl) return 'this daemon runs without a licence';
     const status = licence.status();
     if (status.tier !== 'premium' || !licence.record())
-      return `not published: public overlays need Premium (licence ${status.state.replace('_', ' ')}, ${status.tier} tier)`;
+      return `public overlays need Premium (licence ${status.state.replace('_', ' ')}, ${status.tier} tier)`;
     return undefined;
   }
 
