@@ -44,19 +44,26 @@ export interface JoinAnswer {
   pos: number;
 }
 
+/** Where the stream of frames stands. */
+interface Stream {
+  /** The last position handed out (never reset, so shards never see a position twice). */
+  pos: number;
+  /** The highest `seq` relayed since the first publish; absent when none. */
+  lastSeq?: number;
+  /** The highest `seq` no longer kept (a resume from below it has a gap); absent until a message came. */
+  floor?: number;
+  /** Messages kept in the buffer table, and their bytes. */
+  count: number;
+  bytes: number;
+}
+
 /** Storage keys (the object's synchronous key-value store, in SQLite). */
 const KEY = {
   publication: 'publication',
   /** The `init` a page would get now, as text; absent while nothing is published. */
   snapshot: 'snapshot',
-  /** The highest `seq` relayed since the first publish; absent when none. */
-  lastSeq: 'lastSeq',
-  /** The highest `seq` no longer kept (a resume from below it has a gap); absent until a message came. */
-  floor: 'floor',
-  /** The last position handed out (never reset, so shards never see a position twice). */
-  pos: 'pos',
-  bufferCount: 'bufferCount',
-  bufferBytes: 'bufferBytes',
+  /** Where the stream of frames stands (Stream): one row, written once per frame. */
+  stream: 'stream',
   /** When the member was last found Premium (ms). */
   checkedAt: 'checkedAt',
   /** The viewer count the publisher last got, and when. */
@@ -114,8 +121,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
         resumeFrom,
       ).toArray();
       for (const { frame } of rows) frames.push(JSON.stringify({ ...JSON.parse(frame), replayed: true }));
-      const lastSeq = this.#kv<number>(KEY.lastSeq);
-      const floor = this.#kv<number>(KEY.floor);
+      const { lastSeq, floor } = this.#stream();
       // As the daemon's own page protocol: a gap when the page comes from before what is kept, or from
       // numbers above every one relayed (another history).
       const gap = lastSeq === undefined || resumeFrom > lastSeq || floor === undefined || resumeFrom < floor;
@@ -129,7 +135,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
         }),
       );
     }
-    return { frames, pos: this.#kv<number>(KEY.pos) ?? 0 };
+    return { frames, pos: this.#stream().pos };
   }
 
   /** A shard's viewer left (closed, refused, or dropped for a bad frame). */
@@ -174,7 +180,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     const published = this.#snapshot() !== undefined;
     this.#send(server, {
       type: 'hello',
-      lastSeq: published ? (this.#kv<number>(KEY.lastSeq) ?? null) : null,
+      lastSeq: published ? (this.#stream().lastSeq ?? null) : null,
       viewerUrl: `${this.env.PUBLIC_BASE_URL.replace(/\/+$/, '')}/v/${publication.subdomain}/${publication.overlayId}`,
     });
     this.#sendCount(server, this.#viewerCount());
@@ -269,14 +275,13 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
       const text = JSON.stringify(verbatim.init);
       this.ctx.storage.kv.put(KEY.snapshot, text);
       if (!wasPublished) this.ctx.storage.kv.put(KEY.checkedAt, Date.now());
-      this.#enqueue(text);
+      this.#relay(text);
       if (!wasPublished) this.#arm();
       return;
     }
     const msg = frame.msg;
     const sent = verbatim.msg as Record<string, unknown>;
     const text = JSON.stringify(sent);
-    const pos = this.#enqueue(text);
     if (msg.type === 'overlay-update') {
       // A page loaded now gets the overlay as it is now, not as it was at the last snapshot.
       if (this.#snapshot() !== undefined) {
@@ -285,9 +290,8 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
           JSON.stringify({ type: 'init', overlay: sent.overlay, widgets: sent.widgets }),
         );
       }
-    } else if (msg.seq !== undefined) {
-      this.#keep(pos, msg.seq, text);
     }
+    this.#relay(text, msg.type === 'overlay-update' ? undefined : msg.seq);
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
@@ -361,45 +365,47 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     return this.#kv<string>(KEY.snapshot);
   }
 
-  /** Keeps a numbered message for resumes: the last 500, or the last 5 minutes, whichever holds more. */
-  #keep(pos: number, seq: number, text: string): void {
-    const now = Date.now();
-    this.#sql('INSERT INTO buffer (pos, seq, at, frame) VALUES (?, ?, ?, ?)', pos, seq, now, text);
-    const lastSeq = this.#kv<number>(KEY.lastSeq);
-    this.ctx.storage.kv.put(KEY.lastSeq, Math.max(seq, lastSeq ?? seq));
-    // After a first publish the relay starts from the snapshot: what came before the first message is not kept.
-    if (this.#kv<number>(KEY.floor) === undefined) this.ctx.storage.kv.put(KEY.floor, seq - 1);
-    let count = (this.#kv<number>(KEY.bufferCount) ?? 0) + 1;
-    let bytes = (this.#kv<number>(KEY.bufferBytes) ?? 0) + text.length;
-    const minimum = RELAY_LIMITS.bufferMessages;
-    let floor = this.#kv<number>(KEY.floor) ?? seq - 1;
-    while (count > minimum) {
-      const oldest = this.#sql<{ pos: number; seq: number; at: number; len: number }>(
-        'SELECT pos, seq, at, length(frame) AS len FROM buffer ORDER BY pos LIMIT 1',
-      ).toArray()[0];
-      if (!oldest) break;
-      const beyond = count > BUFFER_CAP_MESSAGES || bytes > BUFFER_CAP_BYTES;
-      if (!beyond && oldest.at >= now - RELAY_LIMITS.bufferMs) break;
-      this.#sql('DELETE FROM buffer WHERE pos = ?', oldest.pos);
-      floor = Math.max(floor, oldest.seq);
-      count -= 1;
-      bytes -= oldest.len;
-    }
-    this.ctx.storage.kv.put(KEY.floor, floor);
-    this.ctx.storage.kv.put(KEY.bufferCount, count);
-    this.ctx.storage.kv.put(KEY.bufferBytes, bytes);
+  #stream(): Stream {
+    return this.#kv<Stream>(KEY.stream) ?? { pos: 0, count: 0, bytes: 0 };
   }
 
-  /** Hands the frame a position and sends it with the next batch. */
-  #enqueue(text: string): number {
-    const pos = (this.#kv<number>(KEY.pos) ?? 0) + 1;
-    this.ctx.storage.kv.put(KEY.pos, pos);
-    this.#pending.push({ pos, text });
+  /**
+   * Hands the frame a position, keeps it for resumes when it is numbered, and sends it with the next
+   * batch (at most one batch per 50 ms).
+   */
+  #relay(text: string, seq?: number): void {
+    const stream = this.#stream();
+    stream.pos += 1;
+    if (seq !== undefined) this.#keep(stream, stream.pos, seq, text);
+    this.ctx.storage.kv.put(KEY.stream, stream);
+    this.#pending.push({ pos: stream.pos, text });
     if (this.#batchTimer === undefined) {
       const wait = Math.max(0, this.#lastBatchAt + RELAY_LIMITS.batchMs - Date.now());
       this.#batchTimer = setTimeout(() => this.#sendBatch(), wait);
     }
-    return pos;
+  }
+
+  /** Keeps a numbered message for resumes: the last 500, or the last 5 minutes, whichever holds more. */
+  #keep(stream: Stream, pos: number, seq: number, text: string): void {
+    const now = Date.now();
+    this.#sql('INSERT INTO buffer (pos, seq, at, frame) VALUES (?, ?, ?, ?)', pos, seq, now, text);
+    stream.lastSeq = Math.max(seq, stream.lastSeq ?? seq);
+    // After a first publish the relay starts from the snapshot: what came before the first message is not kept.
+    stream.floor ??= seq - 1;
+    stream.count += 1;
+    stream.bytes += text.length;
+    while (stream.count > RELAY_LIMITS.bufferMessages) {
+      const oldest = this.#sql<{ pos: number; seq: number; at: number; len: number }>(
+        'SELECT pos, seq, at, length(frame) AS len FROM buffer ORDER BY pos LIMIT 1',
+      ).toArray()[0];
+      if (!oldest) break;
+      const beyond = stream.count > BUFFER_CAP_MESSAGES || stream.bytes > BUFFER_CAP_BYTES;
+      if (!beyond && oldest.at >= now - RELAY_LIMITS.bufferMs) break;
+      this.#sql('DELETE FROM buffer WHERE pos = ?', oldest.pos);
+      stream.floor = Math.max(stream.floor, oldest.seq);
+      stream.count -= 1;
+      stream.bytes -= oldest.len;
+    }
   }
 
   /** One batch, once to each shard that has viewers, after that shard's previous batch. */
@@ -435,14 +441,9 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     this.#sql('DELETE FROM buffer');
     this.#sql('DELETE FROM shards');
     this.#sql('DELETE FROM ips');
-    for (const key of [
-      KEY.snapshot,
-      KEY.lastSeq,
-      KEY.floor,
-      KEY.bufferCount,
-      KEY.bufferBytes,
-      KEY.countDueAt,
-    ]) {
+    // The position goes on: a shard never sees one twice.
+    this.ctx.storage.kv.put<Stream>(KEY.stream, { pos: this.#stream().pos, count: 0, bytes: 0 });
+    for (const key of [KEY.snapshot, KEY.countDueAt]) {
       this.ctx.storage.kv.delete(key);
     }
     if (publication && this.ctx.getWebSockets(PUBLISHER).length === 0)

@@ -55,7 +55,9 @@ export class RelayShard extends DurableObject<GatekeeperEnv> {
     const hub = request.headers.get(RELAY_HEADER.hub);
     if (!hub || !Number.isSafeInteger(index))
       return new Response('Not a request the hub forwarded', { status: 400 });
-    this.ctx.storage.kv.put<Membership>('membership', { hub, index });
+    const known = this.ctx.storage.kv.get<Membership>('membership');
+    if (known?.hub !== hub || known.index !== index)
+      this.ctx.storage.kv.put<Membership>('membership', { hub, index });
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [VIEWER]);
     this.#save(server, { ip: request.headers.get(RELAY_HEADER.ip) ?? 'unknown', state: 'new', joinedAt: 0 });
