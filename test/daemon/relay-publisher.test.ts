@@ -245,6 +245,44 @@ describe('publishing', () => {
   });
 });
 
+describe('one socket per public overlay, whatever happens', () => {
+  it('edits, licence checks and time passing keep the one socket it has', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    const connection = await relayHub.published(stage.id);
+    let current = stage;
+    for (let n = 0; n < 5; n++) {
+      const res = await putOverlay(current, { name: `Edit ${n}`, public: true });
+      expect(res.status).toBe(200);
+      current = (await res.json()) as Overlay;
+      await licence.refresh();
+      timers.advance(30_000);
+    }
+    await waitFor(() => messagesOf(connection.frames).length === 5);
+    expect(relayHub.connections).toHaveLength(1);
+    expect(connection.open).toBe(true);
+    expect(connection.frames.filter((f) => f.type === 'snapshot')).toHaveLength(1);
+  });
+
+  it('a sign-in as another member publishes with that licence instead', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    const first = await relayHub.published(stage.id);
+    const other = {
+      ...record('premium'),
+      token: signer.sign({ sub: 'member-2', tier: 'premium', iss: ISSUER }),
+      user_id: 'member-2',
+    };
+    await writeLicence(join(dataDir, 'license.json'), other);
+    await licence.refresh();
+    timers.advance(5000);
+    await first.closed;
+    const second = await relayHub.published(stage.id);
+    expect(second.authorization).toBe(`Bearer ${other.token}`);
+    expect(relayHub.open(stage.id)).toHaveLength(1);
+  });
+});
+
 describe('reconnecting', () => {
   it('reconnects with backoff doubling from 1 s, and from 1 s again once connected for a while', async () => {
     await start();
@@ -332,6 +370,22 @@ describe('unpublishing and the licence', () => {
     expect((await api(daemon, 'DELETE', `/api/overlays/${stage.id}`)).status).toBe(204);
     await connection.closed;
     expect(connection.frames.at(-1)).toEqual({ type: 'unpublish' });
+  });
+
+  it('made private while cut off from the relay: a socket of its own says unpublish', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    await relayHub.published(stage.id);
+    await relayHub.closeWith(stage.id, 1011);
+    await waitFor(async () => (await entry(stage.id))?.state === 'backoff');
+    expect((await putOverlay(stage, { public: false })).status).toBe(200);
+    await waitFor(() => relayHub.connections.length === 2);
+    const last = relayHub.latest(stage.id)!;
+    await last.closed;
+    expect(last.frames).toEqual([{ type: 'unpublish' }]);
+    timers.advance(120_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(relayHub.connections).toHaveLength(2);
   });
 
   it('signing out unpublishes every public overlay', async () => {

@@ -2,6 +2,7 @@
 // when an overlay stops being public, is deleted or the streamer signs out; every publisher closed on a lapse.
 import type { LicenceStatus, Overlay } from '../../../shared/protocol/index.js';
 import type { RelayStatus } from '../../../shared/protocol/relay.js';
+import { decodeJwtPayload } from '../licence/jwt-payload.js';
 import type { Timers } from '../timers.js';
 import { Publisher, REPLACED_DETAIL } from './publisher.js';
 import { RelayMedia } from './relay-media.js';
@@ -58,6 +59,8 @@ export class RelayService {
   readonly #unsubscribe: () => void;
   readonly #onLicence = () => this.sync();
   #check: ReturnType<Timers['setTimeout']> | undefined;
+  /** The member the publishers publish as: a sign-in as someone else starts them again with that licence. */
+  #member: string | undefined;
   #closed = false;
 
   constructor(options: RelayServiceOptions) {
@@ -104,8 +107,12 @@ export class RelayService {
         .filter((o) => o.public)
         .map((o) => o.id),
     );
+    const token = this.#options.licence?.record()?.token;
+    const member = token ? decodeJwtPayload(token)?.sub : undefined;
+    const otherMember = member !== this.#member;
+    this.#member = member;
     for (const [id, publisher] of this.#publishers) {
-      if (publicIds.has(id) && !why) continue;
+      if (publicIds.has(id) && !why && !otherMember) continue;
       this.#publishers.delete(id);
       // Signed out: the relay is told to stop (the socket still holds the licence it opened with). A lapse
       // needs no word from here: the Gatekeeper closes the relay on its own.
