@@ -176,6 +176,35 @@ describe('resume', () => {
     daemon.close();
   });
 
+  it('replays at most 8 MiB, the newest messages, and then says gap', async () => {
+    const { token, subdomain } = await member('relay-replay-cap');
+    const overlayId = newOverlayId();
+    const { socket: daemon } = await publisher(token, overlayId);
+    daemon.send(snapshot('Big'));
+    for (let seq = 1; seq <= 40; seq++) {
+      const big = event(seq);
+      (big.msg.event.data as Record<string, unknown>).padding = 'x'.repeat(250 * 1024);
+      daemon.send(big);
+    }
+    const hub = hubStub(subdomain, overlayId);
+    await expect.poll(() => hub.join(39).then((a) => a?.frames.length)).toBe(3);
+    const { socket } = await viewer(subdomain, overlayId, { resumeFrom: 0 });
+    const replayed: number[] = [];
+    for (;;) {
+      const f = await socket.next<Frame>();
+      if (f.type === 'resumed') {
+        expect(f).toMatchObject({ from: 0, to: 40, replayed: replayed.length, gap: true });
+        break;
+      }
+      replayed.push(f.seq as number);
+    }
+    expect(replayed.length).toBeGreaterThanOrEqual(30);
+    expect(replayed.length).toBeLessThan(40);
+    expect(replayed.at(-1)).toBe(40);
+    expect(replayed).toEqual(Array.from({ length: replayed.length }, (_, i) => 41 - replayed.length + i));
+    daemon.close();
+  });
+
   it('gives a viewer joining while a batch is in flight every message exactly once, in order', async () => {
     const { token, subdomain } = await member('relay-join-race');
     const overlayId = newOverlayId();

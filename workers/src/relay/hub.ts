@@ -19,6 +19,8 @@ const PUBLISHER = 'publisher';
 /** Past the 500 messages kept whatever their age, the window of 5 minutes is bounded too (storage). */
 const BUFFER_CAP_MESSAGES = 20_000;
 const BUFFER_CAP_BYTES = 64 * 1024 * 1024;
+/** A resume replays at most this much (the newest messages; the rest is a gap): one answer between objects. */
+const REPLAY_CAP_BYTES = 8 * 1024 * 1024;
 /** A full relay tells the page when to try again (it also backs off on its own, with jitter). */
 const FULL_RETRY_AFTER_SECONDS = 10;
 
@@ -116,15 +118,30 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     if (snapshot === undefined) return null;
     const frames = [snapshot];
     if (resumeFrom !== undefined) {
-      const rows = this.#sql<{ frame: string }>(
-        'SELECT frame FROM buffer WHERE seq > ? ORDER BY pos',
+      // The newest messages after resumeFrom that fit in the replay's bytes.
+      const sizes = this.#sql<{ pos: number; len: number }>(
+        'SELECT pos, length(frame) AS len FROM buffer WHERE seq > ? ORDER BY pos DESC',
         resumeFrom,
+      ).toArray();
+      let total = 0;
+      let kept = 0;
+      for (const { len } of sizes) {
+        if (total + len > REPLAY_CAP_BYTES) break;
+        total += len;
+        kept += 1;
+      }
+      const cut = sizes.length - kept;
+      const rows = this.#sql<{ frame: string }>(
+        'SELECT frame FROM buffer WHERE seq > ? AND pos >= ? ORDER BY pos',
+        resumeFrom,
+        sizes[kept - 1]?.pos ?? Number.MAX_SAFE_INTEGER,
       ).toArray();
       for (const { frame } of rows) frames.push(JSON.stringify({ ...JSON.parse(frame), replayed: true }));
       const { lastSeq, floor } = this.#stream();
       // As the daemon's own page protocol: a gap when the page comes from before what is kept, or from
-      // numbers above every one relayed (another history).
-      const gap = lastSeq === undefined || resumeFrom > lastSeq || floor === undefined || resumeFrom < floor;
+      // numbers above every one relayed (another history); here also when the replay was cut to its bytes.
+      const gap =
+        cut > 0 || lastSeq === undefined || resumeFrom > lastSeq || floor === undefined || resumeFrom < floor;
       frames.push(
         JSON.stringify({
           type: 'resumed',
