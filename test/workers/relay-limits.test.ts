@@ -1,6 +1,7 @@
 // The overlay relay's refusals and limits, each as the daemon or a viewer notices it, and each leaving
 // the other viewers as they were.
 import { runDurableObjectAlarm } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { VIEWER_PING, VIEWER_PONG } from '../../shared/protocol/index.js';
 import { gatekeeper, uniqueIp, WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';
@@ -255,6 +256,26 @@ describe('the viewer socket', () => {
     expect(await s.watching.next()).toMatchObject({ seq: 9 });
     expect(s.watching.unread()).toEqual([]);
     await expect.poll(async () => (await publisher(s.token, s.overlayId)).viewers.count).toBe(1);
+  });
+
+  it('closes with 1008 a socket that sends no init within 10 s; a joined viewer stays', async () => {
+    const s = await publishedWithViewer('relay-viewer-init-deadline');
+    const silent = await viewerSocket(s.subdomain, s.overlayId);
+    if (silent instanceof Response) throw new Error(`refused: ${silent.status}`);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 10_000);
+      for (let i = 0; i < Number(env.RELAY_SHARDS); i++) {
+        const shard = env.RELAY_SHARD.get(env.RELAY_SHARD.idFromName(`${s.subdomain}/${s.overlayId}#${i}`));
+        await runDurableObjectAlarm(shard);
+      }
+      expect(await silent.closed).toMatchObject({ code: 1008, reason: 'init first' });
+    } finally {
+      vi.useRealTimers();
+    }
+    s.daemon.send(event(1));
+    expect(await s.watching.next()).toMatchObject({ seq: 1 });
+    s.daemon.close();
   });
 
   it('answers the exact ping with the exact pong', async () => {

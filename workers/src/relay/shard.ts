@@ -21,6 +21,8 @@ const VIEWER = 'viewer';
  * answer's position: the last this many are kept in memory, so such a viewer gets them too.
  */
 const RECENT_ENTRIES = 4096;
+/** A socket that has not sent `init` this long after it opened is closed: it holds a viewer's place. */
+export const VIEWER_INIT_MS = 10_000;
 
 /** A viewer socket's state, on the socket itself so it outlives eviction. */
 interface Viewer {
@@ -28,6 +30,8 @@ interface Viewer {
   /** new: no `init` yet; joining: waiting for the hub; live: gets every entry after `joinedAt`; left: reported gone. */
   state: 'new' | 'joining' | 'live' | 'left';
   joinedAt: number;
+  /** When the socket opened (ms), for the `init` deadline. */
+  openedAt?: number;
 }
 
 /** Which hub this shard belongs to and its number there (storage). */
@@ -40,6 +44,8 @@ export class RelayShard extends DurableObject<GatekeeperEnv> {
   /** The latest entries delivered (memory only: an evicted shard has nobody waiting on the hub). */
   #recent: RelayEntry[] = [];
   #lastPos = 0;
+  /** When the `init` deadline alarm is due, as this instance set it. */
+  #alarmAt: number | undefined;
   /** Attachments as read from the sockets, so a batch does not deserialize each one again. */
   readonly #viewers = new WeakMap<WebSocket, Viewer>();
 
@@ -60,7 +66,17 @@ export class RelayShard extends DurableObject<GatekeeperEnv> {
       this.ctx.storage.kv.put<Membership>('membership', { hub, index });
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [VIEWER]);
-    this.#save(server, { ip: request.headers.get(RELAY_HEADER.ip) ?? 'unknown', state: 'new', joinedAt: 0 });
+    const now = Date.now();
+    this.#save(server, {
+      ip: request.headers.get(RELAY_HEADER.ip) ?? 'unknown',
+      state: 'new',
+      joinedAt: 0,
+      openedAt: now,
+    });
+    if (this.#alarmAt === undefined || this.#alarmAt < now) {
+      this.#alarmAt = now + VIEWER_INIT_MS;
+      await this.ctx.storage.setAlarm(this.#alarmAt);
+    }
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -114,6 +130,24 @@ export class RelayShard extends DurableObject<GatekeeperEnv> {
 
   override async webSocketError(ws: WebSocket): Promise<void> {
     this.#left(ws);
+  }
+
+  /** Closes the sockets that let the `init` deadline pass; comes back for those still within it. */
+  override async alarm(): Promise<void> {
+    this.#alarmAt = undefined;
+    const now = Date.now();
+    let next: number | undefined;
+    for (const ws of this.ctx.getWebSockets(VIEWER)) {
+      const viewer = this.#viewer(ws);
+      if (viewer.state !== 'new') continue;
+      const due = (viewer.openedAt ?? 0) + VIEWER_INIT_MS;
+      if (due <= now) this.#drop(ws, RELAY_CLOSE.policy, 'init first');
+      else next = Math.min(next ?? due, due);
+    }
+    if (next !== undefined) {
+      this.#alarmAt = next;
+      await this.ctx.storage.setAlarm(next);
+    }
   }
 
   // --- RPC from the hub -----------------------------------------------------------------------------
