@@ -121,6 +121,28 @@ describe('public on overlays', () => {
     expect(relayHub.connections).toHaveLength(0);
   });
 
+  it('without a licence nothing may become public; a public overlay written by hand shows off, unpublished', async () => {
+    const id = '0b9f5a4e-8f0c-4d47-9a51-3c1b2d4e5f60';
+    await mkdir(join(dataDir, 'overlays'), { recursive: true });
+    await writeFile(
+      join(dataDir, 'overlays', `${id}.json`),
+      JSON.stringify({ id, name: 'By hand', width: 10, height: 10, widgets: [], public: true }),
+    );
+    daemon = await startTestDaemon({ dataDir });
+    const refused = await api(daemon, 'POST', '/api/overlays', {
+      name: 'P',
+      width: 10,
+      height: 10,
+      public: true,
+    });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('premium_required');
+    expect(await relayStatus()).toEqual([
+      { overlayId: id, state: 'off', viewers: 0, detail: 'this daemon runs without a licence' },
+    ]);
+    expect(relayHub.connections).toHaveLength(0);
+  });
+
   it('GET always shows public; a PUT without it makes the overlay private (and unpublishes it)', async () => {
     await start();
     const overlay = await createOverlay({ public: true });
