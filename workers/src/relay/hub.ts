@@ -326,7 +326,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     const now = Date.now();
     const publication = this.#kv<Publication>(KEY.publication);
     if (publication && now >= publication.exp * 1000) {
-      const publishers = this.ctx.getWebSockets(PUBLISHER);
+      const publishers = this.#publishers();
       // No tolerance: the daemon reconnects with its refreshed licence.
       for (const ws of publishers) safeClose(ws, RELAY_CLOSE.licenceExpired, 'the licence expired');
       // Nobody came back with a licence before the last one expired (the daemon has been away for
@@ -361,7 +361,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
 
   /** Something is published or a publisher is connected: the member is re-checked every minute. */
   #watching(): boolean {
-    return this.#snapshot() !== undefined || this.ctx.getWebSockets(PUBLISHER).length > 0;
+    return this.#snapshot() !== undefined || this.#publishers().length > 0;
   }
 
   /** Sets the alarm to the next thing due: the licence's exp, the next re-check, the paced viewer count. */
@@ -377,6 +377,11 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   }
 
   // --- Buffer and batches ---------------------------------------------------------------------------
+
+  /** The publisher sockets still open (one, but for a moment after a replacement or a close). */
+  #publishers(): WebSocket[] {
+    return this.ctx.getWebSockets(PUBLISHER).filter((ws) => ws.readyState === WebSocket.OPEN);
+  }
 
   #snapshot(): string | undefined {
     return this.#kv<string>(KEY.snapshot);
@@ -463,8 +468,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     for (const key of [KEY.snapshot, KEY.countDueAt]) {
       this.ctx.storage.kv.delete(key);
     }
-    if (publication && this.ctx.getWebSockets(PUBLISHER).length === 0)
-      this.ctx.storage.kv.delete(KEY.publication);
+    if (publication && this.#publishers().length === 0) this.ctx.storage.kv.delete(KEY.publication);
     this.#countChanged();
     this.#arm();
     await Promise.all(
@@ -490,7 +494,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
 
   /** Right away if the publisher got none in the last 5 s, else when 5 s have passed (the alarm). */
   #countChanged(): void {
-    const [publisher] = this.ctx.getWebSockets(PUBLISHER);
+    const [publisher] = this.#publishers();
     if (!publisher) return;
     const count = this.#viewerCount();
     const sent = this.#kv<{ count: number; at: number }>(KEY.countSent);
