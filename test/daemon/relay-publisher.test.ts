@@ -61,6 +61,8 @@ afterEach(async () => {
   await daemon?.stop();
   await relayHub.close();
   await rm(dataDir, { recursive: true, force: true });
+  // Every frame the daemon sent is one the relay's schema takes.
+  expect(relayHub.connections.flatMap((c) => c.frames).filter((f) => f.type === 'invalid')).toEqual([]);
 });
 
 async function createOverlay(body: Record<string, unknown> = {}): Promise<Overlay> {
@@ -335,6 +337,20 @@ describe('reconnecting', () => {
     timers.advance(1000);
     await relayHub.published(stage.id);
     expect(relayHub.connections.filter((c) => c.overlayId === stage.id)).toHaveLength(3);
+  });
+
+  it('a relay that never says hello is left after 15 s and tried again', async () => {
+    await start();
+    relayHub.sendHello = false;
+    const stage = await createOverlay({ public: true });
+    await waitFor(() => relayHub.open(stage.id).length === 1);
+    expect((await entry(stage.id))?.state).toBe('connecting');
+    relayHub.sendHello = true;
+    timers.advance(15_000);
+    await waitFor(async () => (await entry(stage.id))?.state === 'backoff');
+    timers.advance(1000);
+    await relayHub.published(stage.id);
+    expect(relayHub.connections).toHaveLength(2);
   });
 
   it('4409 (another daemon publishes it): state error, no reconnect until public changes', async () => {

@@ -27,6 +27,8 @@ export const PUBLISHER_RATE = 180;
 const PUBLISHER_BURST = 100;
 /** Frames waiting at most; beyond, they are dropped and a fresh snapshot takes their place. */
 export const PUBLISHER_QUEUE_MAX = 2000;
+/** How long the relay has to say `hello` once the socket is open. */
+const HELLO_TIMEOUT_MS = 15_000;
 /** The hub's frames are small; anything larger is not the protocol. */
 const MAX_INCOMING_BYTES = 64 * 1024;
 
@@ -72,6 +74,7 @@ export class Publisher {
   #connectedAt: number | undefined;
   #retry: TimerHandle | undefined;
   #paceTimer: TimerHandle | undefined;
+  #helloTimer: TimerHandle | undefined;
   #unobserve: (() => void) | undefined;
   #queue: Item[] = [];
   #pumping = false;
@@ -153,8 +156,10 @@ export class Publisher {
   #clearTimers(): void {
     if (this.#retry) this.#ctx.timers.clearTimeout(this.#retry);
     if (this.#paceTimer) this.#ctx.timers.clearTimeout(this.#paceTimer);
+    if (this.#helloTimer) this.#ctx.timers.clearTimeout(this.#helloTimer);
     this.#retry = undefined;
     this.#paceTimer = undefined;
+    this.#helloTimer = undefined;
   }
 
   #connect(): void {
@@ -192,6 +197,13 @@ export class Publisher {
       );
     });
     ws.on('error', (err) => end(1006, errorMessage(err)));
+    // A relay that accepts the socket but never says `hello` is no relay: closed, and tried again later.
+    ws.on('open', () => {
+      this.#helloTimer = this.#ctx.timers.setTimeout(() => {
+        this.#helloTimer = undefined;
+        if (generation === this.#generation && this.#state !== 'connected') ws.terminate();
+      }, HELLO_TIMEOUT_MS);
+    });
     ws.on('close', (code, reason) => end(code, reason.toString() || undefined));
     ws.on('message', (data, isBinary) => {
       if (generation !== this.#generation || isBinary) return;
@@ -203,6 +215,8 @@ export class Publisher {
         return;
       }
       this.#viewerUrl = frame.viewerUrl;
+      if (this.#helloTimer) this.#ctx.timers.clearTimeout(this.#helloTimer);
+      this.#helloTimer = undefined;
       if (this.#unpublishing) return this.#sendUnpublish(ws);
       this.#onHello(ws, frame.lastSeq);
     });
@@ -315,7 +329,9 @@ export class Publisher {
     this.#queue = [];
     this.#ws = undefined;
     if (this.#paceTimer) this.#ctx.timers.clearTimeout(this.#paceTimer);
+    if (this.#helloTimer) this.#ctx.timers.clearTimeout(this.#helloTimer);
     this.#paceTimer = undefined;
+    this.#helloTimer = undefined;
     if (this.#stopped) return;
     if (this.#unpublishing) {
       this.#ctx.log(

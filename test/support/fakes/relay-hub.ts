@@ -32,6 +32,8 @@ export interface FakeRelayHub {
   lastSeq: Map<string, number | null | 'track'>;
   /** The viewer count sent right after `hello`. */
   viewers: Map<string, number>;
+  /** false: a new socket gets no `hello` (a relay that never answers). */
+  sendHello: boolean;
   /** Whether a token may publish (default: a JWT whose tier is premium). */
   accept: (token: string) => boolean;
   /** Media uploaded, by relay name. */
@@ -145,6 +147,7 @@ export async function startFakeRelayHub(): Promise<FakeRelayHub> {
         connection.open = false;
         resolveClosed({ code, reason: reason.toString() });
       });
+      if (!fake.sendHello) return;
       const mode = fake.lastSeq.get(overlayId) ?? 'track';
       const lastSeq = mode === 'track' ? (highest.get(overlayId) ?? null) : mode;
       ws.send(JSON.stringify({ type: 'hello', lastSeq, viewerUrl: `${fake.url}/v/o-fake/${overlayId}` }));
@@ -159,6 +162,7 @@ export async function startFakeRelayHub(): Promise<FakeRelayHub> {
     refused: [],
     lastSeq: new Map(),
     viewers: new Map(),
+    sendHello: true,
     accept: (token) => decodeJwtPayload(token)?.tier === 'premium',
     media: new Map(),
     mediaRequests: [],
