@@ -112,7 +112,11 @@ export class Publisher {
       return Promise.resolve();
     }
     this.#unpublishing = true;
-    this.#clearTimers();
+    // No reconnect and nothing more to send; a socket waiting for `hello` keeps its deadline.
+    if (this.#retry) this.#ctx.timers.clearTimeout(this.#retry);
+    if (this.#paceTimer) this.#ctx.timers.clearTimeout(this.#paceTimer);
+    this.#retry = undefined;
+    this.#paceTimer = undefined;
     this.#queue = [];
     const ws = this.#ws;
     const done = new Promise<void>((resolve) => {
