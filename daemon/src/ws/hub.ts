@@ -117,7 +117,7 @@ export function pageInit(overlay: Overlay): PageInit {
 }
 
 /** A kept message as a page resuming gets it (`replayed: true`), encoded. */
-export function encodeReplayed(entry: ReplayEntry): string {
+function encodeReplayed(entry: ReplayEntry): string {
   return encodeServerMessage(replayedMessage(entry));
 }
 
@@ -306,7 +306,7 @@ export class Hub {
   /** What the page missed after `from`, each marked `replayed`, then `resumed`. */
   #resume(ws: WebSocket, overlayId: string, from: number): void {
     const { entries, gap } = this.#replay.since(overlayId, from);
-    for (const entry of entries) this.#deliver(ws, encodeServerMessage(replayedMessage(entry)));
+    for (const entry of entries) this.#deliver(ws, encodeReplayed(entry));
     this.#deliver(
       ws,
       encodeServerMessage({
@@ -482,11 +482,6 @@ export class Hub {
   keptSince(overlayId: string, from: number): { texts: string[]; gap: boolean } {
     const { entries, gap } = this.#replay.since(overlayId, from);
     return { texts: entries.map(encodeReplayed), gap };
-  }
-
-  /** The highest `seq` handed out so far. */
-  get lastSeq(): number {
-    return this.#lastSeq;
   }
 
   /** Closes the connections of an overlay that no longer exists. */
