@@ -13,7 +13,7 @@ export const StreamUser = v.object({
 export type StreamUser = v.InferOutput<typeof StreamUser>;
 
 /** Where an event came from; `api` for events posted to /api/events without one. */
-export const PLATFORMS = ['tiktok', 'twitch', 'youtube', 'api'] as const;
+export const PLATFORMS = ['tiktok', 'twitch', 'youtube', 'kick', 'api'] as const;
 export type Platform = (typeof PLATFORMS)[number];
 export const PlatformSchema = v.picklist(PLATFORMS, `must be one of ${PLATFORMS.join(', ')}`);
 

@@ -42,6 +42,7 @@ const GIFT_VALUE_LABEL: Record<Platform, string> = {
   api: 'Diamonds each',
   twitch: 'Bits each',
   youtube: 'Amount each (cents of the currency)',
+  kick: 'Kicks each',
 };
 
 interface Sent {

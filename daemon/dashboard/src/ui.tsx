@@ -171,6 +171,7 @@ export const PLATFORM_NAMES: Record<Platform, string> = {
   tiktok: 'TikTok',
   twitch: 'Twitch',
   youtube: 'YouTube',
+  kick: 'Kick',
   api: 'API',
 };
 
