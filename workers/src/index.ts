@@ -6,6 +6,7 @@ import { ApiError, errorResponse, methodNotAllowed } from './errors.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { authRoutes } from './routes/auth.js';
 import { configRoutes } from './routes/config.js';
+import { kickRoutes } from './kick/routes.js';
 import { jwksRoutes } from './routes/jwks.js';
 import { relayRoutes } from './relay/routes.js';
 import { validateRoutes } from './routes/validate.js';
@@ -31,6 +32,8 @@ app.use('/tunnels/*', rateLimit('tunnels'));
 app.route('/tunnels', tunnelRoutes);
 // The overlay relay: the daemon's publisher sockets and the viewers' (docs/relay.md).
 app.route('/', relayRoutes);
+// Kick: the member's account link, chat sending, Kick's webhooks and the daemon's events socket (docs/kick.md).
+app.route('/kick', kickRoutes);
 
 app.notFound(() => errorResponse(new ApiError('not_found', 'No such route')));
 app.onError((err) => {
