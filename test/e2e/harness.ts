@@ -42,18 +42,18 @@ export interface DaemonProcess {
 
 /**
  * `overlay-daemon start` as a user runs it, in its own process (its sockets and CPU are its own), against the
- * Gatekeeper at `gatekeeperUrl`.
+ * Gatekeeper at `gatekeeperUrl`; `extra.args` follow the others (e.g. `--kick SLUG`), `extra.env` is laid over
+ * the environment (e.g. a platform's address at a stand-in).
  */
-export async function startDaemonProcess(dataDir: string, gatekeeperUrl: string): Promise<DaemonProcess> {
-  const run: CliRun = spawnCli([
-    'start',
-    '--port',
-    '0',
-    '--data-dir',
-    dataDir,
-    '--gatekeeper',
-    gatekeeperUrl,
-  ]);
+export async function startDaemonProcess(
+  dataDir: string,
+  gatekeeperUrl: string,
+  extra: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<DaemonProcess> {
+  const run: CliRun = spawnCli(
+    ['start', '--port', '0', '--data-dir', dataDir, '--gatekeeper', gatekeeperUrl, ...(extra.args ?? [])],
+    extra.env,
+  );
   const output = () => run.stdout() + run.stderr();
   const stop = async () => {
     if (run.child.exitCode !== null || run.child.signalCode !== null) return;

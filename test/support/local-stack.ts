@@ -31,6 +31,8 @@ interface LocalStackOptions {
   /** Lines from wrangler (default: dropped). */
   log?: (line: string) => void;
   startTimeoutMs?: number;
+  /** More of the Gatekeeper's variables and secrets (e.g. KICK_API_URL at a stand-in), over the defaults. */
+  vars?: Record<string, string>;
 }
 
 export interface LocalStack {
@@ -122,6 +124,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     CLOUDFLARE_API_BASE: `${cloudflare.url}/client/v4`,
     TUNNEL_DOMAIN: tunnelDomain,
     TUNNEL_ORIGIN_SERVICE: 'http://localhost:7890',
+    ...options.vars,
   };
   mkdirSync(options.stateDir, { recursive: true });
   const envFile = join(options.stateDir, 'gatekeeper.env');
