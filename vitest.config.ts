@@ -23,6 +23,7 @@ export default defineConfig({
               bindings: testBindings({
                 patreonBase: inject('patreonBase'),
                 cloudflareBase: inject('cloudflareBase'),
+                kickBase: inject('kickBase'),
               }),
             },
           })),

@@ -5,5 +5,6 @@ declare module 'vitest' {
   export interface ProvidedContext {
     patreonBase: string;
     cloudflareBase: string;
+    kickBase: string;
   }
 }

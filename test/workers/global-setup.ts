@@ -1,14 +1,20 @@
-// Starts the local fakes of Patreon and the Cloudflare API (on loopback) for the Workers project.
+// Starts the local fakes of Patreon, the Cloudflare API and Kick (on loopback) for the Workers project.
 import type { TestProject } from 'vitest/node';
 import { startFakeCloudflare } from '../support/fakes/cloudflare-api.js';
+import { startFakeKickApi } from '../support/fakes/kick-api.js';
 import { startFakePatreon } from '../support/fakes/patreon.js';
 
 export default async function setup(project: TestProject) {
-  const [patreon, cloudflare] = await Promise.all([startFakePatreon(), startFakeCloudflare()]);
+  const [patreon, cloudflare, kick] = await Promise.all([
+    startFakePatreon(),
+    startFakeCloudflare(),
+    startFakeKickApi(),
+  ]);
   project.provide('patreonBase', patreon.url);
   project.provide('cloudflareBase', cloudflare.url);
+  project.provide('kickBase', kick.url);
   return async () => {
-    await Promise.all([patreon.close(), cloudflare.close()]);
+    await Promise.all([patreon.close(), cloudflare.close(), kick.close()]);
   };
 }
 
@@ -16,5 +22,6 @@ declare module 'vitest' {
   export interface ProvidedContext {
     patreonBase: string;
     cloudflareBase: string;
+    kickBase: string;
   }
 }

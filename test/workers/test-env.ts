@@ -1,7 +1,11 @@
 // Secrets and variables of the Worker under test: fresh keys each run, fakes on loopback.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 
-export function testBindings(urls: { patreonBase: string; cloudflareBase: string }): Record<string, string> {
+export function testBindings(urls: {
+  patreonBase: string;
+  cloudflareBase: string;
+  kickBase: string;
+}): Record<string, string> {
   const { privateKey } = generateKeyPairSync('ed25519');
   const jwk = { ...privateKey.export({ format: 'jwk' }), kid: `test-${randomBytes(4).toString('hex')}` };
   return {
@@ -24,5 +28,10 @@ export function testBindings(urls: { patreonBase: string; cloudflareBase: string
     // A small relay (3 shards of 4 viewers), so the suites can fill one: 503 past 12 viewers.
     RELAY_SHARDS: '3',
     RELAY_SHARD_SIZE: '4',
+    // One stand-in plays Kick's OAuth server and its API (test/support/fakes/kick-api.ts).
+    KICK_CLIENT_ID: 'test-kick-client-id',
+    KICK_CLIENT_SECRET: 'test-kick-client-secret',
+    KICK_API_URL: urls.kickBase,
+    KICK_AUTH_URL: urls.kickBase,
   };
 }
