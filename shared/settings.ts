@@ -27,13 +27,13 @@ const TtsSettings = v.object({
 });
 
 /** A live platform the daemon reads events from. */
-export const SOURCE_PLATFORMS = ['tiktok', 'twitch', 'youtube'] as const;
+export const SOURCE_PLATFORMS = ['tiktok', 'twitch', 'youtube', 'kick'] as const;
 export type SourcePlatform = (typeof SOURCE_PLATFORMS)[number];
 export const MAX_SOURCES = 20;
 
 /**
  * A channel as each platform names it: a TikTok username, a Twitch login (4–25 letters, digits, _),
- * a YouTube handle `@name` or channel id `UC…` (24 characters).
+ * a YouTube handle `@name` or channel id `UC…` (24 characters), a Kick channel's slug (as in kick.com/<slug>).
  */
 export function channelProblem(platform: SourcePlatform, channel: string): string | undefined {
   switch (platform) {
@@ -49,6 +49,10 @@ export function channelProblem(platform: SourcePlatform, channel: string): strin
       return /^@[A-Za-z0-9._-]{3,30}$/.test(channel) || /^UC[A-Za-z0-9_-]{22}$/.test(channel)
         ? undefined
         : 'must be a YouTube handle (@name) or a channel id (UC followed by 22 characters)';
+    case 'kick':
+      return /^[A-Za-z0-9_-]{1,64}$/.test(channel)
+        ? undefined
+        : 'must be a Kick channel as in kick.com/<channel> (letters, digits, - and _)';
   }
 }
 
@@ -56,7 +60,7 @@ export function channelProblem(platform: SourcePlatform, channel: string): strin
 export function normaliseChannel(platform: SourcePlatform, channel: string): string {
   const trimmed = channel.trim();
   if (platform === 'tiktok') return trimmed.replace(/^@/, '').toLowerCase();
-  if (platform === 'twitch') return trimmed.toLowerCase();
+  if (platform === 'twitch' || platform === 'kick') return trimmed.toLowerCase();
   return trimmed.startsWith('@') ? trimmed.toLowerCase() : trimmed;
 }
 
@@ -65,9 +69,30 @@ export const SourceEntry = v.pipe(
     platform: v.picklist(SOURCE_PLATFORMS, `must be one of ${SOURCE_PLATFORMS.join(', ')}`),
     channel: v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(100)),
     enabled: v.optional(v.boolean(), true),
+    /** Kick only: the channel's chatroom id, for when Kick's site refuses to give it. */
+    chatroomId: v.optional(
+      v.pipe(
+        v.number('must be a number'),
+        v.safeInteger('must be a whole number'),
+        v.minValue(1, 'must be a positive number'),
+      ),
+    ),
   }),
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
+    if (dataset.value.chatroomId !== undefined && dataset.value.platform !== 'kick')
+      addIssue({
+        message: 'only a Kick source has a chatroom id',
+        path: [
+          {
+            type: 'object',
+            origin: 'value',
+            input: dataset.value,
+            key: 'chatroomId',
+            value: dataset.value.chatroomId,
+          },
+        ],
+      });
     const problem = channelProblem(dataset.value.platform, dataset.value.channel);
     if (problem)
       addIssue({

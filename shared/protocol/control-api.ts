@@ -111,7 +111,7 @@ export const SOURCE_REPORT_STATES = [
 ] as const;
 export type SourceReportState = (typeof SOURCE_REPORT_STATES)[number];
 export const SourceReport = v.object({
-  platform: v.picklist(['tiktok', 'twitch', 'youtube']),
+  platform: v.picklist(['tiktok', 'twitch', 'youtube', 'kick']),
   channel: v.string(),
   state: v.picklist(SOURCE_REPORT_STATES),
   detail: v.optional(v.string()),

@@ -19,7 +19,7 @@ class ScriptedSource implements EventSource {
   stopped = 0;
   state: SourceReport['state'] = 'off';
   constructor(
-    readonly platform: 'tiktok' | 'twitch' | 'youtube',
+    readonly platform: 'tiktok' | 'twitch' | 'youtube' | 'kick',
     readonly channel: string,
     readonly ctx: SourceContext,
   ) {}

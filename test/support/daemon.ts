@@ -25,6 +25,8 @@ export const UNREACHABLE_PLATFORMS: PlatformUrls = {
   twitchApi: 'http://127.0.0.1:9/helix',
   twitchAuth: 'http://127.0.0.1:9',
   youtubeApi: 'http://127.0.0.1:9/youtube/v3',
+  kickPusher: 'ws://127.0.0.1:9/app/unreachable',
+  kickSite: 'http://127.0.0.1:9',
 };
 
 export async function makeDataDir(): Promise<string> {

@@ -122,6 +122,10 @@ const CHANNEL_HINTS: Record<SourcePlatform, { placeholder: string; hint: string 
     placeholder: '@handle or UC…',
     hint: 'The channel’s handle (@name) or its channel id (UC followed by 22 characters).',
   },
+  kick: {
+    placeholder: 'channelname',
+    hint: 'The channel name, as in kick.com/channelname. Chat is read over Kick’s own chat socket.',
+  },
 };
 
 /** The message beside the channel field before anything is sent: empty, misspelt, or listed already. */

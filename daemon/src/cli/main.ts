@@ -73,6 +73,7 @@ Options:
   --tiktok USERNAME      receive the events of this TikTok LIVE stream (state in GET /status)
   --twitch CHANNEL       also the chat (and, after "connect twitch", follows, subs, cheers, raids) of a Twitch channel
   --youtube CHANNEL      also the live chat of a YouTube channel (@handle or UC… id; needs an API key in Settings)
+  --kick CHANNEL         also the chat, hosts and subs of a Kick channel (as in kick.com/CHANNEL)
   --tiktok-sign-key KEY  API key of the sign server TikTok connections go through (lifts the free
                          tier's daily limit; or $OVERLAY_TIKTOK_SIGN_KEY, which stays out of the process list)
   -h, --help             show this help
@@ -145,6 +146,7 @@ const OPTIONS = {
   tiktok: { type: 'string' },
   twitch: { type: 'string' },
   youtube: { type: 'string' },
+  kick: { type: 'string' },
   'tiktok-sign-key': { type: 'string' },
   'include-secrets': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -394,7 +396,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
 
 type Values = ReturnType<typeof parseCommandLine>['values'];
 
-/** `--tiktok`, `--twitch`, `--youtube`: sources for this run, checked before anything starts. */
+/** `--tiktok`, `--twitch`, `--youtube`, `--kick`: sources for this run, checked before anything starts. */
 function commandLineSources(values: Values): SourceEntry[] {
   const sources: SourceEntry[] = [];
   for (const platform of SOURCE_PLATFORMS) {

@@ -25,7 +25,7 @@ const OBS_STATE: Record<ObsStatus['state'], string> = {
   off: 'not used by any rule',
 };
 
-const PLATFORM_NAME = { tiktok: 'TikTok LIVE', twitch: 'Twitch', youtube: 'YouTube' } as const;
+const PLATFORM_NAME = { tiktok: 'TikTok LIVE', twitch: 'Twitch', youtube: 'YouTube', kick: 'Kick' } as const;
 
 const SOURCE_STATE: Record<SourceReportState, string> = {
   connecting: 'connecting',

@@ -1,4 +1,5 @@
 // The daemon's real sources, one per platform: what the source manager builds from each entry.
+import { KickSource, type KickSourceOptions } from './kick/index.js';
 import type { SourceFactory } from './manager.js';
 import { TikTokEventSource, type TikTokOptions } from './tiktok/index.js';
 import { TwitchSource, type TwitchSourceOptions } from './twitch/source.js';
@@ -8,6 +9,8 @@ export interface PlatformOptions {
   tiktok?: TikTokOptions;
   twitch?: TwitchSourceOptions;
   youtube?: YouTubeSourceOptions;
+  /** Intervals of the Kick source (its chatroom id comes from each entry). */
+  kick?: Omit<KickSourceOptions, 'chatroomId'>;
 }
 
 export function platformSources(options: PlatformOptions = {}): SourceFactory {
@@ -19,6 +22,11 @@ export function platformSources(options: PlatformOptions = {}): SourceFactory {
         return new TwitchSource(entry.channel, ctx, options.twitch);
       case 'youtube':
         return new YouTubeSource(entry.channel, ctx, options.youtube);
+      case 'kick':
+        return new KickSource(entry.channel, ctx, {
+          ...options.kick,
+          ...(entry.chatroomId !== undefined ? { chatroomId: entry.chatroomId } : {}),
+        });
     }
   };
 }

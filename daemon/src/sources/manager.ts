@@ -8,7 +8,7 @@ import type { EventSource, SourceContext, SourceReport } from './source.js';
 
 /** Builds the source of one platform and channel (the daemon's real ones; fakes in tests). */
 export type SourceFactory = (
-  entry: { platform: SourcePlatform; channel: string },
+  entry: { platform: SourcePlatform; channel: string; chatroomId?: number },
   ctx: SourceContext,
 ) => EventSource;
 
@@ -18,10 +18,13 @@ interface Entry extends SourceEntry {
 }
 
 const keyOf = (entry: { platform: string; channel: string }) => `${entry.platform}:${entry.channel}`;
+const extrasOf = (entry: { chatroomId?: number }) => String(entry.chatroomId ?? '');
 
 export class SourceManager {
   #entries: Entry[] = [];
   readonly #running = new Map<string, EventSource>();
+  /** What each running source was started with beyond its key (a Kick chatroom id): a change restarts it. */
+  readonly #startedWith = new Map<string, string>();
   /** Sources being stopped, by key: one started again for the same channel waits for it. */
   readonly #stopping = new Map<string, Promise<void>>();
   #closed = false;
@@ -54,8 +57,9 @@ export class SourceManager {
     }
     this.#entries = entries;
     const wanted = new Set(entries.filter((e) => e.enabled).map(keyOf));
+    const extras = new Map(entries.map((e) => [keyOf(e), extrasOf(e)]));
     for (const [key, source] of this.#running) {
-      if (wanted.has(key)) continue;
+      if (wanted.has(key) && this.#startedWith.get(key) === extras.get(key)) continue;
       this.#running.delete(key);
       this.#stop(key, source);
     }
@@ -126,6 +130,7 @@ export class SourceManager {
       return;
     }
     this.#running.set(key, source);
+    this.#startedWith.set(key, extrasOf(entry));
     const begin = () => {
       // Stopped or replaced meanwhile: not started.
       if (this.#running.get(key) !== source) return;

@@ -15,6 +15,10 @@ export interface PlatformUrls {
   twitchAuth: string;
   /** The YouTube Data API v3 root, including `/youtube/v3`. */
   youtubeApi: string;
+  /** Kick's chat socket, a Pusher application: `ws[s]://host[:port]/app/<app key>` (the daemon adds the query). */
+  kickPusher?: string;
+  /** Kick's site: the daemon reads a channel's ids from `/api/v2/channels/<slug>` there. */
+  kickSite?: string;
 }
 
 export const DEFAULT_PLATFORM_URLS: PlatformUrls = {
@@ -23,6 +27,8 @@ export const DEFAULT_PLATFORM_URLS: PlatformUrls = {
   twitchApi: 'https://api.twitch.tv/helix',
   twitchAuth: 'https://id.twitch.tv',
   youtubeApi: 'https://www.googleapis.com/youtube/v3',
+  kickPusher: 'wss://ws-us2.pusher.com/app/32cbd69e4b950bf97679',
+  kickSite: 'https://kick.com',
 };
 
 const VARIABLES: Record<keyof PlatformUrls, { name: string; secure: string; plain: string }> = {
@@ -31,6 +37,8 @@ const VARIABLES: Record<keyof PlatformUrls, { name: string; secure: string; plai
   twitchApi: { name: 'OVERLAY_TWITCH_API_URL', secure: 'https:', plain: 'http:' },
   twitchAuth: { name: 'OVERLAY_TWITCH_AUTH_URL', secure: 'https:', plain: 'http:' },
   youtubeApi: { name: 'OVERLAY_YOUTUBE_API_URL', secure: 'https:', plain: 'http:' },
+  kickPusher: { name: 'OVERLAY_KICK_PUSHER_URL', secure: 'wss:', plain: 'ws:' },
+  kickSite: { name: 'OVERLAY_KICK_SITE_URL', secure: 'https:', plain: 'http:' },
 };
 
 export class PlatformUrlError extends DaemonError {
