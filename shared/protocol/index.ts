@@ -5,6 +5,7 @@ export * from './control-api.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './gatekeeper.js';
+export * from './kick-account.js';
 export * from './messages.js';
 export * from './parse.js';
 export * from './primitives.js';

@@ -3,17 +3,19 @@ import { Hono } from 'hono';
 import type { Health } from '../../shared/protocol/index.js';
 import type { AppEnv, GatekeeperEnv } from './env.js';
 import { ApiError, errorResponse, methodNotAllowed } from './errors.js';
+import { kickRoutes } from './kick/routes.js';
+import { resubscribeKickChannels } from './kick/subscriptions.js';
 import { rateLimit } from './middleware/rate-limit.js';
+import { relayRoutes } from './relay/routes.js';
 import { authRoutes } from './routes/auth.js';
 import { configRoutes } from './routes/config.js';
-import { kickRoutes } from './kick/routes.js';
 import { jwksRoutes } from './routes/jwks.js';
-import { relayRoutes } from './relay/routes.js';
 import { validateRoutes } from './routes/validate.js';
 import { sweepLapsedTunnels } from './tunnels/lapse.js';
 import { tunnelRoutes } from './tunnels/routes.js';
 import { VERSION } from './version.js';
 
+export { KickChannel } from './kick/channel.js';
 export { MembershipRecheck } from './membership/recheck-lock.js';
 export { OneTimeStore } from './one-time-store.js';
 export { OverlayRelay } from './relay/hub.js';
@@ -44,10 +46,22 @@ app.onError((err) => {
 
 export default {
   fetch: app.fetch,
-  /** The daily sweep (wrangler.toml `triggers.crons`): no lapsed member keeps a tunnel. */
+  /**
+   * The daily sweep (wrangler.toml `triggers.crons`): no lapsed member keeps a tunnel, and every linked
+   * Kick channel gets back the event subscriptions Kick dropped.
+   */
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(
       sweepLapsedTunnels(env).then((removed) => console.log(`sweep: ${removed} lapsed tunnel(s) removed`)),
+    );
+    ctx.waitUntil(
+      resubscribeKickChannels(env).then(
+        (r) =>
+          console.log(
+            `kick: ${r.links} linked channel(s) checked, ${r.recreated} subscription(s) re-created, ${r.failed} failed${r.truncated ? ' (more left for the next run)' : ''}`,
+          ),
+        (err) => console.error('kick: the subscription check failed', err),
+      ),
     );
   },
 } satisfies ExportedHandler<GatekeeperEnv>;

@@ -72,15 +72,38 @@ export interface FakeKickOptions {
   clientSecret?: string;
   /** The PEM served at `/public/v1/public-key` (the webhook sender's public key). */
   publicKeyPem?: string;
+  /** The same, by the name the webhook sender gives it. */
+  webhookPublicKey?: string;
+}
+
+export interface FakeKickChannel {
+  slug: string;
+  /** The broadcaster user id (Kick's user id of the channel's owner). */
+  userId: number;
+  /** The site's channel id and chatroom id (default: user id + 2,000,000 and + 1,000,000). */
+  channelId?: number;
+  chatroomId?: number;
+  siteRefuses?: boolean;
 }
 
 export interface FakeKick extends FakeServer {
   setPublicKey(pem: string): void;
+  /**
+   * Adds (or replaces) a Kick user and channel from Node code, and makes it the account that
+   * `/oauth/authorize` approves as when no `fake_user` is given (a browser that just follows redirects).
+   */
+  addChannel(channel: FakeKickChannel): void;
+  /** The application's event subscriptions to this broadcaster's channel. */
+  subscriptions(userId: number): { id: string; name: string; event: string; version: number }[];
+  /** The chat messages sent to this broadcaster's channel through the API. */
+  chat(userId: number): { message_id: string; content: string; type: string }[];
 }
 
 interface FakeUser {
   id: number;
   username: string;
+  channelId: number;
+  chatroomId: number;
   tokenTtl: number;
   siteRefuses: boolean;
   failures: { endpoint: FailingEndpoint; status: number; retryAfter?: number; times: number }[];
@@ -112,7 +135,9 @@ const s256 = (verifier: string) => createHash('sha256').update(verifier).digest(
 export function startFakeKickApi(options: FakeKickOptions = {}): Promise<FakeKick> {
   const clientId = options.clientId ?? 'test-kick-client-id';
   const clientSecret = options.clientSecret ?? 'test-kick-client-secret';
-  let publicKeyPem = options.publicKeyPem ?? '';
+  let publicKeyPem = options.publicKeyPem ?? options.webhookPublicKey ?? '';
+  /** Who `/oauth/authorize` approves as without `fake_user` (set by addChannel). */
+  let defaultUser: number | undefined;
   const users = new Map<number, FakeUser>();
   const codes = new Map<string, Grant>();
   const accessTokens = new Map<string, { userId: number; expiresAt: number; scope: string }>();
@@ -167,7 +192,7 @@ export function startFakeKickApi(options: FakeKickOptions = {}): Promise<FakeKic
     ) {
       return sendJson(res, 400, { error: 'Invalid request' });
     }
-    const who = q.get('fake_user');
+    const who = q.get('fake_user') ?? (defaultUser === undefined ? null : String(defaultUser));
     const back = new URL(redirect);
     if (who === null) {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
@@ -379,7 +404,7 @@ export function startFakeKickApi(options: FakeKickOptions = {}): Promise<FakeKic
     }
     if (!user) return sendJson(res, 404, { message: 'Channel not found' });
     return sendJson(res, 200, {
-      id: user.id + 2_000_000,
+      id: user.channelId,
       user_id: user.id,
       slug: user.username.toLowerCase(),
       is_banned: false,
@@ -389,9 +414,9 @@ export function startFakeKickApi(options: FakeKickOptions = {}): Promise<FakeKic
       followers_count: 0,
       livestream: null,
       chatroom: {
-        id: user.id + 1_000_000,
+        id: user.chatroomId,
         chatable_type: 'App\\Models\\Channel',
-        channel_id: user.id + 2_000_000,
+        channel_id: user.channelId,
         chat_mode: 'public',
         slow_mode: false,
         followers_mode: false,
@@ -401,6 +426,32 @@ export function startFakeKickApi(options: FakeKickOptions = {}): Promise<FakeKic
         following_min_duration: 0,
       },
       user: { id: user.id, username: user.username, bio: '', profile_pic: '' },
+    });
+  }
+
+  function putUser(setup: {
+    id: number;
+    username: string;
+    tokenTtl?: number;
+    siteRefuses?: boolean;
+    channelId?: number;
+    chatroomId?: number;
+  }) {
+    const before = users.get(setup.id);
+    users.set(setup.id, {
+      id: setup.id,
+      username: setup.username,
+      channelId: setup.channelId ?? setup.id + 2_000_000,
+      chatroomId: setup.chatroomId ?? setup.id + 1_000_000,
+      tokenTtl: setup.tokenTtl ?? 7200,
+      siteRefuses: setup.siteRefuses ?? false,
+      failures: [],
+      subscriptions: before?.subscriptions ?? [],
+      chat: before?.chat ?? [],
+      revoked: before?.revoked ?? [],
+      counters: before?.counters ?? { token_requests: 0, refresh_grants: 0 },
+      lastAccessToken: before?.lastAccessToken ?? null,
+      lastRefreshToken: before?.lastRefreshToken ?? null,
     });
   }
 
@@ -419,19 +470,11 @@ export function startFakeKickApi(options: FakeKickOptions = {}): Promise<FakeKic
     if (!sub && req.method === 'PUT') {
       const setup = parseJsonWith(UserSetup, (await readBody(req)) || '{}');
       if (!setup.ok) return sendJson(res, 400, { error: setup.error });
-      const before = users.get(id);
-      users.set(id, {
+      putUser({
         id,
         username: setup.value.username ?? `kicker${id}`,
         tokenTtl: setup.value.token_ttl,
         siteRefuses: setup.value.site_refuses,
-        failures: [],
-        subscriptions: before?.subscriptions ?? [],
-        chat: before?.chat ?? [],
-        revoked: before?.revoked ?? [],
-        counters: before?.counters ?? { token_requests: 0, refresh_grants: 0 },
-        lastAccessToken: before?.lastAccessToken ?? null,
-        lastRefreshToken: before?.lastRefreshToken ?? null,
       });
       res.writeHead(204);
       return res.end();
@@ -486,6 +529,26 @@ export function startFakeKickApi(options: FakeKickOptions = {}): Promise<FakeKic
     else sendJson(res, 404, { message: 'Not Found' });
   }, options.port ?? 0).then((server) => ({
     ...server,
-    setPublicKey: (pem: string) => (publicKeyPem = pem),
+    setPublicKey: (pem: string) => {
+      publicKeyPem = pem;
+    },
+    addChannel: (channel: FakeKickChannel) => {
+      putUser({
+        id: channel.userId,
+        username: channel.slug,
+        ...(channel.channelId === undefined ? {} : { channelId: channel.channelId }),
+        ...(channel.chatroomId === undefined ? {} : { chatroomId: channel.chatroomId }),
+        ...(channel.siteRefuses === undefined ? {} : { siteRefuses: channel.siteRefuses }),
+      });
+      defaultUser = channel.userId;
+    },
+    subscriptions: (userId: number) =>
+      (users.get(userId)?.subscriptions ?? []).map((s) => ({
+        id: s.id,
+        name: s.event,
+        event: s.event,
+        version: s.version,
+      })),
+    chat: (userId: number) => [...(users.get(userId)?.chat ?? [])],
   }));
 }
