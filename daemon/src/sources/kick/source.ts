@@ -154,10 +154,13 @@ export class KickSource implements EventSource {
     const reason = err instanceof FetchError ? err.reason : errorMessage(err);
     if (given !== undefined) {
       // Refused or out of reach: the id given by hand is enough to read chat.
-      this.#idsNote =
+      const why =
         code === 'not_found'
-          ? `Kick's site does not know the channel${status}; reading the chat of chatroom ${given} from the settings`
-          : `Kick's site did not give the channel's ids${status}: ${reason}; reading the chat of chatroom ${given} from the settings`;
+          ? `Kick's site does not know the channel${status}`
+          : code === 'forbidden' || code === 'unauthorized'
+            ? `Kick's site refused to give the channel's ids${status}`
+            : `Kick's site did not give the channel's ids: ${reason}`;
+      this.#idsNote = `${why}; reading the chat of chatroom ${given} from the settings`;
       this.#connect({ chatroomId: given });
       return;
     }
