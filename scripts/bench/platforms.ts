@@ -13,15 +13,15 @@ import { type BenchContext, type DaemonChild, startDaemonChild } from './context
 import { type Section, table } from './report.js';
 import { fmt, median, ratio, type Summary, summarize } from './stats.js';
 
-const N = 100;
-const BURST = 1000;
-const ROUNDS = 5;
+export const N = 100;
+export const BURST = 1000;
+export const ROUNDS = 5;
 /**
  * The paced burst: 1,000 lines in 2 s, 5 every 10 ms. The busiest Twitch chats run at a few hundred lines a
  * second at their peaks; 500/s is beyond that, yet within what this machine fans out to 100 clients.
  */
-const PACED_PER_TICK = 5;
-const TICK_MS = 10;
+export const PACED_PER_TICK = 5;
+export const TICK_MS = 10;
 /** Seqs of this benchmark's messages (distinct from the other benchmarks' in this process). */
 let nextSeq = 20_000_000;
 
@@ -151,7 +151,7 @@ export async function runPlatforms(ctx: BenchContext): Promise<Section> {
   }
 }
 
-function sendChat(irc: Awaited<ReturnType<typeof startFakeTwitchIrc>>, channel: string, seq: number): void {
+export function sendChat(irc: Awaited<ReturnType<typeof startFakeTwitchIrc>>, channel: string, seq: number): void {
   irc.privmsg(channel, { login: 'benchviewer', displayName: 'Bench Viewer' }, chatSeqText(seq), {
     id: randomUUID(),
   });
@@ -173,8 +173,8 @@ function postChat(control: ControlClient, seq: number): Promise<void> {
  * Sends BURST chat messages, `perTick` every TICK_MS (BURST at once: all in one go); each delivery is
  * timed from its own send to each client's receipt.
  */
-async function chatBurst(
-  side: Side,
+export async function chatBurst(
+  side: Pick<Side, 'subs'>,
   send: (seq: number) => void | Promise<void>,
   perTick: number,
 ): Promise<Summary & { elapsedMs: number }> {
@@ -212,7 +212,7 @@ async function chatBurst(
   return { ...summary, elapsedMs };
 }
 
-type Burst = Summary & { elapsedMs: number };
+export type Burst = Summary & { elapsedMs: number };
 
 function platformsSection(
   sides: { name: string; rounds: Burst[] }[],

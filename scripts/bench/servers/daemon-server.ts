@@ -3,7 +3,7 @@
 // the tsx loader, whose transform wraps every function expression in a naming helper called per request.
 //
 // Usage: daemon-server.ts --data-dir DIR [--rules FILE] [--no-journal] [--keep-rules]
-//        [--source platform:channel]… [--twitch-irc URL] [--youtube-api URL]
+//        [--source platform:channel]… [--twitch-irc URL] [--youtube-api URL] [--kick-pusher URL] [--kick-site URL]
 // Sources reach only the addresses given here (anything else points at a closed loopback port).
 // The demo rule of a fresh data directory is removed at start (rules.json = []), so an event costs
 // what it costs a streamer without rules: broadcast, rules engine with nothing to fire, widget
@@ -26,6 +26,8 @@ const { values } = parseArgs({
     source: { type: 'string', multiple: true },
     'twitch-irc': { type: 'string' },
     'youtube-api': { type: 'string' },
+    'kick-pusher': { type: 'string' },
+    'kick-site': { type: 'string' },
   },
 });
 const closed = 'http://127.0.0.1:9';
@@ -35,9 +37,11 @@ const platformUrls = {
   twitchApi: `${closed}/helix`,
   twitchAuth: closed,
   youtubeApi: values['youtube-api'] ?? `${closed}/youtube/v3`,
+  kickPusher: values['kick-pusher'] ?? 'ws://127.0.0.1:9/app/closed',
+  kickSite: values['kick-site'] ?? closed,
 };
 const sources = (values.source ?? []).map((spec) => {
-  const [platform, channel] = spec.split(':') as ['tiktok' | 'twitch' | 'youtube', string];
+  const [platform, channel] = spec.split(':') as ['tiktok' | 'twitch' | 'youtube' | 'kick', string];
   return { platform, channel, enabled: true };
 });
 const dataDir = values['data-dir'];
