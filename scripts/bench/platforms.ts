@@ -151,7 +151,11 @@ export async function runPlatforms(ctx: BenchContext): Promise<Section> {
   }
 }
 
-export function sendChat(irc: Awaited<ReturnType<typeof startFakeTwitchIrc>>, channel: string, seq: number): void {
+export function sendChat(
+  irc: Awaited<ReturnType<typeof startFakeTwitchIrc>>,
+  channel: string,
+  seq: number,
+): void {
   irc.privmsg(channel, { login: 'benchviewer', displayName: 'Bench Viewer' }, chatSeqText(seq), {
     id: randomUUID(),
   });
