@@ -26,6 +26,8 @@ export interface KickWebhookSender {
   publicKeyPem: string;
   privateKeyPem: string;
   signedDelivery(type: string, payload: unknown, options?: DeliveryOptions): Promise<KickDelivery>;
+  /** POSTs a signed delivery to `url` (a Gatekeeper's `/kick/webhook`), as Kick does. */
+  send(url: string, type: string, payload: unknown, options?: DeliveryOptions): Promise<Response>;
 }
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -78,7 +80,7 @@ export function createKickWebhookSender(
     );
     return signingKey;
   };
-  return {
+  const sender: KickWebhookSender = {
     ...keys,
     async signedDelivery(type, payload, options = {}) {
       const messageId = options.messageId ?? ulidLike();
@@ -100,7 +102,35 @@ export function createKickWebhookSender(
         body,
       };
     },
+    async send(url, type, payload, options) {
+      const { headers, body } = await sender.signedDelivery(type, payload, options);
+      return fetch(url, { method: 'POST', headers, body });
+    },
   };
+  return sender;
+}
+
+/** A sender with a fresh key pair made with WebCrypto (works inside workerd too). */
+export async function newKickWebhookSender(): Promise<KickWebhookSender> {
+  const pair = await crypto.subtle.generateKey(
+    {
+      name: 'RSASSA-PKCS1-v1_5',
+      modulusLength: 2048,
+      publicExponent: new Uint8Array([1, 0, 1]),
+      hash: 'SHA-256',
+    },
+    true,
+    ['sign', 'verify'],
+  );
+  const pem = (label: string, der: ArrayBuffer) =>
+    `-----BEGIN ${label}-----\n${base64(der).replace(/.{64}/g, '$&\n').replace(/\n?$/, '\n')}-----END ${label}-----\n`;
+  return createKickWebhookSender({
+    publicKeyPem: pem('PUBLIC KEY', (await crypto.subtle.exportKey('spki', pair.publicKey)) as ArrayBuffer),
+    privateKeyPem: pem(
+      'PRIVATE KEY',
+      (await crypto.subtle.exportKey('pkcs8', pair.privateKey)) as ArrayBuffer,
+    ),
+  });
 }
 
 // --- Sample bodies in Kick's shapes ----------------------------------------------------------------

@@ -9,9 +9,11 @@ import { requireLicence } from '../middleware/licence.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { exchangeCode, KickApiError, ownChannel, revokeToken } from './api.js';
 import { sendKickChat } from './chat.js';
+import { kickEventsRoutes } from './events-socket.js';
 import { kickRedirectUri, startKickLink, takeKickState } from './oauth.js';
 import { ensureKickSubscriptions, removeKickSubscriptions } from './subscriptions.js';
 import { forgetKickLink, openKickTokens, readKickLink, saveKickLink, withKickToken } from './tokens.js';
+import { kickWebhookRoutes } from './webhook.js';
 
 export const kickRoutes = new Hono<AppEnv>();
 
@@ -178,3 +180,7 @@ kickRoutes.all('/connect', methodNotAllowed('POST, DELETE'));
 kickRoutes.all('/callback', methodNotAllowed('GET'));
 kickRoutes.all('/status', methodNotAllowed('GET'));
 kickRoutes.all('/chat', methodNotAllowed('POST'));
+
+// Kick's signed webhooks, and the daemon's feed of the events they carried (webhook.ts, events-socket.ts).
+kickRoutes.route('/', kickWebhookRoutes);
+kickRoutes.route('/', kickEventsRoutes);
