@@ -43,7 +43,14 @@ const SubscriptionRequest = v.object({
 });
 const ChatRequest = v.object({
   broadcaster_user_id: v.optional(v.pipe(v.number(), v.integer())),
-  content: v.pipe(v.string(), v.minLength(1), v.maxLength(500)),
+  // 500 characters, counted in Unicode code points.
+  content: v.pipe(
+    v.string(),
+    v.check(
+      (text) => [...text].length >= 1 && [...text].length <= 500,
+      'content must be 1 to 500 characters',
+    ),
+  ),
   reply_to_message_id: v.optional(v.string()),
   type: v.picklist(['user', 'bot']),
 });
