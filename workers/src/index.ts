@@ -58,7 +58,7 @@ export default {
       resubscribeKickChannels(env).then(
         (r) =>
           console.log(
-            `kick: ${r.links} linked channel(s) checked, ${r.recreated} subscription(s) re-created, ${r.failed} failed${r.truncated ? ' (more left for the next run)' : ''}`,
+            `kick: ${r.links} linked channel(s) checked, ${r.recreated} subscription(s) re-created, ${r.unlinked} unlinked, ${r.failed} failed${r.truncated ? ' (more left for the next run)' : ''}`,
           ),
         (err) => console.error('kick: the subscription check failed', err),
       ),
