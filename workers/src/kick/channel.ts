@@ -46,11 +46,13 @@ export class KickChannel extends DurableObject<GatekeeperEnv> {
     this.ctx.storage.kv.put(KEY_LAST_SEQ, seq);
     const now = Date.now();
     const text = JSON.stringify(event);
-    this.#sql('INSERT INTO events (seq, at, event) VALUES (?, ?, ?)', seq, now, text);
     this.#prune(now);
+    const wasEmpty = this.#sql('SELECT 1 FROM events LIMIT 1').toArray().length === 0;
+    this.#sql('INSERT INTO events (seq, at, event) VALUES (?, ?, ?)', seq, now, text);
     const frame = eventFrame(seq, text);
     for (const ws of this.ctx.getWebSockets(FEED)) sendTo(ws, frame);
-    void this.#arm();
+    // The alarm follows the oldest event; it only moves when this one is the oldest.
+    if (wasEmpty) void this.#arm();
     return { stored: true, seq };
   }
 
@@ -136,8 +138,16 @@ export class KickChannel extends DurableObject<GatekeeperEnv> {
 
   /** Drops events past 24 hours and beyond the newest 10,000. */
   #prune(now: number): void {
-    this.#sql('DELETE FROM events WHERE at < ?', now - KICK_WEBHOOK_LIMITS.keptMs);
     this.#sql('DELETE FROM events WHERE seq <= ?', this.#lastSeq() - KICK_WEBHOOK_LIMITS.keptEvents);
+    // Oldest first by seq (the primary key), so a store reads a row or two, not the table.
+    const cutoff = now - KICK_WEBHOOK_LIMITS.keptMs;
+    for (;;) {
+      const oldest = this.#sql<{ seq: number; at: number }>('SELECT seq, at FROM events ORDER BY seq LIMIT 1')
+        .toArray()
+        .at(0);
+      if (!oldest || oldest.at >= cutoff) break;
+      this.#sql('DELETE FROM events WHERE seq = ?', oldest.seq);
+    }
   }
 
   /** The alarm at the end of the oldest kept event's 24 hours, or none. */
