@@ -15,6 +15,7 @@ import { DisposalStack } from './parts/disposal-stack.js';
 import { openServer, startHttp } from './parts/http.js';
 import { startIngest } from './parts/ingest.js';
 import { startJournal } from './parts/journal.js';
+import { deliverToIngest, type KickEdgeOptions, startKickEdge } from './parts/kick-edge.js';
 import { type RelayOptions, startRelay } from './parts/relay.js';
 import { platformAccess, type SourcesOptions, startSources } from './parts/sources.js';
 import { startStores } from './parts/stores.js';
@@ -57,6 +58,8 @@ export interface DaemonOptions extends SourcesOptions {
   limits?: CreationLimits;
   /** Publishing public overlays to the Gatekeeper's relay: the licence and the Gatekeeper's origin. */
   relay?: RelayOptions;
+  /** Kick's official events through the Gatekeeper: the licence and the Gatekeeper's origin. */
+  kickEvents?: KickEdgeOptions;
   /** Steps of event handling after the broadcast; default: the rules and widget state (event-pipeline.ts). */
   eventHandlers?: EventHandler[];
   /**
@@ -181,6 +184,9 @@ async function startParts(
     log,
   });
   stack.push(closeIngest, 'the event pipeline');
+  // Kick's events through the Gatekeeper: made here for the control API, started once the sources run.
+  const kickEdge = startKickEdge(options.kickEvents, { journal, log });
+  stack.push(() => kickEdge.close(), 'the Kick events feed');
   const access = platformAccess(options, settings);
   const http = await startHttp(options, {
     dataDir,
@@ -198,6 +204,7 @@ async function startParts(
     actions,
     ingest,
     access,
+    kickEdge: kickEdge.feed,
     log,
   });
   stack.push(() => http.close(), 'the HTTP server');
@@ -221,6 +228,7 @@ async function startParts(
     log,
   });
   stack.push(closeSources, 'the sources');
+  kickEdge.start(deliverToIngest(ingest, journal));
   // An error no chain caught is logged and the daemon keeps serving, until it closes.
   stack.push(installLastResort(log), 'the last resort');
   return {

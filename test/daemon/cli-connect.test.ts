@@ -95,7 +95,7 @@ describe('connect twitch', () => {
     expect(none.stderr).not.toMatch(/operator/);
     const other = await runCli(['connect', 'youtube', '--data-dir', dataDir], env());
     expect(other.code).toBe(2);
-    expect(other.stderr).toMatch(/works for twitch only/);
+    expect(other.stderr).toMatch(/works for twitch and kick only/);
   });
 });
 

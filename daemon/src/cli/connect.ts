@@ -13,15 +13,23 @@ import { PlatformUrlError, platformUrlsFromEnv } from '../sources/platform-urls.
 import { readTwitchTokens, startDeviceFlow, TwitchAuth } from '../sources/twitch/auth.js';
 import { NoTwitchClientId } from '../sources/twitch/sign-in.js';
 import { dataDirPaths, defaultDataDir } from '../store/data-dir.js';
+import { runKickConnect } from './connect-kick.js';
 import { UsageError } from './usage-error.js';
 
 export const CONNECT_HELP = `Usage: overlay-daemon connect twitch [--data-dir DIR] [--gatekeeper URL]
        overlay-daemon disconnect twitch [--data-dir DIR]
+       overlay-daemon connect kick [--data-dir DIR] [--gatekeeper URL]
+       overlay-daemon disconnect kick [--data-dir DIR] [--gatekeeper URL]
 
 connect twitch signs in to Twitch for follows, subscriptions, cheers, raids and viewer counts (chat
 needs no sign-in): it shows a code and a link; open the link on any device, sign in as the channel's
 broadcaster and enter the code. The sign-in is kept in twitch.json in the data directory (private to
 you) and renewed by itself. disconnect twitch revokes it at Twitch and deletes the file.
+
+connect kick links your Kick channel at the Gatekeeper (it needs "overlay-daemon login" first): it shows
+a page to open on Kick; once you allow it there, Kick's follows, subscriptions, gifts and chat come in
+through the Gatekeeper, also those sent while the overlay server was off (kept for 24 hours). disconnect
+kick unlinks it.
 
 The Twitch client id comes from settings.json (twitch.clientId, set in the dashboard's Sources view),
 else from the Gatekeeper's configuration.
@@ -64,11 +72,13 @@ export async function runConnectCommand(
   values: { 'data-dir'?: string; gatekeeper?: string },
   io: ConnectIo,
 ): Promise<number> {
+  if (platform === 'kick')
+    return runKickConnect(verb, values['data-dir'] ?? defaultDataDir(), gatekeeperUrl(values.gatekeeper), io);
   if (platform !== 'twitch')
     throw new UsageError(
       platform === undefined
-        ? `${verb} needs a platform: ${verb} twitch`
-        : `${verb} works for twitch only (YouTube needs an API key in Settings, TikTok nothing), got "${platform}"`,
+        ? `${verb} needs a platform: ${verb} twitch, or ${verb} kick`
+        : `${verb} works for twitch and kick only (YouTube needs an API key in Settings, TikTok nothing), got "${platform}"`,
     );
   let authUrl: string;
   try {

@@ -51,6 +51,7 @@ Usage:
   overlay-daemon dashboard [--port N]        open the dashboard of the running server, signed in
   overlay-daemon new-key [--data-dir DIR]    replace the admin key (old sign-in links stop working)
   overlay-daemon connect twitch      sign in to Twitch for follows, subs, cheers, raids (disconnect twitch to undo)
+  overlay-daemon connect kick        link Kick for follows, subs, gifts, also while off (disconnect kick to undo)
   overlay-daemon backup [FILE]       one .tar.gz of overlays, rules, media, settings and the event journal
   overlay-daemon restore FILE        put a backup in place (the current state is kept under backups/)
   overlay-daemon <command> --help    help on one command
@@ -452,6 +453,8 @@ async function start(values: Values, io: CliIo): Promise<number> {
       limits: licence,
       // Public overlays go to the relay of the Gatekeeper the licence is validated with.
       relay: { licence, gatekeeperUrl: gatekeeperUrl(values.gatekeeper) },
+      // Kick's official events, kept by that Gatekeeper once the member linked Kick (any tier).
+      kickEvents: { licence, gatekeeperUrl: gatekeeperUrl(values.gatekeeper) },
       port,
       host,
       dataDir,

@@ -42,6 +42,7 @@ import {
 } from '../media/media.js';
 import { type FiredAction, fireRule } from '../rules/engine.js';
 import { sampleEvent } from '../rules/sample-event.js';
+import type { KickEdgeFeed } from '../sources/kick/edge-events.js';
 import type { TwitchSignInService } from '../sources/twitch/sign-in.js';
 import type { DataDir } from '../store/data-dir.js';
 import type { OverlayStore } from '../store/overlay-store.js';
@@ -53,6 +54,7 @@ import { mountBackupRoutes } from './backup-routes.js';
 import { JSON_MAX_DEPTH, jsonTooDeep, readBody } from './body.js';
 import { etagOf, ifMatchHolds, overlayEtag } from './etag.js';
 import { mountHistory } from './history.js';
+import { mountKickRoutes } from './kick-routes.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 import { mountSourceRoutes } from './source-routes.js';
 
@@ -80,6 +82,8 @@ export interface ControlApiContext {
   speech: Speech;
   /** The Twitch sign-in of the Sources view. */
   twitchSignIn: TwitchSignInService;
+  /** Kick's events through the Gatekeeper and the link behind them (undefined without a licence manager). */
+  kickEdge?: KickEdgeFeed | undefined;
   /** Lets only local control clients with the admin key through (front-door.ts createControlGuard). */
   controlGuard: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }
@@ -370,6 +374,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
 
   mountHistory(app, ctx.journal);
   mountSourceRoutes(app, ctx.twitchSignIn);
+  mountKickRoutes(app, ctx.kickEdge);
   mountBackupRoutes(app, ctx.dataDir, ctx.log);
 
   app.get('/api/media', async (_req, res) => sendJson(res, 200, await listMedia(ctx.mediaDir)));

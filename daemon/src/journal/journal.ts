@@ -676,6 +676,16 @@ export class Journal {
     this.#setMeta.run(key, String(value));
   }
 
+  /** A value another part keeps beside the events (where Kick's events through the Gatekeeper stand). */
+  metaValue(key: string): string | undefined {
+    return this.#getMeta.get(key)?.value;
+  }
+
+  /** Writes such a value (in the file when this returns). */
+  setMetaValue(key: string, value: string): void {
+    this.#setMeta.run(key, value);
+  }
+
   /** The commands of an overlay that no longer exists go. */
   forgetCommands(overlayId: string): void {
     this.#flushCommands();

@@ -14,6 +14,7 @@ import { compiledPageRenderer } from '../http/page.js';
 import { obsStatusInWords, StatusParts } from '../http/status-parts.js';
 import type { Ingest } from '../ingest/ingest.js';
 import type { Journal } from '../journal/journal.js';
+import type { KickEdgeFeed } from '../sources/kick/edge-events.js';
 import { TwitchSignInService } from '../sources/twitch/sign-in.js';
 import type { DataDir } from '../store/data-dir.js';
 import type { OverlayStore } from '../store/overlay-store.js';
@@ -109,6 +110,8 @@ export function startHttp(
     actions: ActionRunner;
     ingest: Ingest;
     access: PlatformAccess;
+    /** Kick's events feed, for the dashboard's Connect Kick. */
+    kickEdge?: KickEdgeFeed | undefined;
     log: (line: string) => void;
   },
 ): Promise<HttpPart> {
@@ -149,6 +152,7 @@ export function startHttp(
     const frontDoor = createFrontDoor(frontDoorOptions);
     const app = createHttpApp({
       twitchSignIn,
+      kickEdge: ctx.kickEdge,
       actions: ctx.actions,
       obs,
       speech: ctx.speech,

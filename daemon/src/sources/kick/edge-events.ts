@@ -1,0 +1,457 @@
+// Kick's official events through the Gatekeeper: Kick sends them as signed webhooks to the Gatekeeper,
+// which keeps them (24 hours, at most 10,000) under a number of their own (`seq`). While the daemon has a
+// licence and the member connected Kick, it keeps one WebSocket open to `/kick/events?after=<seq>`,
+// hands every event to the kick source, and remembers the last seq in the journal once the event is
+// journaled: what happened while the daemon was off arrives when it starts, and nothing twice.
+// Also the member's account link (`/kick/connect`, `/kick/status`) for the CLI and the dashboard.
+import * as v from 'valibot';
+import { WebSocket } from 'ws';
+import { ErrorBody } from '../../../../shared/protocol/errors.js';
+import { parseJsonWith, parseWith } from '../../../../shared/protocol/index.js';
+import { KickEventsFrame, type KickFeedEvent } from '../../../../shared/protocol/kick.js';
+import { backoffDelay, formatWait } from '../../../../shared/timers.js';
+import { errorMessage } from '../../errors.js';
+import { FetchError, fetchJson, redact } from '../../http-client/fetch-json.js';
+import { decodeJwtPayload } from '../../licence/jwt-payload.js';
+import type { TimerHandle, Timers } from '../../timers.js';
+
+// ---- The Gatekeeper's Kick routes as the daemon reads them ----
+
+/** `GET /kick/status`. */
+export const KickLinkStatus = v.object({
+  connected: v.boolean(),
+  channel: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100))),
+  since: v.optional(v.string()),
+});
+export type KickLinkStatus = v.InferOutput<typeof KickLinkStatus>;
+
+/** `POST /kick/connect`: the page on Kick where the streamer allows the link. */
+export const KickConnectAnswer = v.object({
+  url: v.pipe(v.string(), v.url(), v.maxLength(4096)),
+});
+
+/** A failed call: `http` when the Gatekeeper answered with its error body, `network` otherwise. */
+export type KickLinkFailure =
+  | { ok: false; kind: 'http'; status: number; code: string; message: string }
+  | { ok: false; kind: 'network'; message: string };
+export type KickLinkResult<T> = { ok: true; value: T } | KickLinkFailure;
+
+/** The member's Kick link at the Gatekeeper: connect (a URL to open), status, disconnect. */
+export class KickLink {
+  readonly baseUrl: string;
+  readonly #fetch: typeof fetch | undefined;
+
+  constructor(baseUrl: string, options: { fetch?: typeof fetch } = {}) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.#fetch = options.fetch;
+  }
+
+  status(token: string): Promise<KickLinkResult<KickLinkStatus>> {
+    return this.#request('GET', '/kick/status', token, KickLinkStatus);
+  }
+
+  connect(token: string): Promise<KickLinkResult<{ url: string }>> {
+    return this.#request('POST', '/kick/connect', token, KickConnectAnswer);
+  }
+
+  disconnect(token: string): Promise<KickLinkResult<null>> {
+    return this.#request('DELETE', '/kick/connect', token, null);
+  }
+
+  async #request<S extends v.GenericSchema | null>(
+    method: string,
+    path: string,
+    token: string,
+    schema: S,
+  ): Promise<KickLinkResult<S extends v.GenericSchema ? v.InferOutput<S> : null>> {
+    type Out = S extends v.GenericSchema ? v.InferOutput<S> : null;
+    try {
+      const answer = await fetchJson(`${this.baseUrl}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+        ...(schema !== null ? { schema } : {}),
+        timeoutMs: 15_000,
+        secrets: [token],
+        service: 'the Gatekeeper',
+        ...(this.#fetch ? { fetch: this.#fetch } : {}),
+      });
+      return { ok: true, value: (schema === null ? null : answer.value) as Out };
+    } catch (err) {
+      if (!(err instanceof FetchError))
+        return { ok: false, kind: 'network', message: redact(errorMessage(err), [token]) };
+      if (err.status === undefined || err.code === 'bad_response')
+        return { ok: false, kind: 'network', message: err.message };
+      const parsed = parseWith(ErrorBody, err.body);
+      return {
+        ok: false,
+        kind: 'http',
+        status: err.status,
+        code: parsed.ok ? parsed.value.error.code : `http_${err.status}`,
+        message: parsed.ok ? redact(parsed.value.error.message, [token]) : `HTTP ${err.status}`,
+      };
+    }
+  }
+}
+
+// ---- The events feed ----
+
+/** 1 s doubling to 60 s, ±25 %: daemons cut off by one outage do not all come back in the same second. */
+export const KICK_EDGE_BACKOFF = { initialMs: 1000, maxMs: 60_000, jitter: 0.25 } as const;
+/** While Kick is not connected, the Gatekeeper is asked again this often (the CLI links in another process). */
+export const KICK_STATUS_RECHECK_MS = 60_000;
+/** A socket that stayed up this long was a good one: the next failure waits from 1 s again. */
+const STABLE_MS = 60_000;
+/** One mapped event is small; anything larger is not the protocol. */
+const MAX_INCOMING_BYTES = 256 * 1024;
+/** The journal's meta key of the last seq taken, one per member (another member has other numbers). */
+export const KICK_SEQ_META_PREFIX = 'kick_events_seq:';
+
+/** What the feed needs of the licence (licence/licence-manager.ts). */
+export interface KickEdgeLicence {
+  record(): { token: string } | undefined;
+  /** Asks the Gatekeeper for a fresh licence (after it refused the one in use). */
+  refresh(): Promise<unknown>;
+  on(event: 'change', listener: () => void): unknown;
+  off(event: 'change', listener: () => void): unknown;
+}
+
+/** Where the last seq taken is kept (the journal's meta table): written only after the event is journaled. */
+export interface KickSeqStore {
+  get(member: string): number | undefined;
+  set(member: string, seq: number): void;
+}
+
+export interface KickEdgeContext {
+  /** The Gatekeeper's origin (the one the licence is validated with). */
+  gatekeeperUrl: string;
+  licence: KickEdgeLicence;
+  seq: KickSeqStore;
+  /**
+   * The kick source's seam: a stream event is journaled and broadcast once this returns (a Kick message id
+   * once, whichever way it came); a live/offline marker starts or ends the session.
+   */
+  deliver(event: KickFeedEvent): void;
+  timers: Timers;
+  random?: () => number;
+  log(line: string): void;
+  fetch?: typeof fetch;
+}
+
+export type KickEdgeState =
+  | 'signed_out'
+  | 'checking'
+  | 'not_connected'
+  | 'connecting'
+  | 'connected'
+  | 'backoff'
+  | 'stopped';
+
+export interface KickEdgeStatus {
+  state: KickEdgeState;
+  /** The Kick channel linked, once the Gatekeeper said so. */
+  channel?: string;
+  /** The state in words, as the kick source's detail carries it. */
+  detail: string;
+}
+
+/** `seq` frames as JSON meta values: a text that is not a whole number counts as none. */
+export function seqStoreOn(journal: {
+  metaValue(key: string): string | undefined;
+  setMetaValue(key: string, value: string): void;
+}): KickSeqStore {
+  return {
+    get(member) {
+      const text = journal.metaValue(KICK_SEQ_META_PREFIX + member);
+      const n = text === undefined ? Number.NaN : Number(text);
+      return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+    },
+    set(member, seq) {
+      journal.setMetaValue(KICK_SEQ_META_PREFIX + member, String(seq));
+    },
+  };
+}
+
+export class KickEdgeFeed {
+  readonly #ctx: KickEdgeContext;
+  readonly #link: KickLink;
+  #state: KickEdgeState = 'checking';
+  #why: string | undefined;
+  #channel: string | undefined;
+  #member: string | undefined;
+  /** The last seq taken for `#member` (in memory; the journal has it too). */
+  #last = 0;
+  #ws: WebSocket | undefined;
+  #generation = 0;
+  #attempt = 0;
+  #connectedAt: number | undefined;
+  #retry: TimerHandle | undefined;
+  /** The token a refresh was already asked for after a 401: a second 401 with it waits instead. */
+  #refreshedFor: string | undefined;
+  #started = false;
+  readonly #onLicence = () => this.#licenceChanged();
+
+  constructor(ctx: KickEdgeContext) {
+    this.#ctx = ctx;
+    this.#link = new KickLink(ctx.gatekeeperUrl, ctx.fetch ? { fetch: ctx.fetch } : {});
+  }
+
+  get link(): KickLink {
+    return this.#link;
+  }
+
+  /** The licence JWT in force, undefined while signed out. */
+  token(): string | undefined {
+    return this.#ctx.licence.record()?.token;
+  }
+
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#ctx.licence.on('change', this.#onLicence);
+    void this.#check();
+  }
+
+  /** Asks the Gatekeeper again now (the dashboard linked or unlinked Kick). */
+  recheck(): void {
+    if (this.#state === 'stopped' || this.#state === 'connected' || this.#state === 'connecting') return;
+    this.#clearRetry();
+    void this.#check();
+  }
+
+  /** Kick was unlinked from here: the socket closes and the feed waits for a new link. */
+  unlinked(): void {
+    if (this.#state === 'stopped') return;
+    this.#closeSocket();
+    this.#channel = undefined;
+    this.#clearRetry();
+    void this.#check();
+  }
+
+  status(): KickEdgeStatus {
+    return {
+      state: this.#state,
+      ...(this.#channel !== undefined ? { channel: this.#channel } : {}),
+      detail: this.describe(),
+    };
+  }
+
+  /** The feed's state in words: "events: connected through the Gatekeeper". */
+  describe(): string {
+    switch (this.#state) {
+      case 'signed_out':
+        return 'events: need a sign-in — run overlay-daemon login, then overlay-daemon connect kick';
+      case 'checking':
+        return 'events: asking the Gatekeeper whether Kick is connected';
+      case 'not_connected':
+        return this.#why
+          ? `events: not connected — ${this.#why}`
+          : 'events: not connected — run overlay-daemon connect kick';
+      case 'connecting':
+        return 'events: connecting to the Gatekeeper';
+      case 'connected':
+        return 'events: connected through the Gatekeeper';
+      case 'backoff':
+        return `events: trying the Gatekeeper again soon${this.#why ? ` (${this.#why})` : ''}`;
+      case 'stopped':
+        return 'events: stopped';
+    }
+  }
+
+  close(): void {
+    this.#state = 'stopped';
+    this.#ctx.licence.off('change', this.#onLicence);
+    this.#clearRetry();
+    this.#generation += 1;
+    this.#closeSocket();
+  }
+
+  #set(state: KickEdgeState, why?: string): void {
+    const before = this.describe();
+    this.#state = state;
+    this.#why = why;
+    const after = this.describe();
+    if (after !== before) this.#ctx.log(`[kick] ${after}`);
+  }
+
+  #clearRetry(): void {
+    if (this.#retry) this.#ctx.timers.clearTimeout(this.#retry);
+    this.#retry = undefined;
+  }
+
+  #closeSocket(): void {
+    const ws = this.#ws;
+    this.#ws = undefined;
+    this.#generation += 1;
+    if (!ws) return;
+    if (ws.readyState === WebSocket.OPEN) ws.close(1000, 'going away');
+    else if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+  }
+
+  /** Signed in as someone else, or signed out: start over with that licence. */
+  #licenceChanged(): void {
+    if (this.#state === 'stopped') return;
+    const token = this.#ctx.licence.record()?.token;
+    const member = token ? decodeJwtPayload(token)?.sub : undefined;
+    if (member === this.#member && (this.#state === 'connected' || this.#state === 'connecting')) return;
+    this.#closeSocket();
+    this.#clearRetry();
+    void this.#check();
+  }
+
+  /** Is Kick linked? Then the socket; else ask again later. */
+  async #check(): Promise<void> {
+    this.#retry = undefined;
+    if (this.#state === 'stopped') return;
+    const token = this.#ctx.licence.record()?.token;
+    const member = token ? decodeJwtPayload(token)?.sub : undefined;
+    if (!token || !member) {
+      this.#member = undefined;
+      this.#set('signed_out');
+      return;
+    }
+    if (member !== this.#member) {
+      this.#member = member;
+      this.#last = this.#ctx.seq.get(member) ?? 0;
+    }
+    const generation = ++this.#generation;
+    if (this.#state !== 'backoff') this.#set('checking');
+    const answer = await this.#link.status(token);
+    if (generation !== this.#generation) return;
+    if (answer.ok) {
+      if (!answer.value.connected) {
+        this.#channel = undefined;
+        this.#set('not_connected');
+        this.#retry = this.#ctx.timers.setTimeout(() => void this.#check(), KICK_STATUS_RECHECK_MS);
+        return;
+      }
+      this.#channel = answer.value.channel;
+      this.#refreshedFor = undefined;
+      this.#open(token, member);
+      return;
+    }
+    if (answer.kind === 'http' && answer.status === 401) return this.#refused(token);
+    if (answer.kind === 'http' && answer.status === 403) {
+      this.#set('not_connected', `the Gatekeeper refused the licence (${answer.message})`);
+      this.#retry = this.#ctx.timers.setTimeout(() => void this.#check(), KICK_STATUS_RECHECK_MS);
+      return;
+    }
+    this.#backoff(answer.kind === 'http' ? `HTTP ${answer.status}: ${answer.message}` : answer.message);
+  }
+
+  /** 401: a fresh licence from the Gatekeeper, then at once; a second 401 with the same one waits. */
+  #refused(token: string): void {
+    if (this.#refreshedFor === token) {
+      this.#backoff('the Gatekeeper refused the licence');
+      return;
+    }
+    this.#refreshedFor = token;
+    this.#set('checking');
+    const generation = this.#generation;
+    void this.#ctx.licence
+      .refresh()
+      .catch(() => undefined)
+      .then(() => {
+        if (generation === this.#generation && this.#state !== 'stopped' && !this.#retry) void this.#check();
+      });
+  }
+
+  #open(token: string, member: string): void {
+    const generation = ++this.#generation;
+    this.#set('connecting');
+    const base = this.#link.baseUrl.replace(/^http/i, 'ws');
+    const ws = new WebSocket(`${base}/kick/events?after=${this.#last}`, {
+      headers: { Authorization: `Bearer ${token}` },
+      maxPayload: MAX_INCOMING_BYTES,
+      handshakeTimeout: 15_000,
+      perMessageDeflate: false,
+    });
+    this.#ws = ws;
+    let ended = false;
+    const end = (why: string, refused?: 'licence' | 'not_connected') => {
+      if (ended) return;
+      ended = true;
+      if (generation !== this.#generation) return;
+      this.#ws = undefined;
+      const stable =
+        this.#connectedAt !== undefined && this.#ctx.timers.now() - this.#connectedAt >= STABLE_MS;
+      this.#connectedAt = undefined;
+      if (stable) this.#attempt = 0;
+      if (refused === 'licence') return this.#refused(token);
+      if (refused === 'not_connected') {
+        this.#channel = undefined;
+        void this.#check();
+        return;
+      }
+      this.#backoff(why);
+    };
+    ws.on('unexpected-response', (_req, res) => {
+      const status = res.statusCode ?? 0;
+      res.resume();
+      ws.terminate();
+      if (status === 401) end('the Gatekeeper refused the licence (HTTP 401)', 'licence');
+      else if (status === 404 || status === 409) end(`HTTP ${status}`, 'not_connected');
+      else end(`the Gatekeeper answered HTTP ${status}`);
+    });
+    ws.on('error', (err) => end(redact(errorMessage(err), [token])));
+    ws.on('open', () => {
+      if (generation !== this.#generation) return;
+      this.#connectedAt = this.#ctx.timers.now();
+      this.#set('connected');
+    });
+    ws.on('close', (code, reason) => end(`closed (${code}${reason.length > 0 ? `: ${reason}` : ''})`));
+    ws.on('message', (data, isBinary) => {
+      if (generation !== this.#generation) return;
+      if (isBinary) {
+        this.#ctx.log('[kick] the Gatekeeper sent a binary frame on the events socket: ignored');
+        return;
+      }
+      this.#onFrame(String(data), member);
+    });
+  }
+
+  #onFrame(text: string, member: string): void {
+    const parsed = parseJsonWith(KickEventsFrame, text);
+    if (!parsed.ok) {
+      this.#ctx.log(
+        `[kick] the Gatekeeper sent an events frame that is not understood (${parsed.error}): ignored`,
+      );
+      return;
+    }
+    const frame = parsed.value;
+    if (frame.type === 'gap') {
+      const lost = frame.from - 1 - this.#last;
+      this.#ctx.log(
+        `[kick] ${lost > 0 ? `${lost} Kick event${lost === 1 ? ' was' : 's were'}` : 'some Kick events were'} lost before this daemon took them (the Gatekeeper keeps Kick events for 24 hours, at most 10,000): going on with the oldest it still has`,
+      );
+      // Asked again from there, the Gatekeeper would say the same: remembered as taken.
+      if (frame.from - 1 > this.#last) this.#remember(member, frame.from - 1);
+      return;
+    }
+    // Already taken (a replay overlapping what arrived live, or a crash before the seq was written).
+    if (frame.seq <= this.#last) return;
+    try {
+      this.#ctx.deliver(frame.event);
+    } catch (err) {
+      this.#ctx.log(`[kick] a ${frame.event.type} event could not be handled: ${errorMessage(err)}`);
+    }
+    // Written after the event is journaled: a crash in between replays it rather than loses it.
+    this.#remember(member, frame.seq);
+  }
+
+  #remember(member: string, seq: number): void {
+    this.#last = seq;
+    try {
+      this.#ctx.seq.set(member, seq);
+    } catch (err) {
+      this.#ctx.log(`[kick] could not remember where the Kick events stand: ${errorMessage(err)}`);
+    }
+  }
+
+  #backoff(why: string): void {
+    this.#attempt += 1;
+    const delay = backoffDelay(this.#attempt, KICK_EDGE_BACKOFF, this.#ctx.random ?? Math.random);
+    this.#set('backoff', `${why}; again in ${formatWait(delay)}`);
+    this.#clearRetry();
+    this.#retry = this.#ctx.timers.setTimeout(() => void this.#check(), delay);
+  }
+}

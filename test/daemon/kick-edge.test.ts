@@ -1,0 +1,294 @@
+// Kick's official events through the Gatekeeper, as the real daemon takes them from a stand-in of the
+// Gatekeeper's Kick routes: events reach the pages as stream-events from kick, in order, once; a restart
+// resumes after the seq kept in the journal; a gap is said in words; a refused licence is refreshed; a bad
+// frame is logged and ignored; and the link itself (`connect kick` in the CLI, the control API).
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
+import { type LicenceRecord, writeLicence } from '../../daemon/src/licence/licence-file.js';
+import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
+import { KICK_SEQ_META_PREFIX, KICK_STATUS_RECHECK_MS } from '../../daemon/src/sources/kick/edge-events.js';
+import type { Overlay, ServerMessage, StreamEvent } from '../../shared/protocol/index.js';
+import type { KickFeedEvent } from '../../shared/protocol/kick.js';
+import { killCliProcesses, spawnCli } from '../support/cli.js';
+import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
+import { FakeTimers } from '../support/fake-timers.js';
+import { type FakeKickGatekeeper, startFakeKickGatekeeper } from '../support/fakes/kick-gatekeeper.js';
+import { licenceSigner, trustSigner } from '../support/licence-signer.js';
+import type { TestWsClient } from '../support/ws.js';
+
+const signer = licenceSigner();
+
+let gk: FakeKickGatekeeper;
+let daemon: TestDaemon | undefined;
+let licence: LicenceManager;
+let timers: FakeTimers;
+let dataDir: string;
+let clients: TestWsClient[];
+
+function token(): string {
+  return signer.sign({ sub: 'member-1', tier: 'free', iss: gk.url });
+}
+
+async function writeRecord(jwt: string): Promise<void> {
+  const record: LicenceRecord = {
+    token: jwt,
+    tier: 'free',
+    validated_at: new Date().toISOString(),
+    user_id: 'member-1',
+    verdict: 'ok',
+  };
+  await writeLicence(join(dataDir, 'license.json'), record);
+}
+
+/** The real daemon on the data dir, its Kick feed at the stand-in on a fake clock. */
+async function start(): Promise<TestDaemon> {
+  licence = new LicenceManager({ dataDir, client: new GatekeeperClient(gk.url), log: () => {} });
+  await licence.load();
+  daemon = await startTestDaemon({
+    dataDir,
+    limits: licence,
+    kickEvents: { licence, gatekeeperUrl: gk.url, timers, random: () => 0.5 },
+  });
+  return daemon;
+}
+
+async function stop(): Promise<void> {
+  for (const client of clients) client.close();
+  clients = [];
+  await daemon?.close();
+  daemon = undefined;
+  await licence.close();
+}
+
+beforeEach(async () => {
+  gk = await startFakeKickGatekeeper();
+  timers = new FakeTimers();
+  dataDir = await makeDataDir();
+  clients = [];
+  await trustSigner(dataDir, signer);
+  await writeFile(join(dataDir, 'rules.json'), '[]\n');
+});
+
+afterEach(async () => {
+  killCliProcesses();
+  await stop();
+  await gk.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const chat = (n: number, messageId = `msg-${n}`): KickFeedEvent => ({
+  type: 'chat',
+  platform: 'kick',
+  user: { uniqueId: `fan${n}`, nickname: `Fan ${n}` },
+  data: { comment: `line ${n}`, messageId },
+});
+
+async function overlayClient(): Promise<TestWsClient> {
+  const res = await api(daemon!, 'POST', '/api/overlays', { name: 'Stage', width: 800, height: 600 });
+  const overlay = (await res.json()) as Overlay;
+  const client = await subscribe(daemon!, overlay.id);
+  clients.push(client);
+  return client;
+}
+
+/** The stream events a page got, in order. */
+function streamEvents(client: TestWsClient): StreamEvent[] {
+  return client.received.flatMap((m: ServerMessage) => (m.type === 'stream-event' ? [m.event] : []));
+}
+
+const comments = (events: StreamEvent[]) =>
+  events.map((e) => (e.type === 'chat' ? `${e.platform}:${e.data.comment}` : e.type));
+
+/** The kick chat lines in the journal, in order. */
+function journaled(): string[] {
+  return comments(daemon!.journal.events({ after: 0, limit: 1000 }).events.map((e) => e.event));
+}
+
+async function kickDetail(): Promise<string | undefined> {
+  const body = (await (await api(daemon!, 'GET', '/api/sources/kick/connect')).json()) as { events: string };
+  return body.events;
+}
+
+describe('Kick events through the Gatekeeper', () => {
+  it('replays what is kept, then live ones: stream-events from kick, in order, once', async () => {
+    gk.approve();
+    await writeRecord(token());
+    gk.push(chat(1));
+    gk.push(chat(2));
+    await start();
+    await waitFor(() => gk.open().length === 1);
+    expect(gk.connections[0]?.after).toBe('0');
+    expect(gk.connections[0]?.authorization).toMatch(/^Bearer ey/);
+    const client = await overlayClient();
+    await waitFor(() => journaled().length === 2);
+    gk.push(chat(3));
+    gk.push(chat(4));
+    await waitFor(() => streamEvents(client).length === 2);
+    expect(comments(streamEvents(client))).toEqual(['kick:line 3', 'kick:line 4']);
+    expect(journaled()).toEqual(['kick:line 1', 'kick:line 2', 'kick:line 3', 'kick:line 4']);
+    // The seq is kept in the journal, per member.
+    expect(daemon!.journal.metaValue(`${KICK_SEQ_META_PREFIX}member-1`)).toBe('4');
+    expect(await kickDetail()).toBe('events: connected through the Gatekeeper');
+  });
+
+  it('after a restart on the same data dir it resumes after the remembered seq: what came meanwhile arrives once, in order', async () => {
+    gk.approve();
+    await writeRecord(token());
+    await start();
+    await waitFor(() => gk.open().length === 1);
+    gk.push(chat(1));
+    gk.push(chat(2));
+    await waitFor(() => journaled().length === 2);
+    await stop();
+    // While the daemon is off, five events.
+    for (let n = 3; n <= 7; n += 1) gk.push(chat(n));
+    await start();
+    await waitFor(() => gk.open().length === 1);
+    expect(gk.open()[0]?.after).toBe('2');
+    await waitFor(() => journaled().length === 7);
+    expect(journaled()).toEqual([1, 2, 3, 4, 5, 6, 7].map((n) => `kick:line ${n}`));
+    // A drop and a reconnect: nothing twice either.
+    gk.drop();
+    await waitFor(() => daemon!.logs.some((l) => /trying the Gatekeeper again soon/.test(l)));
+    timers.advance(2000);
+    await waitFor(() => gk.open().length === 1);
+    expect(gk.open()[0]?.after).toBe('7');
+    gk.push(chat(8));
+    await waitFor(() => journaled().length === 8);
+    expect(journaled().at(-1)).toBe('kick:line 8');
+  });
+
+  it('a gap is one line in words and the feed goes on with what is kept', async () => {
+    gk.approve();
+    await writeRecord(token());
+    for (let n = 1; n <= 5; n += 1) gk.push(chat(n));
+    gk.forgetUpTo(3);
+    await start();
+    await waitFor(() => journaled().length === 2);
+    expect(journaled()).toEqual(['kick:line 4', 'kick:line 5']);
+    const lines = daemon!.logs.filter((l) => /lost/.test(l));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /\[kick\] 3 Kick events were lost before this daemon took them \(the Gatekeeper keeps Kick events for 24 hours, at most 10,000\)/,
+    );
+  });
+
+  it('frames that are not the protocol are logged and ignored; the feed goes on', async () => {
+    gk.approve();
+    await writeRecord(token());
+    await start();
+    await waitFor(() => gk.open().length === 1);
+    gk.sendRaw('not json');
+    gk.sendRaw(JSON.stringify({ type: 'event', seq: 1, event: { type: 'chat', user: {} } }));
+    gk.sendRaw(JSON.stringify({ type: 'hello' }));
+    gk.push(chat(1));
+    await waitFor(() => journaled().length === 1);
+    expect(daemon!.logs.filter((l) => /events frame that is not understood/.test(l))).toHaveLength(3);
+    expect(gk.open()).toHaveLength(1);
+  });
+
+  it('a licence the Gatekeeper refuses (401) is refreshed, and the feed opens with the fresh one', async () => {
+    gk.approve();
+    const stale = token();
+    const fresh = token();
+    await writeRecord(stale);
+    gk.accept = (t) => t === fresh;
+    gk.validate = () => ({ token: fresh, tier: 'free' });
+    gk.push(chat(1));
+    await start();
+    await waitFor(() => gk.open().length === 1);
+    expect(gk.requests).toContain('POST /validate');
+    expect(gk.open()[0]?.authorization).toBe(`Bearer ${fresh}`);
+    await waitFor(() => journaled().length === 1);
+  });
+
+  it('a chat message id that already came is delivered once', async () => {
+    // Without the Pusher stand-in: the same Kick message id twice over the Gatekeeper (a retried webhook
+    // that got a new seq) reaches the pages once.
+    gk.approve();
+    await writeRecord(token());
+    await start();
+    await waitFor(() => gk.open().length === 1);
+    gk.push(chat(1, 'same-id'));
+    gk.push(chat(2, 'same-id'));
+    gk.push(chat(3));
+    await waitFor(() => journaled().length === 2);
+    expect(journaled()).toEqual(['kick:line 1', 'kick:line 3']);
+  });
+
+  it('without a link it says so, and picks the link up when the Gatekeeper says connected', async () => {
+    await writeRecord(token());
+    await start();
+    await waitFor(
+      async () => (await kickDetail()) === 'events: not connected — run overlay-daemon connect kick',
+    );
+    expect(gk.connections).toHaveLength(0);
+    gk.approve();
+    timers.advance(KICK_STATUS_RECHECK_MS);
+    await waitFor(() => gk.open().length === 1);
+  });
+
+  it('without a licence: nothing is asked, and the control API says a sign-in is needed', async () => {
+    await start();
+    await waitFor(async () => /need a sign-in/.test((await kickDetail()) ?? ''));
+    const res = await api(daemon!, 'POST', '/api/sources/kick/connect');
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
+      /overlay-daemon login/,
+    );
+    expect(gk.requests).toEqual([]);
+  });
+});
+
+describe('linking Kick', () => {
+  it('the control API: POST gives the URL to open, GET the link, DELETE unlinks', async () => {
+    await writeRecord(token());
+    await start();
+    const res = await api(daemon!, 'POST', '/api/sources/kick/connect');
+    expect(res.status).toBe(200);
+    const { url } = (await res.json()) as { url: string };
+    expect(url).toMatch(new RegExp(`^${gk.url}/kick/authorize\\?state=`));
+    expect((await fetch(url)).status).toBe(200);
+    await waitFor(async () => {
+      const body = (await (await api(daemon!, 'GET', '/api/sources/kick/connect')).json()) as {
+        connected: boolean;
+        channel?: string;
+      };
+      return body.connected && body.channel === 'streamer';
+    });
+    // Asking for the link's state picked the link up at once.
+    await waitFor(() => gk.open().length === 1);
+    const deleted = await api(daemon!, 'DELETE', '/api/sources/kick/connect');
+    expect(deleted.status).toBe(204);
+    expect(gk.requests).toContain('DELETE /kick/connect');
+    await waitFor(async () => /not connected/.test((await kickDetail()) ?? ''));
+    expect(gk.open()).toHaveLength(0);
+  });
+
+  it('overlay-daemon connect kick prints the URL, waits for the link and prints the channel; disconnect kick unlinks', async () => {
+    await writeRecord(token());
+    const env = { OVERLAY_GATEKEEPER_URL: gk.url };
+    const run = spawnCli(['connect', 'kick', '--data-dir', dataDir], env);
+    await waitFor(() => /\/kick\/authorize\?state=/.test(run.stdout()), 15_000);
+    const url = /(http:\/\/\S+\/kick\/authorize\?state=\S+)/.exec(run.stdout())?.[1];
+    expect(url).toBeTruthy();
+    expect(gk.requests).toContain('POST /kick/connect');
+    await fetch(url!);
+    expect(await run.exited).toBe(0);
+    expect(run.stdout()).toMatch(/Connected Kick: kick\.com\/streamer/);
+
+    const off = spawnCli(['disconnect', 'kick', '--data-dir', dataDir], env);
+    expect(await off.exited).toBe(0);
+    expect(off.stdout()).toMatch(/Disconnected Kick/);
+    expect(gk.connected).toBe(false);
+  });
+
+  it('connect kick without a licence says that signing in is needed', async () => {
+    const run = spawnCli(['connect', 'kick', '--data-dir', dataDir], { OVERLAY_GATEKEEPER_URL: gk.url });
+    expect(await run.exited).toBe(1);
+    expect(run.stderr()).toMatch(/sign in first: run "overlay-daemon login"/);
+    expect(gk.requests).toEqual([]);
+  });
+});
