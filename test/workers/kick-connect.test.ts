@@ -285,6 +285,22 @@ describe('tokens and the daily cron', () => {
     expect(await status(token)).toEqual({ connected: false });
   });
 
+  it('the daily cron unlinks the Kick account of a member who stopped using the app (membership record gone)', async () => {
+    const kickId = uniqueKickUserId();
+    await putKickUser(kickId);
+    const { userId } = await linkedMember('kick-gone', kickId);
+    // The membership record expires 30 days after the member last used the app.
+    await env.GATEKEEPER_KV.delete(`member:${userId}`);
+    const logs = vi.spyOn(console, 'log').mockImplementation(() => {});
+    await runCron();
+    logs.mockRestore();
+    const seen = await kickSeen(kickId);
+    expect(seen.subscriptions).toEqual([]);
+    expect(seen.revoked).toHaveLength(2);
+    expect(await env.GATEKEEPER_KV.get(`kick:link:${userId}`)).toBeNull();
+    expect(await memberForKickChannel(env, kickId)).toBeNull();
+  });
+
   it('the daily cron re-creates a subscription Kick dropped, and leaves the others as they are', async () => {
     const kickId = uniqueKickUserId();
     await putKickUser(kickId);

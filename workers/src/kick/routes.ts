@@ -7,12 +7,12 @@ import { ApiError, methodNotAllowed } from '../errors.js';
 import { limitBody } from '../middleware/body-limit.js';
 import { requireLicence } from '../middleware/licence.js';
 import { rateLimit } from '../middleware/rate-limit.js';
-import { exchangeCode, KickApiError, ownChannel, revokeToken } from './api.js';
+import { exchangeCode, KickApiError, ownChannel } from './api.js';
 import { sendKickChat } from './chat.js';
 import { kickEventsRoutes } from './events-socket.js';
 import { kickRedirectUri, startKickLink, takeKickState } from './oauth.js';
-import { ensureKickSubscriptions, removeKickSubscriptions } from './subscriptions.js';
-import { forgetKickLink, openKickTokens, readKickLink, saveKickLink, withKickToken } from './tokens.js';
+import { ensureKickSubscriptions, unlinkKick } from './subscriptions.js';
+import { readKickLink, saveKickLink, withKickToken } from './tokens.js';
 import { kickWebhookRoutes } from './webhook.js';
 
 export const kickRoutes = new Hono<AppEnv>();
@@ -135,30 +135,7 @@ kickRoutes.get('/status', requireLicence(), async (c) => {
 kickRoutes.delete('/connect', requireLicence(), async (c) => {
   const member = c.var.licence.sub;
   const link = await readKickLink(c.env, member);
-  if (link) {
-    try {
-      await withKickToken(
-        c.env,
-        member,
-        (token) => removeKickSubscriptions(c.env, token, link.broadcaster_user_id),
-        link,
-      );
-    } catch (err) {
-      console.error(
-        `kick: unsubscribing channel ${link.slug} of member ${member} failed: ${(err as Error).message}`,
-      );
-    }
-    const current = (await readKickLink(c.env, member)) ?? link;
-    const { accessToken, refreshToken } = await openKickTokens(c.env, member, current);
-    const revocations: Promise<void>[] = [];
-    if (accessToken) revocations.push(revokeToken(c.env, accessToken, 'access_token'));
-    if (refreshToken) revocations.push(revokeToken(c.env, refreshToken, 'refresh_token'));
-    for (const result of await Promise.allSettled(revocations)) {
-      if (result.status === 'rejected')
-        console.error(`kick: revoking a token of ${member} failed: ${result.reason}`);
-    }
-    await forgetKickLink(c.env, member, current);
-  }
+  if (link) await unlinkKick(c.env, member, link);
   return c.body(null, 204);
 });
 

@@ -3,8 +3,16 @@
 // kept failing for a day).
 import { KICK_EVENT_TYPES } from '../../../shared/protocol/kick.js';
 import type { GatekeeperEnv } from '../env.js';
-import { createSubscriptions, deleteSubscriptions, listSubscriptions } from './api.js';
-import { KICK_LINK_PREFIX, readKickLink, withKickToken } from './tokens.js';
+import { readMember } from '../membership/member-store.js';
+import { createSubscriptions, deleteSubscriptions, listSubscriptions, revokeToken } from './api.js';
+import {
+  forgetKickLink,
+  KICK_LINK_PREFIX,
+  type KickLink,
+  openKickTokens,
+  readKickLink,
+  withKickToken,
+} from './tokens.js';
 
 /** The cron looks at this many links per run at most (KV lists 1,000 keys a page), so a run stays bounded. */
 export const KICK_CRON_MAX_LINKS = 1000;
@@ -38,20 +46,53 @@ export async function removeKickSubscriptions(
   return ids.length;
 }
 
+/**
+ * Unlinks: the channel's subscriptions removed and both tokens revoked at Kick, then the link forgotten.
+ * What Kick fails to do is logged; the link is forgotten all the same.
+ */
+export async function unlinkKick(env: GatekeeperEnv, member: string, link: KickLink): Promise<void> {
+  try {
+    await withKickToken(
+      env,
+      member,
+      (token) => removeKickSubscriptions(env, token, link.broadcaster_user_id),
+      link,
+    );
+  } catch (err) {
+    console.error(
+      `kick: unsubscribing channel ${link.slug} of member ${member} failed: ${(err as Error).message}`,
+    );
+  }
+  // A refresh on the way stored new tokens: those are the ones to revoke.
+  const current = (await readKickLink(env, member)) ?? link;
+  const { accessToken, refreshToken } = await openKickTokens(env, member, current);
+  const revocations: Promise<void>[] = [];
+  if (accessToken) revocations.push(revokeToken(env, accessToken, 'access_token'));
+  if (refreshToken) revocations.push(revokeToken(env, refreshToken, 'refresh_token'));
+  for (const result of await Promise.allSettled(revocations)) {
+    if (result.status === 'rejected')
+      console.error(`kick: revoking a token of ${member} failed: ${result.reason}`);
+  }
+  await forgetKickLink(env, member, current);
+}
+
 export interface ResubscribeReport {
   links: number;
   recreated: number;
+  /** Links of members who stopped using the app (their membership record expired), unlinked. */
+  unlinked: number;
   failed: number;
   /** Links left for the next run because the bound was reached. */
   truncated: boolean;
 }
 
 /**
- * The daily cron: every linked channel gets back the subscriptions Kick dropped. One failing member (Kick
+ * The daily cron: every linked channel gets back the subscriptions Kick dropped, and links of members
+ * who stopped using the app are undone. One failing member (Kick
  * down, a link Kick no longer accepts) is logged and skipped; at most KICK_CRON_MAX_LINKS links per run.
  */
 export async function resubscribeKickChannels(env: GatekeeperEnv): Promise<ResubscribeReport> {
-  const report: ResubscribeReport = { links: 0, recreated: 0, failed: 0, truncated: false };
+  const report: ResubscribeReport = { links: 0, recreated: 0, unlinked: 0, failed: 0, truncated: false };
   let cursor: string | undefined;
   do {
     const page = await env.GATEKEEPER_KV.list({
@@ -64,7 +105,16 @@ export async function resubscribeKickChannels(env: GatekeeperEnv): Promise<Resub
       const member = name.slice(KICK_LINK_PREFIX.length);
       try {
         const link = await readKickLink(env, member);
-        if (!link || link.refresh_token === null) continue;
+        if (!link) continue;
+        // The membership record outlives every licence by weeks; once it is gone, nobody can use this
+        // link any more, and the Gatekeeper keeps no Kick token of someone who stopped using the app.
+        if ((await readMember(env, member)) === null) {
+          await unlinkKick(env, member, link);
+          report.unlinked += 1;
+          console.log(`kick: unlinked channel ${link.slug}: its member no longer uses the app`);
+          continue;
+        }
+        if (link.refresh_token === null) continue;
         const made = await withKickToken(
           env,
           member,
