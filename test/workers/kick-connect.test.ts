@@ -82,6 +82,17 @@ describe('POST /kick/connect', () => {
     const wrongMethod = await gatekeeper('/kick/connect', { method: 'GET' });
     expect(wrongMethod.status).toBe(405);
   });
+
+  it('the account routes are rate limited per address: past 30 a minute, 429 with Retry-After', async () => {
+    const { token } = await kickMember('kick-limit');
+    const ip = '10.251.0.1';
+    for (let i = 0; i < 30; i++) {
+      expect((await gatekeeper('/kick/status', { ip, headers: bearer(token) })).status).toBe(200);
+    }
+    const limited = await gatekeeper('/kick/connect', { method: 'POST', ip, headers: bearer(token) });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('Retry-After')).toBe('60');
+  });
 });
 
 describe('GET /kick/callback', () => {
