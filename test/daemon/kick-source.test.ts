@@ -5,14 +5,17 @@
 // a silent socket given up after 3 minutes, and the state in words in /status.
 import type { ServerResponse } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describeDaemonStatus } from '../../daemon/src/cli/status-text.js';
 import { KickSource, type KickSourceOptions } from '../../daemon/src/sources/kick/index.js';
 import { DEFAULT_PLATFORM_URLS } from '../../daemon/src/sources/platform-urls.js';
 import type { SourceContext } from '../../daemon/src/sources/source.js';
 import { systemTimers } from '../../daemon/src/timers.js';
-import type { ServerMessage, SourceReport, StreamEvent } from '../../shared/protocol/index.js';
+import type { DaemonStatus, ServerMessage, SourceReport, StreamEvent } from '../../shared/protocol/index.js';
 import type { Timers } from '../../shared/timers.js';
+import { killCliProcesses, runCli, spawnCli } from '../support/cli.js';
 import {
   api,
+  makeDataDir,
   startTestDaemon,
   subscribe,
   type TestDaemon,
@@ -372,6 +375,9 @@ describe('Kick in the real daemon', () => {
       'kick:connected',
       'twitch:connected',
     ]);
+    // `overlay-daemon status` in words.
+    const body = (await (await fetch(`${d.url}/status`)).json()) as DaemonStatus;
+    expect(describeDaemonStatus(body, d.url)).toContain(`  Kick:          ${SLUG} connected\n`);
   });
 
   it('a chatroom id in the settings is used when the site refuses; /status says so in words', async () => {
@@ -409,4 +415,36 @@ describe('Kick in the real daemon', () => {
     await waitFor(async () => (await status(d))[0]?.state === 'connected');
     expect((await status(d))[0]?.detail).toMatch(/reading the chat of chatroom 4100001 from the settings$/);
   });
+});
+
+describe('--kick on the command line', () => {
+  afterEach(() => killCliProcesses());
+
+  it('refuses a bad channel or a plain ws:// socket address off this machine before starting', async () => {
+    const dataDir = await makeDataDir();
+    const bad = await runCli(['--port', '0', '--data-dir', dataDir, '--kick', 'no spaces']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--kick must be a Kick channel as in kick\.com\/<channel>/);
+    const plain = await runCli(['--port', '0', '--data-dir', dataDir, '--kick', SLUG], {
+      OVERLAY_KICK_PUSHER_URL: 'ws://10.0.0.1/app/key',
+    });
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toMatch(/OVERLAY_KICK_PUSHER_URL may use ws:\/\/ only on 127\.0\.0\.0\/8/);
+  }, 40_000);
+
+  it('reads the chat of the channel given', async () => {
+    const dataDir = await makeDataDir();
+    const closed = 'http://127.0.0.1:9';
+    const run = spawnCli(
+      ['--port', '0', '--data-dir', dataDir, '--kick', 'KickStreamer', '--gatekeeper', closed],
+      {
+        OVERLAY_KICK_PUSHER_URL: pusher.url,
+        OVERLAY_KICK_SITE_URL: site.url,
+      },
+    );
+    await pusher.waitForSubscribed(CHATROOM, 1, 30_000);
+    await waitFor(() => /\[kick\] kickstreamer: connected/.test(run.stderr()), 15_000);
+    run.child.kill('SIGINT');
+    expect(await run.exited).toBe(0);
+  }, 60_000);
 });
