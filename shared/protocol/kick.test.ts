@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { kickSamples, sampleOfEachType } from '../../test/support/fakes/kick-webhooks.js';
+import { kickSamples, sampleOfEachType } from '../../test/support/fakes/kick-webhook-signer.js';
 import {
   KICK_EVENT_TYPES,
   KickEventsAfter,

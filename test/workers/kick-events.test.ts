@@ -7,7 +7,7 @@ import { env } from 'cloudflare:workers';
 import * as v from 'valibot';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KICK_WEBHOOK_LIMITS, KickEventsFrame, type KickFeedEvent } from '../../shared/protocol/kick.js';
-import { type KickChannel, kickChannelOf } from '../../workers/src/kick/channel.js';
+import { type KeptKickEvent, type KickChannel, kickChannelOf } from '../../workers/src/kick/channel.js';
 import { gatekeeper, WARM_UP_TIMEOUT_MS } from './helpers/gatekeeper.js';
 import { member, openSocket, type Socket } from './helpers/relay-sockets.js';
 
@@ -47,6 +47,10 @@ async function storeMany(userId: string, count: number, label = 'd'): Promise<vo
   });
 }
 
+/** What a channel keeps (the RPC type of `event` does not survive serialisation typing). */
+const kept = async (channel: ReturnType<typeof kickChannelOf>) =>
+  (await channel.kept()) as unknown as KeptKickEvent[];
+
 const storedRows = (userId: string) =>
   runInDurableObject(
     kickChannelOf(env, userId),
@@ -64,7 +68,7 @@ afterEach(() => {
 
 describe('GET /kick/events: refused before the upgrade', () => {
   it('without a licence, or with one that is not valid: 401 and no socket', async () => {
-    for (const headers of [{}, { Authorization: 'Bearer not-a-licence' }]) {
+    for (const headers of [{}, { Authorization: 'Bearer not-a-licence' }] as Record<string, string>[]) {
       const res = await gatekeeper('/kick/events?after=0', { headers: { Upgrade: 'websocket', ...headers } });
       expect(res.status).toBe(401);
       expect(res.webSocket).toBeNull();
@@ -208,7 +212,7 @@ describe('KickChannel: one store per delivery id', () => {
     expect(await channel.store('d-1', chat('one'))).toEqual({ stored: true, seq: 1 });
     expect(await channel.store('d-1', chat('one'))).toEqual({ stored: false, reason: 'duplicate' });
     expect(await channel.store('d-2', chat('two'))).toEqual({ stored: true, seq: 2 });
-    expect((await channel.kept()).map((e) => e.seq)).toEqual([1, 2]);
+    expect((await kept(channel)).map((e) => e.seq)).toEqual([1, 2]);
   });
 
   it('the last 10,000 delivery ids are remembered; older ones are forgotten', async () => {
@@ -229,7 +233,7 @@ describe('KickChannel: one store per delivery id', () => {
     const socket = await feed(token);
     await channel.forget();
     expect((await socket.closed).code).toBe(1000);
-    expect(await channel.kept()).toEqual([]);
+    expect(await kept(channel)).toEqual([]);
     expect(await channel.store('d-1', chat('again'))).toEqual({ stored: true, seq: 2 });
   });
 });

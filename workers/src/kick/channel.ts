@@ -17,6 +17,13 @@ import type { GatekeeperEnv } from '../env.js';
 const FEED = 'feed';
 const KEY_LAST_SEQ = 'lastSeq';
 
+/** An event as kept: its seq, when it was stored (ms), and the event. */
+export interface KeptKickEvent {
+  seq: number;
+  at: number;
+  event: KickFeedEvent;
+}
+
 export type KickStoreResult = { stored: true; seq: number } | { stored: false; reason: 'duplicate' };
 
 export class KickChannel extends DurableObject<GatekeeperEnv> {
@@ -57,7 +64,7 @@ export class KickChannel extends DurableObject<GatekeeperEnv> {
   }
 
   /** What is kept, oldest first (for tests and diagnostics): seq, when, event. */
-  kept(): { seq: number; at: number; event: KickFeedEvent }[] {
+  kept(): KeptKickEvent[] {
     this.#prune(Date.now());
     return this.#sql<{ seq: number; at: number; event: string }>(
       'SELECT seq, at, event FROM events ORDER BY seq',
