@@ -15,7 +15,7 @@ import { DisposalStack } from './parts/disposal-stack.js';
 import { openServer, startHttp } from './parts/http.js';
 import { startIngest } from './parts/ingest.js';
 import { startJournal } from './parts/journal.js';
-import { deliverToIngest, type KickEdgeOptions, startKickEdge } from './parts/kick-edge.js';
+import { deliverThroughKickSource, type KickEdgeOptions, startKickEdge } from './parts/kick-edge.js';
 import { type RelayOptions, startRelay } from './parts/relay.js';
 import { platformAccess, type SourcesOptions, startSources } from './parts/sources.js';
 import { startStores } from './parts/stores.js';
@@ -225,10 +225,13 @@ async function startParts(
     ingest,
     access,
     statusFields,
+    kickEvents: kickEdge.feed ? () => kickEdge.feed?.describe() : undefined,
     log,
   });
   stack.push(closeSources, 'the sources');
-  kickEdge.start(deliverToIngest(ingest, journal));
+  kickEdge.start(
+    deliverThroughKickSource({ sources, ingest, journal, channel: () => kickEdge.feed?.status().channel }),
+  );
   // An error no chain caught is logged and the daemon keeps serving, until it closes.
   stack.push(installLastResort(log), 'the last resort');
   return {

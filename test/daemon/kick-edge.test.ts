@@ -12,9 +12,18 @@ import { KICK_SEQ_META_PREFIX, KICK_STATUS_RECHECK_MS } from '../../daemon/src/s
 import type { Overlay, ServerMessage, StreamEvent } from '../../shared/protocol/index.js';
 import type { KickFeedEvent } from '../../shared/protocol/kick.js';
 import { killCliProcesses, spawnCli } from '../support/cli.js';
-import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
+import {
+  api,
+  makeDataDir,
+  startTestDaemon,
+  subscribe,
+  type TestDaemon,
+  UNREACHABLE_PLATFORMS,
+  waitFor,
+} from '../support/daemon.js';
 import { FakeTimers } from '../support/fake-timers.js';
 import { type FakeKickGatekeeper, startFakeKickGatekeeper } from '../support/fakes/kick-gatekeeper.js';
+import { startFakePusher } from '../support/fakes/pusher.js';
 import { licenceSigner, trustSigner } from '../support/licence-signer.js';
 import type { TestWsClient } from '../support/ws.js';
 
@@ -43,13 +52,14 @@ async function writeRecord(jwt: string): Promise<void> {
 }
 
 /** The real daemon on the data dir, its Kick feed at the stand-in on a fake clock. */
-async function start(): Promise<TestDaemon> {
+async function start(extra: Partial<Parameters<typeof startTestDaemon>[0]> = {}): Promise<TestDaemon> {
   licence = new LicenceManager({ dataDir, client: new GatekeeperClient(gk.url), log: () => {} });
   await licence.load();
   daemon = await startTestDaemon({
     dataDir,
     limits: licence,
     kickEvents: { licence, gatekeeperUrl: gk.url, timers, random: () => 0.5 },
+    ...extra,
   });
   return daemon;
 }
@@ -216,6 +226,38 @@ describe('Kick events through the Gatekeeper', () => {
     gk.push(chat(3));
     await waitFor(() => journaled().length === 2);
     expect(journaled()).toEqual(['kick:line 1', 'kick:line 3']);
+  });
+
+  it("a chat message that comes over Kick's chat socket and through the Gatekeeper is delivered once; /status says both", async () => {
+    const pusher = await startFakePusher();
+    try {
+      gk.approve('streamer');
+      await writeRecord(token());
+      await start({
+        platformUrls: { ...UNREACHABLE_PLATFORMS, kickPusher: pusher.url, kickSite: 'http://127.0.0.1:9' },
+        sources: [{ platform: 'kick', channel: 'streamer', enabled: true, chatroomId: 4242 }],
+      });
+      await pusher.waitForSubscribed('chatrooms.4242.v2');
+      await waitFor(() => gk.open().length === 1);
+      const sources = async () =>
+        ((await (await api(daemon!, 'GET', '/status')).json()) as { sources: { detail?: string }[] })
+          .sources[0]?.detail;
+      await waitFor(async () => /events: connected through the Gatekeeper/.test((await sources()) ?? ''));
+      // Over Pusher first, then the webhook of the same message through the Gatekeeper.
+      const id = pusher.chatMessage(4242, { content: 'hello both ways', sender: { username: 'fan1' } });
+      await waitFor(() => journaled().length === 1);
+      gk.push({ ...chat(1, id), data: { comment: 'hello both ways', messageId: id } });
+      // The other way round: the Gatekeeper first, then Pusher.
+      gk.push(chat(2, 'second-id'));
+      await waitFor(() => journaled().length === 2);
+      pusher.chatMessage(4242, { id: 'second-id', content: 'line 2', sender: { username: 'fan2' } });
+      gk.push(chat(3));
+      await waitFor(() => journaled().length === 3);
+      expect(journaled()).toEqual(['kick:hello both ways', 'kick:line 2', 'kick:line 3']);
+    } finally {
+      await stop();
+      await pusher.close();
+    }
   });
 
   it('without a link it says so, and picks the link up when the Gatekeeper says connected', async () => {

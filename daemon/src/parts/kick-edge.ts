@@ -4,7 +4,10 @@ import type { KickFeedEvent } from '../../../shared/protocol/kick.js';
 import type { Ingest } from '../ingest/ingest.js';
 import type { Journal } from '../journal/journal.js';
 import { KickEdgeFeed, type KickEdgeLicence, seqStoreOn } from '../sources/kick/edge-events.js';
+import { KickSource } from '../sources/kick/source.js';
+import type { SourceManager } from '../sources/manager.js';
 import { RecentIds } from '../sources/recent-ids.js';
+import type { SourceReport } from '../sources/source.js';
 import { systemTimers, type Timers } from '../timers.js';
 
 export interface KickEdgeOptions {
@@ -26,17 +29,45 @@ export interface KickEdgePart {
 }
 
 /**
- * Straight to the ingest seam, a Kick message id once; a live/offline marker ends the journal's session
- * (a stream that starts opens a fresh one with its first event).
+ * Where the feed's events go: through the running kick source's seam (the linked channel's, else the first),
+ * which lets a Kick message id through once whichever way it came (its Pusher socket or this feed); with no
+ * kick source running, to the ingest seam, a Kick message id once all the same. A live/offline marker ends
+ * the journal's session unless another platform is live (a stream that starts opens a fresh session with
+ * its first event).
  */
-export function deliverToIngest(ingest: Ingest, journal: Journal): (event: KickFeedEvent) => void {
-  const seen = new RecentIds();
+export function deliverThroughKickSource(ctx: {
+  sources: Pick<SourceManager, 'running'>;
+  ingest: Ingest;
+  journal: Pick<Journal, 'endSession'>;
+  /** The Kick channel the member linked, once the Gatekeeper said. */
+  channel: () => string | undefined;
+}): (event: KickFeedEvent) => void {
+  const seen = new RecentIds(10_000);
   return (event) => {
-    if (event.type === 'livestream') return journal.endSession();
+    const running = ctx.sources.running();
+    if (event.type === 'livestream') {
+      const othersLive = running.some((s) => s.platform !== 'kick' && s.report().state === 'connected');
+      if (!othersLive) ctx.journal.endSession();
+      return;
+    }
     const id = (event.data as Record<string, unknown>).messageId;
-    if (typeof id === 'string' && seen.seen(id)) return;
-    ingest(event);
+    const messageId = typeof id === 'string' && id !== '' ? id : undefined;
+    const kick = running.filter((s): s is KickSource => s instanceof KickSource);
+    const source = kick.find((s) => s.channel === ctx.channel()) ?? kick[0];
+    if (source) {
+      source.deliver(event, messageId);
+      return;
+    }
+    if (messageId && seen.seen(messageId)) return;
+    ctx.ingest(event);
   };
+}
+
+/** A kick source's entry in /status with the feed's state beside the chat's: "chat connected; events: …". */
+export function withKickEvents(report: SourceReport, events: string | undefined): SourceReport {
+  if (report.platform !== 'kick' || events === undefined) return report;
+  const chat = report.detail ?? `chat ${report.state}`;
+  return { ...report, detail: `${chat}; ${events}` };
 }
 
 export function startKickEdge(

@@ -18,6 +18,7 @@ import type { DataDir } from '../store/data-dir.js';
 import type { SettingsStore } from '../store/settings-store.js';
 import { systemTimers } from '../timers.js';
 import { startPart } from './disposal-stack.js';
+import { withKickEvents } from './kick-edge.js';
 
 export interface SourcesOptions {
   /** Live sources for this run only (`--tiktok`, `--twitch`, `--youtube`), beside settings.json's `sources`. */
@@ -88,6 +89,8 @@ export async function startSources(
     ingest: Ingest;
     access: PlatformAccess;
     statusFields: StatusParts;
+    /** How Kick's events through the Gatekeeper stand, in words: said in each kick source's detail. */
+    kickEvents?: (() => string | undefined) | undefined;
     log: (line: string) => void;
   },
 ): Promise<SourcesPart> {
@@ -142,7 +145,8 @@ export async function startSources(
 
     // Like `tiktok` below: present once a source is set up.
     statusFields.set('sources', () => {
-      const list = sources.report();
+      const events = ctx.kickEvents?.();
+      const list = sources.report().map((report) => withKickEvents(report, events));
       return list.length > 0 ? list : undefined;
     });
     sources.apply(settings.current().sources, options.sources ?? []);
