@@ -203,6 +203,10 @@ describe('GET /kick/callback', () => {
     const down = await callback(await approveAtKick(await connectUrl(token), kickId));
     expect(down.status).toBe(502);
     expect(await down.text()).toContain('Kick was not connected');
+    // Kick refusing the application itself (a wrong client secret) is the operator's to fix: 502 too.
+    await kickFailure(kickId, { endpoint: 'token', status: 401 });
+    const misconfigured = await callback(await approveAtKick(await connectUrl(token), kickId));
+    expect(misconfigured.status).toBe(502);
     expect(await status(token)).toEqual({ connected: false });
   });
 

@@ -27,11 +27,13 @@ export class KickApiError extends Error {
   ) {
     super(message);
   }
-  /** Kick no longer accepts this grant (a refused code or refresh token): the member must connect again. */
+  /**
+   * Kick's token endpoint refused the grant itself (a code or refresh token it no longer accepts: 400):
+   * the member must connect again. A refused client (401, a wrong KICK_CLIENT_SECRET) is the operator's
+   * to fix, not the member's, and counts as Kick failing.
+   */
   get grantRefused(): boolean {
-    return (
-      this.oauthError === 'invalid_grant' || (this.status >= 400 && this.status < 500 && this.status !== 429)
-    );
+    return this.oauthError === 'invalid_grant' || this.status === 400;
   }
 }
 
