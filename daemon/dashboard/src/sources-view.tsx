@@ -16,7 +16,7 @@ import {
 } from '../../../shared/settings.js';
 import { ApiError, type ControlApi } from './api.js';
 import { fieldIssues } from './field-issues.js';
-import { Field } from './fields.js';
+import { Field, optionalNumberFromText } from './fields.js';
 import type { Shared } from './shared-data.js';
 import { ConfirmButton, describeError, Notice, PLATFORM_NAMES, PlatformMark } from './ui.js';
 import { usePolling } from './use-polling.js';
@@ -27,10 +27,10 @@ const SIGN_IN_POLL_MS = 2000;
 
 /** Why a row has no controls. */
 const COMMAND_LINE_NOTE =
-  'Given when overlay-daemon started (--tiktok, --twitch, --youtube): for this run only';
+  'Given when overlay-daemon started (--tiktok, --twitch, --youtube, --kick): for this run only';
 
 type Note = { kind: 'ok' | 'error'; text: string };
-type Channel = { platform: SourcePlatform; channel: string };
+type Channel = { platform: SourcePlatform; channel: string; chatroomId?: number };
 
 /** Two spellings of one channel (`@Name` and `name` on TikTok) are the same source. */
 const sameSource = (a: Channel, b: Channel) =>
@@ -139,6 +139,18 @@ function channelIssue(entry: Channel, existing: readonly SourceEntry[]): string 
   return undefined;
 }
 
+/** A Kick chatroom id as typed: its problem in the settings' own words, or none (empty is none). */
+function chatroomIdIssue(text: string): string | undefined {
+  const chatroomId = optionalNumberFromText(text);
+  if (chatroomId === undefined) return undefined;
+  return fieldIssues(SettingsInput, { sources: [{ platform: 'kick', channel: 'kick', chatroomId }] }).get(
+    'sources.0.chatroomId',
+  );
+}
+
+const CHATROOM_ID_HINT =
+  'Only when Kick’s site refuses to give it: open kick.com/api/v2/channels/<channel> in a browser and copy the number after "chatroom": {"id":.';
+
 /** Adds one channel; the daemon's refusal is shown beside the field it names. */
 function AddSource(props: {
   existing: readonly SourceEntry[];
@@ -146,25 +158,40 @@ function AddSource(props: {
 }) {
   const [platform, setPlatform] = useState<SourcePlatform>('tiktok');
   const [channel, setChannel] = useState('');
+  const [chatroomText, setChatroomText] = useState('');
   const [tried, setTried] = useState(false);
   const [busy, setBusy] = useState(false);
-  const [refused, setRefused] = useState<{ field: 'platform' | 'channel' | undefined; message: string }>();
+  const [refused, setRefused] = useState<{
+    field: 'platform' | 'channel' | 'chatroomId' | undefined;
+    message: string;
+  }>();
 
   const full = props.existing.length >= MAX_SOURCES;
   const issue = tried ? channelIssue({ platform, channel }, props.existing) : undefined;
   const channelError = issue ?? (refused?.field === 'channel' ? refused.message : undefined);
   const platformError = refused?.field === 'platform' ? refused.message : undefined;
+  const kick = platform === 'kick';
+  const chatroomError =
+    (tried && kick ? chatroomIdIssue(chatroomText) : undefined) ??
+    (refused?.field === 'chatroomId' ? refused.message : undefined);
 
   const submit = async (e: Event) => {
     e.preventDefault();
     setTried(true);
     setRefused(undefined);
     if (channelIssue({ platform, channel }, props.existing)) return;
+    if (kick && chatroomIdIssue(chatroomText)) return;
+    const chatroomId = kick ? optionalNumberFromText(chatroomText) : undefined;
     setBusy(true);
-    const outcome = await props.add({ platform, channel: channel.trim() });
+    const outcome = await props.add({
+      platform,
+      channel: channel.trim(),
+      ...(chatroomId !== undefined ? { chatroomId } : {}),
+    });
     setBusy(false);
     if (!outcome) {
       setChannel('');
+      setChatroomText('');
       setTried(false);
       return;
     }
@@ -175,7 +202,9 @@ function AddSource(props: {
         ? 'channel'
         : err.field === `sources.${index}.platform`
           ? 'platform'
-          : undefined;
+          : err.field === `sources.${index}.chatroomId`
+            ? 'chatroomId'
+            : undefined;
     setRefused({ field, message: field ? message : describeError(err) });
   };
 
@@ -218,14 +247,81 @@ function AddSource(props: {
             />
           )}
         </Field>
+        {kick && (
+          <Field id="source-chatroom-id" label="Chatroom id (optional)" error={chatroomError}>
+            {(a) => (
+              <input
+                {...a}
+                value={chatroomText}
+                inputMode="numeric"
+                autocomplete="off"
+                onInput={(e) => {
+                  setChatroomText(e.currentTarget.value);
+                  setRefused(undefined);
+                }}
+              />
+            )}
+          </Field>
+        )}
         <button type="submit" class="primary" disabled={busy || full}>
           Add source
         </button>
       </div>
       <p class="muted hint">
         {full ? `The list is full (${MAX_SOURCES} sources): remove one to add another.` : hint}
+        {!full && kick && ` Chatroom id: ${CHATROOM_ID_HINT}`}
       </p>
       {refused && !refused.field && <Notice kind="error">Not added: {refused.message}</Notice>}
+    </form>
+  );
+}
+
+/** A Kick source's chatroom id, set or changed in place (the source starts again with it). */
+function ChatroomIdEditor(props: {
+  entry: SourceEntry;
+  save: (chatroomId: number | undefined) => Promise<string | undefined>;
+}) {
+  const { entry } = props;
+  const id = `chatroom-${entry.channel}`;
+  const [text, setText] = useState(entry.chatroomId === undefined ? '' : String(entry.chatroomId));
+  const [tried, setTried] = useState(false);
+  const [refused, setRefused] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    setText(entry.chatroomId === undefined ? '' : String(entry.chatroomId));
+  }, [entry.chatroomId]);
+  const issue = (tried ? chatroomIdIssue(text) : undefined) ?? refused;
+  const unchanged = optionalNumberFromText(text) === entry.chatroomId;
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setTried(true);
+    setRefused(undefined);
+    if (chatroomIdIssue(text)) return;
+    setBusy(true);
+    setRefused(await props.save(optionalNumberFromText(text)));
+    setBusy(false);
+  };
+  return (
+    <form class="row chatroom-id" onSubmit={submit} noValidate>
+      <Field id={id} label="Chatroom id" error={issue}>
+        {(a) => (
+          <input
+            {...a}
+            value={text}
+            size={10}
+            inputMode="numeric"
+            autocomplete="off"
+            title={CHATROOM_ID_HINT}
+            onInput={(e) => {
+              setText(e.currentTarget.value);
+              setRefused(undefined);
+            }}
+          />
+        )}
+      </Field>
+      <button type="submit" disabled={busy || unchanged}>
+        Save
+      </button>
     </form>
   );
 }
@@ -236,6 +332,8 @@ function SourceRow(props: {
   report: SourceReport | undefined;
   toggle: () => void;
   remove: () => void;
+  /** Kick: sets the chatroom id; resolves with the daemon's refusal, if any. */
+  setChatroomId: (chatroomId: number | undefined) => Promise<string | undefined>;
 }) {
   const { entry, report } = props;
   const name = PLATFORM_NAMES[entry.platform];
@@ -245,7 +343,10 @@ function SourceRow(props: {
         <PlatformMark platform={entry.platform} />
         {name}
       </td>
-      <td class="source-channel">{channelText(entry)}</td>
+      <td class="source-channel">
+        {channelText(entry)}
+        {entry.platform === 'kick' && <ChatroomIdEditor entry={entry} save={props.setChatroomId} />}
+      </td>
       <td>
         <SourceStateLabel report={report} pending={entry.enabled ? 'Starting…' : 'Turned off'} />
       </td>
@@ -632,6 +733,20 @@ export function SourcesView(props: { shared: Shared }) {
     );
   const remove = (entry: SourceEntry) =>
     void edited((sources) => sources.filter((s) => !sameSource(s, entry)), `${sourceName(entry)} removed.`);
+  const setChatroomId = async (entry: SourceEntry, chatroomId: number | undefined) => {
+    const refused = await changeSources(
+      (sources) =>
+        sources.map((s) => {
+          if (!sameSource(s, entry)) return s;
+          const { chatroomId: _old, ...rest } = s;
+          return chatroomId === undefined ? rest : { ...rest, chatroomId };
+        }),
+      chatroomId === undefined
+        ? `${sourceName(entry)}: chatroom id removed.`
+        : `${sourceName(entry)}: chatroom id ${chatroomId} saved; the source starts again with it.`,
+    );
+    return refused ? describeError(refused) : undefined;
+  };
 
   if (!settings) return error ? <Notice kind="error">{error}</Notice> : <p class="muted">Loading…</p>;
 
@@ -656,7 +771,7 @@ export function SourcesView(props: { shared: Shared }) {
       <div class="card">
         <h3>Channels</h3>
         {empty ? (
-          <p class="muted">No source yet: add your TikTok, Twitch or YouTube channel below.</p>
+          <p class="muted">No source yet: add your TikTok, Twitch, YouTube or Kick channel below.</p>
         ) : (
           <table class="sources">
             <thead>
@@ -677,6 +792,7 @@ export function SourcesView(props: { shared: Shared }) {
                   report={reportOf(entry)}
                   toggle={() => toggle(entry)}
                   remove={() => remove(entry)}
+                  setChatroomId={(chatroomId) => setChatroomId(entry, chatroomId)}
                 />
               ))}
               {fromCommandLine.map((r) => (
