@@ -236,7 +236,7 @@ describe('the source manager', () => {
 
 describe('sources in settings.json', () => {
   it.each([
-    ['an unknown platform', [{ platform: 'kick', channel: 'x' }], /sources\.0\.platform/],
+    ['an unknown platform', [{ platform: 'mixer', channel: 'x' }], /sources\.0\.platform/],
     ['a Twitch name with a space', [{ platform: 'twitch', channel: 'two words' }], /sources\.0\.channel/],
     [
       'a YouTube channel that is neither a handle nor an id',
