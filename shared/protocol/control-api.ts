@@ -137,6 +137,21 @@ export const TwitchSignIn = v.object({
 });
 export type TwitchSignIn = v.InferOutput<typeof TwitchSignIn>;
 
+/**
+ * Kick linked at the Gatekeeper, as the dashboard drives it on `/api/sources/kick/connect`: `GET` this,
+ * `POST` → `KickConnectStart` (the page to open on Kick), `DELETE` unlinks. The same link as
+ * `overlay-daemon connect kick`; `events` says in words how the daemon's feed of Kick's events stands.
+ */
+export const KickLinkState = v.object({
+  connected: v.boolean(),
+  /** The Kick channel linked (its slug, as in kick.com/<slug>). */
+  channel: v.optional(v.string()),
+  events: v.string(),
+});
+export type KickLinkState = v.InferOutput<typeof KickLinkState>;
+export const KickConnectStart = v.object({ url: v.pipe(v.string(), v.url()) });
+export type KickConnectStart = v.InferOutput<typeof KickConnectStart>;
+
 /** The OBS connection of `obs` actions: `off` until an action needs it. */
 export const OBS_STATES = ['connected', 'connecting', 'disconnected', 'off'] as const;
 /**

@@ -88,11 +88,11 @@ afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-const chat = (n: number, messageId = `msg-${n}`): KickFeedEvent => ({
+const chat = (n: number, messageId = `msg-${n}`, comment = `line ${n}`): KickFeedEvent => ({
   type: 'chat',
   platform: 'kick',
   user: { uniqueId: `fan${n}`, nickname: `Fan ${n}` },
-  data: { comment: `line ${n}`, messageId },
+  data: { comment, messageId },
 });
 
 async function overlayClient(): Promise<TestWsClient> {
@@ -246,7 +246,7 @@ describe('Kick events through the Gatekeeper', () => {
       // Over Pusher first, then the webhook of the same message through the Gatekeeper.
       const id = pusher.chatMessage(4242, { content: 'hello both ways', sender: { username: 'fan1' } });
       await waitFor(() => journaled().length === 1);
-      gk.push({ ...chat(1, id), data: { comment: 'hello both ways', messageId: id } });
+      gk.push(chat(1, id, 'hello both ways'));
       // The other way round: the Gatekeeper first, then Pusher.
       gk.push(chat(2, 'second-id'));
       await waitFor(() => journaled().length === 2);

@@ -17,6 +17,10 @@ import {
   ErrorBody,
   type EventReceipt,
   EventReceipt as EventReceiptSchema,
+  type KickConnectStart,
+  KickConnectStart as KickConnectStartSchema,
+  type KickLinkState,
+  KickLinkState as KickLinkStateSchema,
   Leaderboard,
   type MediaEntry,
   MediaList,
@@ -224,6 +228,18 @@ export class ControlApi {
   /** Revokes and forgets the Twitch sign-in, or ends one under way. */
   async endTwitchSignIn(): Promise<void> {
     await this.request('/api/sources/twitch/sign-in', { method: 'DELETE' });
+  }
+  /** Whether Kick is linked at the Gatekeeper, and how the daemon's feed of its events stands. */
+  kickLink(): Promise<KickLinkState> {
+    return this.typed(KickLinkStateSchema, '/api/sources/kick/connect');
+  }
+  /** Starts linking Kick: the page on Kick to open. */
+  startKickLink(): Promise<KickConnectStart> {
+    return this.typed(KickConnectStartSchema, '/api/sources/kick/connect', { method: 'POST' });
+  }
+  /** Unlinks Kick at the Gatekeeper. */
+  async endKickLink(): Promise<void> {
+    await this.request('/api/sources/kick/connect', { method: 'DELETE' });
   }
   /** One connection attempt to OBS with the saved settings. */
   testObs(): Promise<ObsTestResult> {

@@ -1,6 +1,7 @@
 // Linking Kick from the dashboard's Sources view: POST starts it (a URL to open on Kick), GET says whether
 // Kick is linked and how the events feed stands, DELETE unlinks. Control API: admin key, local only.
 import type { Polka } from 'polka';
+import type { KickConnectStart, KickLinkState } from '../../../shared/protocol/control-api.js';
 import type { KickEdgeFeed, KickLinkFailure } from '../sources/kick/edge-events.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 
@@ -22,7 +23,7 @@ export function mountKickRoutes(app: Polka, feed: KickEdgeFeed | undefined): voi
       return sendJson(res, 200, {
         connected: false,
         events: feed?.describe() ?? 'events: this daemon runs without the Gatekeeper',
-      });
+      } satisfies KickLinkState);
     const answer = await feed.link.status(token);
     if (!answer.ok) return failed(res, 'say whether Kick is connected', answer);
     // Linked meanwhile (the page on Kick was just allowed): the feed opens now rather than at its next look.
@@ -31,7 +32,7 @@ export function mountKickRoutes(app: Polka, feed: KickEdgeFeed | undefined): voi
       connected: answer.value.connected,
       ...(answer.value.channel !== undefined ? { channel: answer.value.channel } : {}),
       events: feed.describe(),
-    });
+    } satisfies KickLinkState);
   });
   app.post(path, async (_req, res) => {
     if (!feed) return sendError(res, 'unavailable', 'this daemon runs without the Gatekeeper');
@@ -39,7 +40,7 @@ export function mountKickRoutes(app: Polka, feed: KickEdgeFeed | undefined): voi
     if (!token) return sendError(res, 'forbidden', KICK_SIGN_IN_NEEDED);
     const answer = await feed.link.connect(token);
     if (!answer.ok) return failed(res, 'start connecting Kick', answer);
-    sendJson(res, 200, { url: answer.value.url });
+    sendJson(res, 200, { url: answer.value.url } satisfies KickConnectStart);
   });
   app.delete(path, async (_req, res) => {
     if (!feed) return sendError(res, 'unavailable', 'this daemon runs without the Gatekeeper');
