@@ -186,6 +186,24 @@ describe('the Kick source', () => {
     expect(source?.deliver({ ...(events[0] as StreamEvent) }, 'another-id')).toBe(true);
   });
 
+  it("leaves the socket's subscription notices out while the Gatekeeper's feed brings Kick's", async () => {
+    const s = await connected();
+    s.setFeedCoversSubscriptions(true);
+    pusher.event(CHATROOM, 'App\\Events\\SubscriptionEvent', { username: 'subber', months: 2 });
+    pusher.event(CHATROOM, 'App\\Events\\GiftedSubscriptionsEvent', {
+      gifted_usernames: ['a'],
+      gifter_username: 'g',
+    });
+    pusher.host(CHATROOM_ID, 'raider', 5);
+    pusher.chatMessage(CHATROOM_ID, { content: 'chat still', sender: { username: 'viewer' } });
+    await waitFor(() => events.length === 2);
+    expect(events.map((e) => e.type)).toEqual(['share', 'chat']);
+    s.setFeedCoversSubscriptions(false);
+    pusher.event(CHATROOM, 'App\\Events\\SubscriptionEvent', { username: 'subber', months: 2 });
+    await waitFor(() => events.length === 3);
+    expect(events[2]).toMatchObject({ type: 'subscribe', data: { subMonth: 2 } });
+  });
+
   it('the end of a stream on the channel ends the session', async () => {
     await connected();
     await pusher.waitForSubscribed(`channel.${CHANNEL_ID}`);

@@ -24,6 +24,8 @@ export interface KickChatOptions {
   /** `[kick] slug:` */
   prefix: string;
   deliver(event: StreamEvent, kickMessageId?: string): void;
+  /** True while the Gatekeeper's feed brings Kick's subscription webhooks: the socket's notices are left out. */
+  feedCoversSubscriptions?(): boolean;
   streamEnded(): void;
   onState(state: PusherState, detail?: string): void;
   log(line: string): void;
@@ -91,6 +93,8 @@ export class KickChat {
   #event(name: string, data: unknown): void {
     const result = mapKickEvent(name, data);
     if ('event' in result) {
+      // Counted once: by the official webhook when the feed brings those, else by the socket's notice.
+      if (result.subscription && this.options.feedCoversSubscriptions?.()) return;
       this.options.deliver(result.event, result.messageId);
       return;
     }

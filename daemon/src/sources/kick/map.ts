@@ -73,7 +73,8 @@ const GiftedSubscriptions = v.looseObject({
 });
 
 export type KickMapResult =
-  | { event: StreamEvent; messageId?: string }
+  /** `subscription`: a subscription notice, which Kick's webhooks (the Gatekeeper's feed) also bring. */
+  | { event: StreamEvent; messageId?: string; subscription?: true }
   | { streamEnded: true }
   | { ignored: true }
   | { unknown: string }
@@ -98,6 +99,10 @@ function finish(candidate: unknown, messageId?: string): KickMapResult {
   const parsed = parseWith(StreamEvent, candidate);
   if (!parsed.ok) return { drop: `not a valid event: ${parsed.error}` };
   return messageId ? { event: parsed.value, messageId } : { event: parsed.value };
+}
+
+function subscription(result: KickMapResult): KickMapResult {
+  return 'event' in result ? { ...result, subscription: true } : result;
 }
 
 /** One event of Kick's chat socket, its `data` already parsed from JSON. */
@@ -130,23 +135,27 @@ export function mapKickEvent(event: string, data: unknown): KickMapResult {
     case KICK_EVENTS.subscription: {
       const sub = read(Subscription, data, 'a subscription');
       if (typeof sub === 'string') return { drop: sub };
-      return finish({
-        type: 'subscribe',
-        platform: 'kick',
-        user: user(sub.username),
-        data: sub.months ? { subMonth: sub.months } : {},
-      });
+      return subscription(
+        finish({
+          type: 'subscribe',
+          platform: 'kick',
+          user: user(sub.username),
+          data: sub.months ? { subMonth: sub.months } : {},
+        }),
+      );
     }
     case KICK_EVENTS.giftedSubscriptions: {
       const gift = read(GiftedSubscriptions, data, 'gifted subscriptions');
       if (typeof gift === 'string') return { drop: gift };
       const gifter = gift.gifter_username?.trim();
-      return finish({
-        type: 'subscribe',
-        platform: 'kick',
-        user: gifter ? user(gifter) : { uniqueId: 'anonymous', nickname: 'Anonymous' },
-        data: { gifted: true, giftCount: Math.max(1, gift.gifted_usernames.length) },
-      });
+      return subscription(
+        finish({
+          type: 'subscribe',
+          platform: 'kick',
+          user: gifter ? user(gifter) : { uniqueId: 'anonymous', nickname: 'Anonymous' },
+          data: { gifted: true, giftCount: Math.max(1, gift.gifted_usernames.length) },
+        }),
+      );
     }
     case KICK_EVENTS.streamEnded:
       return { streamEnded: true };

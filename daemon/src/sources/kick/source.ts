@@ -57,6 +57,7 @@ export class KickSource implements EventSource {
   /** Why the chatroom id from the settings is in use (said beside the state). */
   #idsNote: string | undefined;
   #attempt = 0;
+  #feedCoversSubscriptions = false;
 
   constructor(
     readonly channel: string,
@@ -113,6 +114,14 @@ export class KickSource implements EventSource {
     if (kickMessageId && this.#seen.seen(kickMessageId)) return false;
     this.ctx.emit(event);
     return true;
+  }
+
+  /**
+   * Whether the Gatekeeper's feed of Kick's webhooks is connected (it brings subscriptions and gifted
+   * subscriptions): while it is, the socket's subscription notices are left out, so each counts once.
+   */
+  setFeedCoversSubscriptions(covers: boolean): void {
+    this.#feedCoversSubscriptions = covers;
   }
 
   #schedule(ms: number, run: () => Promise<void> | void): void {
@@ -217,6 +226,7 @@ export class KickSource implements EventSource {
         retryMaxMs: this.#options.retryMaxMs,
         prefix: this.#prefix,
         deliver: (event, id) => this.deliver(event, id),
+        feedCoversSubscriptions: () => this.#feedCoversSubscriptions,
         streamEnded: () => this.ctx.streamEnded(),
         onState: (state, detail) => this.#chatState(state, detail),
         log: this.ctx.log,
