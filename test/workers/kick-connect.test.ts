@@ -6,6 +6,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KICK_EVENT_TYPES } from '../../shared/protocol/kick.js';
 import worker from '../../workers/src/index.js';
+import { kickChannelOf } from '../../workers/src/kick/channel.js';
 import { memberForKickChannel } from '../../workers/src/kick/tokens.js';
 import { gatekeeper, WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';
 import {
@@ -226,9 +227,18 @@ describe('DELETE /kick/connect', () => {
     await putKickUser(kickId);
     const { userId, token } = await linkedMember('kick-unlink', kickId);
     const linked = await kickSeen(kickId);
+    // An event kept for the daemon before the unlink.
+    const kept = kickChannelOf(env, userId);
+    expect(
+      await kept.store('before-unlink', { type: 'livestream', platform: 'kick', live: true }),
+    ).toMatchObject({
+      stored: true,
+    });
 
     const res = await gatekeeper('/kick/connect', { method: 'DELETE', headers: bearer(token) });
     expect(res.status).toBe(204);
+    // Nothing of the channel stays at the Gatekeeper.
+    expect(await kept.kept()).toEqual([]);
     const after = await kickSeen(kickId);
     expect(after.subscriptions).toEqual([]);
     expect(after.revoked.sort()).toEqual([linked.last_access_token, linked.last_refresh_token].sort());

@@ -5,6 +5,7 @@ import { KICK_EVENT_TYPES } from '../../../shared/protocol/kick.js';
 import type { GatekeeperEnv } from '../env.js';
 import { readMember } from '../membership/member-store.js';
 import { createSubscriptions, deleteSubscriptions, listSubscriptions, revokeToken } from './api.js';
+import { kickChannelOf } from './channel.js';
 import {
   forgetKickLink,
   KICK_LINK_PREFIX,
@@ -74,6 +75,8 @@ export async function unlinkKick(env: GatekeeperEnv, member: string, link: KickL
       console.error(`kick: revoking a token of ${member} failed: ${result.reason}`);
   }
   await forgetKickLink(env, member, current);
+  // The events kept for the daemon go too, and its feed socket closes: nothing of the channel stays.
+  await kickChannelOf(env, member).forget();
 }
 
 export interface ResubscribeReport {
