@@ -146,6 +146,8 @@ export const KickLinkState = v.object({
   connected: v.boolean(),
   /** The Kick channel linked (its slug, as in kick.com/<slug>). */
   channel: v.optional(v.string()),
+  /** Whether the daemon's socket for Kick's events is open now. */
+  eventsConnected: v.boolean(),
   events: v.string(),
 });
 export type KickLinkState = v.InferOutput<typeof KickLinkState>;

@@ -24,6 +24,8 @@ import { usePolling } from './use-polling.js';
 const POLL_MS = 3000;
 /** How often a Twitch sign-in under way is asked about: the person is typing a code elsewhere. */
 const SIGN_IN_POLL_MS = 2000;
+/** How often the Kick box asks about the events socket while it is not open. */
+const KICK_EVENTS_POLL_MS = 3000;
 
 /** Why a row has no controls. */
 const COMMAND_LINE_NOTE =
@@ -633,6 +635,7 @@ function KickBox(props: { api: ControlApi }) {
         {link === undefined && !problem && <p class="muted">Asking the daemon…</p>}
         {link?.connected && (
           <>
+            {!link.eventsConnected && <KeepAsking refresh={load} />}
             <p>
               <span class="yes">Connected</span>
               {link.channel && (
@@ -666,6 +669,12 @@ function KickBox(props: { api: ControlApi }) {
       </div>
     </section>
   );
+}
+
+/** While the events socket is not open yet (or is being opened again), the box asks now and then. */
+function KeepAsking(props: { refresh: () => Promise<void> }) {
+  usePolling(props.refresh, KICK_EVENTS_POLL_MS);
+  return null;
 }
 
 /** A link under way: the page to allow it on, asked about until Kick says yes. */

@@ -22,6 +22,7 @@ export function mountKickRoutes(app: Polka, feed: KickEdgeFeed | undefined): voi
     if (!feed || !token)
       return sendJson(res, 200, {
         connected: false,
+        eventsConnected: false,
         events: feed?.describe() ?? 'events: this daemon runs without the Gatekeeper',
       } satisfies KickLinkState);
     const answer = await feed.link.status(token);
@@ -31,6 +32,7 @@ export function mountKickRoutes(app: Polka, feed: KickEdgeFeed | undefined): voi
     sendJson(res, 200, {
       connected: answer.value.connected,
       ...(answer.value.channel !== undefined ? { channel: answer.value.channel } : {}),
+      eventsConnected: feed.status().state === 'connected',
       events: feed.describe(),
     } satisfies KickLinkState);
   });
