@@ -15,7 +15,12 @@ import { DisposalStack } from './parts/disposal-stack.js';
 import { openServer, startHttp } from './parts/http.js';
 import { startIngest } from './parts/ingest.js';
 import { startJournal } from './parts/journal.js';
-import { deliverThroughKickSource, type KickEdgeOptions, startKickEdge } from './parts/kick-edge.js';
+import {
+  deliverThroughKickSource,
+  type KickEdgeOptions,
+  startKickEdge,
+  tellKickSources,
+} from './parts/kick-edge.js';
 import { type RelayOptions, startRelay } from './parts/relay.js';
 import { platformAccess, type SourcesOptions, startSources } from './parts/sources.js';
 import { startStores } from './parts/stores.js';
@@ -231,6 +236,7 @@ async function startParts(
   stack.push(closeSources, 'the sources');
   kickEdge.start(
     deliverThroughKickSource({ sources, ingest, journal, channel: () => kickEdge.feed?.status().channel }),
+    (state) => tellKickSources(sources, state === 'connected'),
   );
   // An error no chain caught is logged and the daemon keeps serving, until it closes.
   stack.push(installLastResort(log), 'the last resort');

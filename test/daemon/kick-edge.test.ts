@@ -254,6 +254,21 @@ describe('Kick events through the Gatekeeper', () => {
       gk.push(chat(3));
       await waitFor(() => journaled().length === 3);
       expect(journaled()).toEqual(['kick:hello both ways', 'kick:line 2', 'kick:line 3']);
+      // A subscription: Kick's socket announces it, and its webhook comes through the Gatekeeper. While the
+      // feed is connected only the webhook's counts.
+      pusher.event('chatrooms.4242.v2', 'App\\Events\\SubscriptionEvent', { username: 'subber', months: 2 });
+      gk.push({
+        type: 'subscribe',
+        platform: 'kick',
+        user: { uniqueId: 'subber', nickname: 'subber' },
+        data: { subMonth: 2 },
+      });
+      await waitFor(() => journaled().length === 4);
+      // A chat line after it on the same socket: once it is in, the socket's notice was handled too.
+      pusher.chatMessage(4242, { id: 'after-sub', content: 'line 5', sender: { username: 'fan5' } });
+      await waitFor(() => journaled().includes('kick:line 5'));
+      expect(journaled().filter((line) => line === 'subscribe')).toHaveLength(1);
+      expect(journaled()).toHaveLength(5);
     } finally {
       await stop();
       await pusher.close();

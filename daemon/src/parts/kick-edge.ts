@@ -3,7 +3,12 @@
 import type { KickFeedEvent } from '../../../shared/protocol/kick.js';
 import type { Ingest } from '../ingest/ingest.js';
 import type { Journal } from '../journal/journal.js';
-import { KickEdgeFeed, type KickEdgeLicence, seqStoreOn } from '../sources/kick/edge-events.js';
+import {
+  KickEdgeFeed,
+  type KickEdgeLicence,
+  type KickEdgeState,
+  seqStoreOn,
+} from '../sources/kick/edge-events.js';
 import { KickSource } from '../sources/kick/source.js';
 import type { SourceManager } from '../sources/manager.js';
 import { RecentIds } from '../sources/recent-ids.js';
@@ -23,8 +28,8 @@ export interface KickEdgeOptions {
 export interface KickEdgePart {
   /** Undefined when the daemon runs without a licence manager (no Gatekeeper to ask). */
   feed: KickEdgeFeed | undefined;
-  /** Starts the feed once the sources run: its events go through `deliver`. */
-  start(deliver: (event: KickFeedEvent) => void): void;
+  /** Starts the feed once the sources run: its events go through `deliver`, its state to `onState`. */
+  start(deliver: (event: KickFeedEvent) => void, onState?: (state: KickEdgeState) => void): void;
   close(): void;
 }
 
@@ -45,6 +50,8 @@ export function deliverThroughKickSource(ctx: {
   const seen = new RecentIds(10_000);
   return (event) => {
     const running = ctx.sources.running();
+    // The feed brings Kick's own subscription webhooks: a kick source started since it connected learns it here.
+    tellKickSources(ctx.sources, true);
     if (event.type === 'livestream') {
       const othersLive = running.some((s) => s.platform !== 'kick' && s.report().state === 'connected');
       if (!othersLive) ctx.journal.endSession();
@@ -63,6 +70,15 @@ export function deliverThroughKickSource(ctx: {
   };
 }
 
+/**
+ * While the feed is connected it brings Kick's subscription webhooks: every running kick source then leaves
+ * out its socket's subscription notices, so each subscription counts once.
+ */
+export function tellKickSources(sources: Pick<SourceManager, 'running'>, feedConnected: boolean): void {
+  for (const source of sources.running())
+    if (source instanceof KickSource) source.setFeedCoversSubscriptions(feedConnected);
+}
+
 /** A kick source's entry in /status with the feed's state beside the chat's: "chat connected; events: …". */
 export function withKickEvents(report: SourceReport, events: string | undefined): SourceReport {
   if (report.platform !== 'kick' || events === undefined) return report;
@@ -76,19 +92,22 @@ export function startKickEdge(
 ): KickEdgePart {
   if (!options) return { feed: undefined, start() {}, close() {} };
   let deliver: ((event: KickFeedEvent) => void) | undefined;
+  let onState: ((state: KickEdgeState) => void) | undefined;
   const feed = new KickEdgeFeed({
     gatekeeperUrl: options.gatekeeperUrl,
     licence: options.licence,
     seq: seqStoreOn(ctx.journal),
     deliver: (event) => deliver?.(event),
+    onState: (state) => onState?.(state),
     timers: options.timers ?? systemTimers(),
     ...(options.random ? { random: options.random } : {}),
     log: ctx.log,
   });
   return {
     feed,
-    start(to) {
+    start(to, stateTo) {
       deliver = to;
+      onState = stateTo;
       feed.start();
     },
     close() {

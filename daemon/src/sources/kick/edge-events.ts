@@ -135,6 +135,8 @@ export interface KickEdgeContext {
   random?: () => number;
   log(line: string): void;
   fetch?: typeof fetch;
+  /** Each change of state (the kick source leaves out the socket's subscription notices while connected). */
+  onState?(state: KickEdgeState): void;
 }
 
 export type KickEdgeState =
@@ -258,6 +260,7 @@ export class KickEdgeFeed {
   }
 
   close(): void {
+    if (this.#state !== 'stopped') this.#ctx.onState?.('stopped');
     this.#state = 'stopped';
     this.#ctx.licence.off('change', this.#onLicence);
     this.#clearRetry();
@@ -267,10 +270,12 @@ export class KickEdgeFeed {
 
   #set(state: KickEdgeState, why?: string): void {
     const before = this.describe();
+    const changed = state !== this.#state;
     this.#state = state;
     this.#why = why;
     const after = this.describe();
     if (after !== before) this.#ctx.log(`[kick] ${after}`);
+    if (changed) this.#ctx.onState?.(state);
   }
 
   #clearRetry(): void {
