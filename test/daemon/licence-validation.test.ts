@@ -238,6 +238,18 @@ describe('verdicts from the Gatekeeper', () => {
     expect(await m.refresh()).toMatchObject({ tier: 'premium', state: 'valid' });
   });
 
+  it('a licence already in license.json at start is a change for whoever listens from before (Kick events feed after a restart)', async () => {
+    await signIn();
+    const m = makeManager();
+    const changes: string[] = [];
+    m.on('change', (s) => changes.push(`${s.tier}/${s.state}`));
+    expect(await m.load()).toMatchObject({ tier: 'premium', state: 'valid' });
+    expect(changes).toEqual(['premium/valid']);
+    // The first validation finds it as it was: no second change.
+    await m.refresh();
+    expect(changes).toEqual(['premium/valid']);
+  });
+
   it('invalid_token (401) → free tier until the user signs in again', async () => {
     await signIn();
     gatekeeper.validateMode = 'invalid_token';

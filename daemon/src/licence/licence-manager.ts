@@ -114,9 +114,13 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
   /** Reads license.json and the cached config without asking the Gatekeeper: the verdict offline. */
   async load(): Promise<LicenceStatus> {
     this.#stopped = false;
+    const before = this.status();
     this.#config = await readCachedConfig(this.configFile);
     await this.#load();
-    return this.status();
+    const after = this.status();
+    // A licence found in the file at start is a change for whoever listens already (Kick's events feed).
+    if (after.tier !== before.tier || after.state !== before.state) this.emit('change', after);
+    return after;
   }
 
   stop(): void {
