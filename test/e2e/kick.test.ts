@@ -107,6 +107,9 @@ async function connectKick(): Promise<{ status: number; text: string }> {
   expect(started.status, await started.clone().text()).toBe(200);
   const { url: start } = (await started.json()) as { url: string };
   expect(new URL(start).origin).toBe(kick.url);
+  // OAuth 2.1 with PKCE: the Gatekeeper keeps the verifier, Kick sees only its S256 challenge.
+  expect(new URL(start).searchParams.get('code_challenge_method')).toBe('S256');
+  expect(new URL(start).searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
   let url = start;
   let last: Response | undefined;
   for (let hop = 0; hop < 10; hop++) {
