@@ -214,6 +214,22 @@ describe('Kick events through the Gatekeeper', () => {
     await waitFor(() => journaled().length === 1);
   });
 
+  it('a licence the Gatekeeper rejects even after a refresh: the feed says so and stops asking until a new sign-in', async () => {
+    gk.approve();
+    await writeRecord(token());
+    gk.accept = () => false;
+    await start();
+    await waitFor(() =>
+      daemon!.logs.includes(
+        '[kick] events: the Gatekeeper rejected the licence — run overlay-daemon login again',
+      ),
+    );
+    expect(gk.requests.filter((r) => r === 'POST /validate')).toHaveLength(1);
+    // Nothing more is planned: no retry waits on the clock.
+    expect(timers.size).toBe(0);
+    expect(gk.connections).toHaveLength(0);
+  });
+
   it('a chat message id that already came is delivered once', async () => {
     // Without the Pusher stand-in: the same Kick message id twice over the Gatekeeper (a retried webhook
     // that got a new seq) reaches the pages once.

@@ -109,6 +109,8 @@ export const KICK_SEQ_META_PREFIX = 'kick_events_seq:';
 /** What the feed needs of the licence (licence/licence-manager.ts). */
 export interface KickEdgeLicence {
   record(): { token: string } | undefined;
+  /** `invalid`: the Gatekeeper rejected the licence, so the feed waits for a new sign-in. */
+  status?(): { state: string };
   /** Asks the Gatekeeper for a fresh licence (after it refused the one in use). */
   refresh(): Promise<unknown>;
   on(event: 'change', listener: () => void): unknown;
@@ -213,9 +215,12 @@ export class KickEdgeFeed {
     void this.#check();
   }
 
-  /** Asks the Gatekeeper again now (the dashboard linked or unlinked Kick). */
+  /**
+   * Asks the Gatekeeper again now, when the feed waits for a link (the dashboard just linked Kick). A feed
+   * waiting out a failure keeps its backoff.
+   */
   recheck(): void {
-    if (this.#state === 'stopped' || this.#state === 'connected' || this.#state === 'connecting') return;
+    if (this.#state !== 'not_connected' && this.#state !== 'signed_out') return;
     this.#clearRetry();
     void this.#check();
   }
@@ -241,7 +246,9 @@ export class KickEdgeFeed {
   describe(): string {
     switch (this.#state) {
       case 'signed_out':
-        return 'events: need a sign-in — run overlay-daemon login, then overlay-daemon connect kick';
+        return this.#why
+          ? `events: ${this.#why}`
+          : 'events: need a sign-in — run overlay-daemon login, then overlay-daemon connect kick';
       case 'checking':
         return 'events: asking the Gatekeeper whether Kick is connected';
       case 'not_connected':
@@ -274,7 +281,8 @@ export class KickEdgeFeed {
     this.#state = state;
     this.#why = why;
     const after = this.describe();
-    if (after !== before) this.#ctx.log(`[kick] ${after}`);
+    // Asking is a step of its own, not news: the answer is logged.
+    if (after !== before && state !== 'checking') this.#ctx.log(`[kick] ${after}`);
     if (changed) this.#ctx.onState?.(state);
   }
 
@@ -312,6 +320,10 @@ export class KickEdgeFeed {
     if (!token || !member) {
       this.#member = undefined;
       this.#set('signed_out');
+      return;
+    }
+    if (this.#ctx.licence.status?.().state === 'invalid') {
+      this.#set('signed_out', 'the Gatekeeper rejected the licence — run overlay-daemon login again');
       return;
     }
     if (member !== this.#member) {
