@@ -4,11 +4,12 @@
 // hands every event to the kick source, and remembers the last seq in the journal once the event is
 // journaled: what happened while the daemon was off arrives when it starts, and nothing twice.
 // Also the member's account link (`/kick/connect`, `/kick/status`) for the CLI and the dashboard.
-import * as v from 'valibot';
+import type * as v from 'valibot';
 import { WebSocket } from 'ws';
 import { ErrorBody } from '../../../../shared/protocol/errors.js';
 import { parseJsonWith, parseWith } from '../../../../shared/protocol/index.js';
 import { KickEventsFrame, type KickFeedEvent } from '../../../../shared/protocol/kick.js';
+import { KickConnectAnswer, KickStatus } from '../../../../shared/protocol/kick-account.js';
 import { backoffDelay, formatWait } from '../../../../shared/timers.js';
 import { errorMessage } from '../../errors.js';
 import { FetchError, fetchJson, redact } from '../../http-client/fetch-json.js';
@@ -16,19 +17,6 @@ import { decodeJwtPayload } from '../../licence/jwt-payload.js';
 import type { TimerHandle, Timers } from '../../timers.js';
 
 // ---- The Gatekeeper's Kick routes as the daemon reads them ----
-
-/** `GET /kick/status`. */
-export const KickLinkStatus = v.object({
-  connected: v.boolean(),
-  channel: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100))),
-  since: v.optional(v.string()),
-});
-export type KickLinkStatus = v.InferOutput<typeof KickLinkStatus>;
-
-/** `POST /kick/connect`: the page on Kick where the streamer allows the link. */
-export const KickConnectAnswer = v.object({
-  url: v.pipe(v.string(), v.url(), v.maxLength(4096)),
-});
 
 /** A failed call: `http` when the Gatekeeper answered with its error body, `network` otherwise. */
 export type KickLinkFailure =
@@ -46,8 +34,8 @@ export class KickLink {
     this.#fetch = options.fetch;
   }
 
-  status(token: string): Promise<KickLinkResult<KickLinkStatus>> {
-    return this.#request('GET', '/kick/status', token, KickLinkStatus);
+  status(token: string): Promise<KickLinkResult<KickStatus>> {
+    return this.#request('GET', '/kick/status', token, KickStatus);
   }
 
   connect(token: string): Promise<KickLinkResult<{ url: string }>> {
