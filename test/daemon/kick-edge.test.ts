@@ -185,6 +185,27 @@ describe('Kick events through the Gatekeeper', () => {
     );
   });
 
+  it("a mark beyond the Gatekeeper's numbers (its store was reset) follows its gap: its events are taken from there", async () => {
+    gk.approve();
+    await writeRecord(token());
+    for (let n = 1; n <= 3; n += 1) gk.push(chat(n));
+    await start();
+    await waitFor(() => journaled().length === 3);
+    await stop();
+    gk.reset();
+    expect(gk.push(chat(4))).toBe(1);
+    await start();
+    await waitFor(() => journaled().length === 4);
+    expect(gk.connections.at(-1)?.after).toBe('3');
+    expect(journaled().at(-1)).toBe('kick:line 4');
+    expect(daemon!.logs.some((l) => /numbers of Kick events are behind this daemon's \(3;/.test(l))).toBe(
+      true,
+    );
+    gk.push(chat(5));
+    await waitFor(() => journaled().length === 5);
+    expect(daemon!.journal.metaValue(`${KICK_SEQ_META_PREFIX}member-1`)).toBe('2');
+  });
+
   it('frames that are not the protocol are logged and ignored; the feed goes on', async () => {
     gk.approve();
     await writeRecord(token());

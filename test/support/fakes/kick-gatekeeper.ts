@@ -36,6 +36,8 @@ export interface FakeKickGatekeeper {
   kept(): { seq: number; event: KickFeedEvent }[];
   /** Keeps an event under the next seq and sends it to every open socket; returns its seq. */
   push(event: KickFeedEvent): number;
+  /** Forgets everything and numbers from 1 again (a channel whose store was reset). */
+  reset(): void;
   /** Forgets every kept event up to `seq` (older than 24 h, or beyond 10,000). */
   forgetUpTo(seq: number): void;
   /** Sends a text frame as it is to every open socket. */
@@ -142,11 +144,14 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
       if (afterText === undefined) return;
       const after = Number(afterText);
       const oldest = kept[0]?.seq ?? nextSeq;
-      // Events the daemon has not had are no longer all kept: a gap first.
-      if (forgotten > 0 && after < oldest - 1)
+      // Events the daemon has not had are no longer all kept, or its `after` is beyond every seq given
+      // (numbers of another store): a gap first.
+      const beyond = after > nextSeq - 1;
+      if ((forgotten > 0 && after < oldest - 1) || beyond)
         ws.send(JSON.stringify({ type: 'gap', from: oldest } satisfies KickEventsFrame));
+      // Beyond every seq given: everything kept follows the gap.
       for (const item of kept)
-        if (item.seq > after)
+        if (beyond || item.seq > after)
           ws.send(
             JSON.stringify({ type: 'event', seq: item.seq, event: item.event } satisfies KickEventsFrame),
           );
@@ -172,6 +177,11 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
       const text = JSON.stringify({ type: 'event', seq, event } satisfies KickEventsFrame);
       for (const c of fake.open()) c.ws.send(text);
       return seq;
+    },
+    reset() {
+      kept = [];
+      nextSeq = 1;
+      forgotten = 0;
     },
     forgetUpTo(seq) {
       kept = kept.filter((item) => item.seq > seq);

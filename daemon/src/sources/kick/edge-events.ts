@@ -425,11 +425,16 @@ export class KickEdgeFeed {
     const frame = parsed.value;
     if (frame.type === 'gap') {
       const lost = frame.from - 1 - this.#last;
-      this.#ctx.log(
-        `[kick] ${lost > 0 ? `${lost} Kick event${lost === 1 ? ' was' : 's were'}` : 'some Kick events were'} lost before this daemon took them (the Gatekeeper keeps Kick events for 24 hours, at most 10,000): going on with the oldest it still has`,
-      );
-      // Asked again from there, the Gatekeeper would say the same: remembered as taken.
-      if (frame.from - 1 > this.#last) this.#remember(member, frame.from - 1);
+      if (lost >= 0)
+        this.#ctx.log(
+          `[kick] ${lost > 0 ? `${lost} Kick event${lost === 1 ? ' was' : 's were'}` : 'some Kick events were'} lost before this daemon took them (the Gatekeeper keeps Kick events for 24 hours, at most 10,000): going on with the oldest it still has`,
+        );
+      else
+        this.#ctx.log(
+          `[kick] the Gatekeeper's numbers of Kick events are behind this daemon's (${this.#last}; another Gatekeeper, or its store was reset): taking its events from ${frame.from} on`,
+        );
+      // From here on the Gatekeeper's numbers are the ones to follow (asked again, it would say the same).
+      if (frame.from - 1 !== this.#last) this.#remember(member, frame.from - 1);
       return;
     }
     // Already taken (a replay overlapping what arrived live, or a crash before the seq was written).
