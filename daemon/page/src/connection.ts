@@ -89,6 +89,26 @@ function writeLastSeq(overlayId: string, seq: number): void {
   }
 }
 
+/**
+ * The last `seq` seen once `message` is applied (a `resumed` covers up to its `to`), kept in
+ * sessionStorage too so that a reload resumes from it.
+ */
+function advanceSeq(
+  overlayId: string,
+  lastSeq: number | undefined,
+  message: ServerMessage,
+): number | undefined {
+  const seq =
+    message.type === 'resumed'
+      ? message.to
+      : message.type === 'stream-event' || message.type === 'overlay-command'
+        ? message.seq
+        : undefined;
+  if (seq === undefined || (lastSeq !== undefined && seq <= lastSeq)) return lastSeq;
+  writeLastSeq(overlayId, seq);
+  return seq;
+}
+
 interface ConnectionHooks {
   onMessage(message: ServerMessage): void;
   onState(state: 'open' | 'closed'): void;
@@ -148,16 +168,7 @@ export function connect(globals: PageGlobals, hooks: ConnectionHooks): void {
       writeAttempt(0);
       hooks.onState('open');
     }
-    const seq =
-      message.type === 'resumed'
-        ? message.to
-        : message.type === 'stream-event' || message.type === 'overlay-command'
-          ? message.seq
-          : undefined;
-    if (seq !== undefined && (lastSeq === undefined || seq > lastSeq)) {
-      lastSeq = seq;
-      writeLastSeq(globals.overlayId, seq);
-    }
+    lastSeq = advanceSeq(globals.overlayId, lastSeq, message);
     hooks.onMessage(message);
   });
   socket.addEventListener('close', scheduleReload);
@@ -296,16 +307,7 @@ export function connectViewer(
         failures = 0;
         hooks.onState('open');
       }
-      const seq =
-        message.type === 'resumed'
-          ? message.to
-          : message.type === 'stream-event' || message.type === 'overlay-command'
-            ? message.seq
-            : undefined;
-      if (seq !== undefined && (lastSeq === undefined || seq > lastSeq)) {
-        lastSeq = seq;
-        writeLastSeq(globals.overlayId, seq);
-      }
+      lastSeq = advanceSeq(globals.overlayId, lastSeq, message);
       hooks.onMessage(message);
     });
     current.addEventListener('close', (event) => {
