@@ -2,6 +2,7 @@
 // from them. Sections cited as "interface §x" refer to docs/interface.md, "decisions §x" to docs/decisions.md.
 export * from './commands.js';
 export * from './control-api.js';
+export * from './devices.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './gatekeeper.js';

@@ -55,6 +55,7 @@ import { JSON_MAX_DEPTH, jsonTooDeep, readBody } from './body.js';
 import { etagOf, ifMatchHolds, overlayEtag } from './etag.js';
 import { mountHistory } from './history.js';
 import { mountKickRoutes } from './kick-routes.js';
+import { mountPairingRoutes, type PairingRoutesContext } from './pairing-routes.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 import { mountSourceRoutes } from './source-routes.js';
 
@@ -84,6 +85,8 @@ export interface ControlApiContext {
   twitchSignIn: TwitchSignInService;
   /** Kick's events through the Gatekeeper and the link behind them (undefined without a licence manager). */
   kickEdge?: KickEdgeFeed | undefined;
+  /** Pairing phones and the paired devices (absent: no pairing routes). */
+  pairing?: PairingRoutesContext | undefined;
   /** Lets only local control clients with the admin key through (front-door.ts createControlGuard). */
   controlGuard: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }
@@ -375,6 +378,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   mountHistory(app, ctx.journal);
   mountSourceRoutes(app, ctx.twitchSignIn);
   mountKickRoutes(app, ctx.kickEdge);
+  if (ctx.pairing) mountPairingRoutes(app, ctx.pairing);
   mountBackupRoutes(app, ctx.dataDir, ctx.log);
 
   app.get('/api/media', async (_req, res) => sendJson(res, 200, await listMedia(ctx.mediaDir)));

@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import type { ObsConnection } from '../actions/obs.js';
 import type { ActionRunner } from '../actions/runner.js';
 import type { Speech } from '../actions/speech.js';
+import { PairingService } from '../devices/pairing.js';
+import { DeviceStore } from '../devices/store.js';
 import { createHttpApp, type PageRenderer, requestListener } from '../http/app.js';
 import type { ConnectionLimiter } from '../http/connection-limit.js';
 import type { CreationLimits } from '../http/control-api.js';
@@ -34,9 +36,13 @@ export interface HttpOptions {
   tunnelHost?: string;
   /** Tier limits on creating overlays and rules (the licence manager). */
   limits?: CreationLimits;
+  /** Clock of the pairing codes and their limits (tests use a fake one). */
+  now?: () => number;
 }
 
 export interface HttpPart {
+  /** devices.json: the paired devices. */
+  devices: DeviceStore;
   /** The Twitch sign-in the dashboard drives. */
   twitchSignIn: TwitchSignInService;
   port: number;
@@ -150,6 +156,15 @@ export function startHttp(
       dev: options.dev === true,
     };
     const frontDoor = createFrontDoor(frontDoorOptions);
+    const devices = await DeviceStore.open(dataDir.root, {
+      ...(options.now ? { now: options.now } : {}),
+      adminKey: () => keys.current,
+    });
+    const pairing = new PairingService(
+      devices,
+      { now: options.now ?? Date.now },
+      frontDoorOptions.tunnelHost,
+    );
     const app = createHttpApp({
       twitchSignIn,
       kickEdge: ctx.kickEdge,
@@ -170,6 +185,7 @@ export function startHttp(
       ingest: ctx.ingest,
       mediaDir: dataDir.mediaDir,
       tunnelHost: frontDoorOptions.tunnelHost,
+      pairing: { devices, pairing, tunnelHost: frontDoorOptions.tunnelHost },
       log,
       limits: options.limits,
       ...(options.dev
@@ -213,6 +229,6 @@ export function startHttp(
     }
     const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
     const url = `http://${hostForUrl === '0.0.0.0' || hostForUrl === '[::]' ? '127.0.0.1' : hostForUrl}:${boundPort}`;
-    return { twitchSignIn, port: boundPort, url, statusFields, state };
+    return { twitchSignIn, devices, port: boundPort, url, statusFields, state };
   });
 }

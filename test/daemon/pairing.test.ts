@@ -1,0 +1,255 @@
+// Pairing a phone: the streamer's offer (admin key), the phone's code and poll, approval, the device
+// cookie, the limits on wrong codes, the device list and revocation, and a new admin key revoking all.
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { rotateAdminKey } from '../../daemon/src/store/data-dir.js';
+import { api, rawRequest, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
+import { FakeTimers } from '../support/fake-timers.js';
+
+const TUNNEL = 'o-abc.tunnel.example';
+let daemon: TestDaemon;
+let clock: FakeTimers;
+
+beforeEach(async () => {
+  clock = new FakeTimers();
+  clock.advance(1_800_000_000_000);
+  daemon = await startTestDaemon({ now: () => clock.now() });
+  daemon.tunnelHost = TUNNEL;
+});
+afterEach(async () => {
+  await daemon.stop();
+});
+
+/** The phone's request through the tunnel: the tunnel's Host and the real client in CF-Connecting-IP. */
+function phone(method: string, path: string, body?: unknown, ip = '203.0.113.9') {
+  return rawRequest(daemon.port, {
+    method,
+    path,
+    headers: {
+      Host: TUNNEL,
+      'CF-Connecting-IP': ip,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+async function offer(role?: string): Promise<{ code: string; url: string; role: string; expiresAt: string }> {
+  const res = await api(daemon, 'POST', '/api/pairings/offer', role ? { role } : {});
+  expect(res.status).toBe(201);
+  return (await res.json()) as { code: string; url: string; role: string; expiresAt: string };
+}
+
+async function pair(code: string, ip?: string): Promise<string> {
+  const res = await phone('POST', '/pair', { code, deviceName: 'Phone' }, ip);
+  expect(res.status).toBe(202);
+  return (res.json() as { pairingId: string }).pairingId;
+}
+
+const cookieOf = (res: { headers: Record<string, string | string[] | undefined> }) => {
+  const set = res.headers['set-cookie'];
+  return Array.isArray(set) ? set[0] : set;
+};
+
+describe('the offer', () => {
+  it('gives a 10-character base32 code, the tunnel URL, the role (moderator by default) and a 10-minute expiry', async () => {
+    const made = await offer();
+    expect(made.code).toMatch(/^[A-Z2-7]{10}$/);
+    expect(made.url).toBe(`https://${TUNNEL}/pair#${made.code}`);
+    expect(made.role).toBe('moderator');
+    expect(Date.parse(made.expiresAt)).toBe(clock.now() + 10 * 60_000);
+    expect((await offer('owner')).role).toBe('owner');
+  });
+
+  it('needs the admin key, a valid role, and a tunnel (409 with words without one)', async () => {
+    const anonymous = await fetch(`${daemon.url}/api/pairings/offer`, { method: 'POST', body: '{}' });
+    expect(anonymous.status).toBe(401);
+    expect((await api(daemon, 'POST', '/api/pairings/offer', { role: 'admin' })).status).toBe(400);
+    daemon.tunnelHost = undefined;
+    const res = await api(daemon, 'POST', '/api/pairings/offer', {});
+    expect(res.status).toBe(409);
+    expect(JSON.stringify(await res.json())).toContain('tunnel');
+  });
+});
+
+describe('pairing a phone', () => {
+  it('waits for the streamer, then sets the device cookie once on the first poll after approval', async () => {
+    const { code } = await offer();
+    // Typed in lower case on the phone: codes are compared without case.
+    const pairingId = await pair(code.toLowerCase());
+    const waiting = (await (await api(daemon, 'GET', '/api/pairings')).json()) as Array<
+      Record<string, unknown>
+    >;
+    expect(waiting).toEqual([
+      {
+        pairingId,
+        deviceName: 'Phone',
+        ip: '203.0.113.9',
+        role: 'moderator',
+        at: new Date(clock.now()).toISOString(),
+      },
+    ]);
+    expect((await phone('GET', `/pair/${pairingId}`)).json()).toEqual({ state: 'waiting' });
+
+    expect((await api(daemon, 'POST', `/api/pairings/${pairingId}/approve`, { role: 'owner' })).status).toBe(
+      204,
+    );
+    expect(await (await api(daemon, 'GET', '/api/pairings')).json()).toEqual([]);
+    const first = await phone('GET', `/pair/${pairingId}`);
+    expect(first.json()).toEqual({ state: 'approved' });
+    const cookie = cookieOf(first) ?? '';
+    expect(cookie).toMatch(/^__Host-overlay_device=[A-Za-z0-9_-]{43}; /);
+    const attributes = cookie.split('; ').slice(1);
+    expect(attributes.sort()).toEqual(['HttpOnly', 'Path=/', 'SameSite=Strict', 'Secure']);
+    const second = await phone('GET', `/pair/${pairingId}`);
+    expect(second.json()).toEqual({ state: 'approved' });
+    expect(second.headers['set-cookie']).toBeUndefined();
+
+    const devices = (await (await api(daemon, 'GET', '/api/devices')).json()) as Array<
+      Record<string, unknown>
+    >;
+    expect(devices).toEqual([
+      expect.objectContaining({
+        name: 'Phone',
+        role: 'owner',
+        createdAt: new Date(clock.now()).toISOString(),
+      }),
+    ]);
+    expect(Object.keys(devices[0] ?? {}).sort()).toEqual([
+      'createdAt',
+      'id',
+      'lastIp',
+      'lastSeenAt',
+      'name',
+      'role',
+    ]);
+
+    // devices.json is private and holds the SHA-256 of the cookie value, never the value.
+    const token = cookie.split(';')[0]?.split('=')[1] ?? '';
+    const file = join(daemon.dataDir.root, 'devices.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const text = await readFile(file, 'utf8');
+    expect(text).not.toContain(token);
+    expect(text).toContain(createHash('sha256').update(token).digest('hex'));
+  });
+
+  it('approves with the role of the offer when none is given', async () => {
+    const pairingId = await pair((await offer('owner')).code);
+    expect((await api(daemon, 'POST', `/api/pairings/${pairingId}/approve`)).status).toBe(204);
+    expect(await (await api(daemon, 'GET', '/api/devices')).json()).toEqual([
+      expect.objectContaining({ role: 'owner' }),
+    ]);
+  });
+
+  it('tells the phone it was refused, and makes no device', async () => {
+    const pairingId = await pair((await offer()).code);
+    expect((await api(daemon, 'POST', `/api/pairings/${pairingId}/refuse`)).status).toBe(204);
+    const polled = await phone('GET', `/pair/${pairingId}`);
+    expect(polled.json()).toEqual({ state: 'refused' });
+    expect(polled.headers['set-cookie']).toBeUndefined();
+    expect((await api(daemon, 'POST', `/api/pairings/${pairingId}/approve`)).status).toBe(404);
+    expect(await (await api(daemon, 'GET', '/api/devices')).json()).toEqual([]);
+  });
+
+  it('tells the phone it expired when the streamer does not answer within the code`s 10 minutes', async () => {
+    const pairingId = await pair((await offer()).code);
+    clock.advance(10 * 60_000);
+    expect((await phone('GET', `/pair/${pairingId}`)).json()).toEqual({ state: 'expired' });
+    expect(await (await api(daemon, 'GET', '/api/pairings')).json()).toEqual([]);
+    expect((await api(daemon, 'POST', `/api/pairings/${pairingId}/approve`)).status).toBe(404);
+  });
+
+  it('refuses wrong, spent and expired codes with 403 forbidden', async () => {
+    const { code } = await offer();
+    const wrong = await phone('POST', '/pair', { code: 'AAAAAAAAAA', deviceName: 'Phone' });
+    expect(wrong.status).toBe(403);
+    expect(wrong.json()).toEqual({ error: { code: 'forbidden', message: expect.any(String) } });
+    await pair(code);
+    expect((await phone('POST', '/pair', { code, deviceName: 'Phone' })).status).toBe(403);
+    const late = await offer();
+    clock.advance(10 * 60_000);
+    expect((await phone('POST', '/pair', { code: late.code, deviceName: 'Phone' })).status).toBe(403);
+    expect(await (await api(daemon, 'GET', '/api/pairings')).json()).toEqual([]);
+  });
+
+  it('validates the phone`s body (400) and answers 404 for an unknown pairing', async () => {
+    expect((await phone('POST', '/pair', { code: 'AAAAAAAAAA' })).status).toBe(400);
+    expect((await phone('POST', '/pair', 'not json')).status).toBe(400);
+    expect((await phone('GET', '/pair/nope')).status).toBe(404);
+  });
+});
+
+describe('limits on wrong codes', () => {
+  it('allows 5 per minute per IP, then 429 even for a good code, until the minute is over', async () => {
+    const { code } = await offer();
+    for (let i = 0; i < 5; i++) {
+      expect(
+        (await phone('POST', '/pair', { code: 'AAAAAAAAAA', deviceName: 'x' }, '198.51.100.1')).status,
+      ).toBe(403);
+    }
+    const blocked = await phone('POST', '/pair', { code, deviceName: 'x' }, '198.51.100.1');
+    expect(blocked.status).toBe(429);
+    expect(blocked.headers['retry-after']).toBe('60');
+    // Another address is not held back.
+    expect(
+      (await phone('POST', '/pair', { code: 'AAAAAAAAAA', deviceName: 'x' }, '198.51.100.2')).status,
+    ).toBe(403);
+    clock.advance(60_000);
+    await pair(code, '198.51.100.1');
+  });
+
+  it('allows 30 per hour for the daemon, then every POST /pair is 429 until the hour is over', async () => {
+    for (let ip = 1; ip <= 6; ip++) {
+      for (let i = 0; i < 5; i++) {
+        const res = await phone('POST', '/pair', { code: 'AAAAAAAAAA', deviceName: 'x' }, `198.51.100.${ip}`);
+        expect(res.status).toBe(403);
+      }
+      clock.advance(1000);
+    }
+    const { code } = await offer();
+    expect((await phone('POST', '/pair', { code, deviceName: 'x' }, '192.0.2.77')).status).toBe(429);
+    clock.advance(60 * 60_000 - 6000 - 1);
+    expect((await phone('POST', '/pair', { code: 'x', deviceName: 'x' }, '192.0.2.78')).status).toBe(429);
+    clock.advance(1);
+    await pair((await offer()).code, '192.0.2.77');
+  });
+});
+
+describe('devices', () => {
+  async function paired(name: string): Promise<string> {
+    const res = await phone('POST', '/pair', { code: (await offer()).code, deviceName: name });
+    const pairingId = (res.json() as { pairingId: string }).pairingId;
+    await api(daemon, 'POST', `/api/pairings/${pairingId}/approve`);
+    const devices = (await (await api(daemon, 'GET', '/api/devices')).json()) as Array<{
+      id: string;
+      name: string;
+    }>;
+    return devices.find((d) => d.name === name)?.id ?? '';
+  }
+
+  it('DELETE /api/devices/:id revokes at once: the device leaves the list and devices.json', async () => {
+    const id = await paired('Phone');
+    await paired('Laptop');
+    expect((await fetch(`${daemon.url}/api/devices/${id}`, { method: 'DELETE' })).status).toBe(401);
+    expect((await api(daemon, 'DELETE', `/api/devices/${id}`)).status).toBe(204);
+    expect(await (await api(daemon, 'GET', '/api/devices')).json()).toEqual([
+      expect.objectContaining({ name: 'Laptop' }),
+    ]);
+    expect(await readFile(join(daemon.dataDir.root, 'devices.json'), 'utf8')).not.toContain(id);
+    expect((await api(daemon, 'DELETE', `/api/devices/${id}`)).status).toBe(404);
+  });
+
+  it('a new admin key (overlay-daemon new-key) revokes every device', async () => {
+    await paired('Phone');
+    await paired('Laptop');
+    const old = daemon.adminKey;
+    await rotateAdminKey(daemon.dataDir);
+    await waitFor(() => daemon.adminKey !== old);
+    expect(await (await api(daemon, 'GET', '/api/devices')).json()).toEqual([]);
+    await waitFor(
+      async () => !(await readFile(join(daemon.dataDir.root, 'devices.json'), 'utf8')).includes('Phone'),
+    );
+  });
+});
