@@ -39,6 +39,27 @@ const TABS: readonly { id: Tab; label: string }[] = [
   { id: 'status', label: 'Status' },
 ];
 
+/** On a phone the views a phone is for come first: Status, Actions (skip, clear), Test events, History. */
+const PHONE_FIRST: readonly Tab[] = ['status', 'actions', 'test', 'history'];
+const PHONE_TABS = [
+  ...PHONE_FIRST.map((id) => TABS.find((t) => t.id === id) as (typeof TABS)[number]),
+  ...TABS.filter((t) => !PHONE_FIRST.includes(t.id)),
+];
+/** The width below which the dashboard takes its phone layout (the same as in dashboard.css). */
+const PHONE_QUERY = '(max-width: 640px)';
+
+/** Whether the window is phone-sized now, following rotations and resizes. */
+function usePhone(): boolean {
+  const [phone, setPhone] = useState(() => window.matchMedia(PHONE_QUERY).matches);
+  useEffect(() => {
+    const query = window.matchMedia(PHONE_QUERY);
+    const follow = () => setPhone(query.matches);
+    query.addEventListener('change', follow);
+    return () => query.removeEventListener('change', follow);
+  }, []);
+  return phone;
+}
+
 /** Where the dashboard is: a view, and the overlay open in the editor. */
 interface Route {
   tab: Tab;
@@ -91,6 +112,7 @@ export function App(props: { adminKey: string | undefined }) {
   const api = useMemo(() => new ControlApi(props.adminKey), [props.adminKey]);
   const [refused, setRefused] = useState<ApiError | undefined>();
   const [{ tab, editing }, go] = useRoute();
+  const phone = usePhone();
   const main = useRef<HTMLElement>(null);
   const setEditing = (id: string | undefined) => go({ tab: 'overlays', editing: id });
   const firstRoute = useRef(true);
@@ -176,7 +198,7 @@ export function App(props: { adminKey: string | undefined }) {
       <header class="topbar">
         <span class="brand">overlay-daemon</span>
         <nav aria-label="Sections">
-          {TABS.map((t) => (
+          {(phone ? PHONE_TABS : TABS).map((t) => (
             <button
               type="button"
               key={t.id}
