@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../../daemon/src/cli/main.js';
 import { rotateAdminKey } from '../../daemon/src/store/data-dir.js';
 import { api, rawRequest, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { FakeTimers } from '../support/fake-timers.js';
@@ -250,6 +251,80 @@ describe('devices', () => {
     expect(await (await api(daemon, 'GET', '/api/devices')).json()).toEqual([]);
     await waitFor(
       async () => !(await readFile(join(daemon.dataDir.root, 'devices.json'), 'utf8')).includes('Phone'),
+    );
+  });
+});
+
+describe('the command line', () => {
+  function cli(answer = 'y') {
+    const io = {
+      output: '',
+      errors: '',
+      out: (text: string) => {
+        io.output += text;
+      },
+      err: (text: string) => {
+        io.errors += text;
+      },
+      stopSignal: () => new Promise<string>(() => {}),
+      ask: async () => answer,
+      pollMs: 10,
+    };
+    return io;
+  }
+
+  it('overlay-daemon pair prints the code, the URL and a QR code, then approves the phone on "y"', async () => {
+    const io = cli('y');
+    const running = main(['pair', '--role', 'owner', '--data-dir', daemon.dataDir.root], io);
+    await waitFor(() => io.output.includes('Waiting for the phone'));
+    const code = /Pairing code: ([A-Z2-7]{10})/.exec(io.output)?.[1] ?? '';
+    expect(io.output).toContain(`https://${TUNNEL}/pair#${code}`);
+    expect(io.output).toMatch(/[▀▄█]/);
+    const pairingId = await pair(code);
+    expect(await running).toBe(0);
+    expect(io.output).toContain('Paired "Phone" as owner');
+    expect(cookieOf(await phone('GET', `/pair/${pairingId}`))).toMatch(/^__Host-overlay_device=/);
+  });
+
+  it('overlay-daemon pair refuses the phone on anything but "y"', async () => {
+    const io = cli('');
+    const running = main(['pair', '--data-dir', daemon.dataDir.root], io);
+    await waitFor(() => io.output.includes('Waiting for the phone'));
+    const pairingId = await pair(/Pairing code: ([A-Z2-7]{10})/.exec(io.output)?.[1] ?? '');
+    expect(await running).toBe(1);
+    expect((await phone('GET', `/pair/${pairingId}`)).json()).toEqual({ state: 'refused' });
+  });
+
+  it('overlay-daemon devices lists the devices and --revoke ID revokes one', async () => {
+    const empty = cli();
+    expect(await main(['devices', '--data-dir', daemon.dataDir.root], empty)).toBe(0);
+    expect(empty.output).toContain('No paired devices');
+
+    const pairingId = await pair((await offer()).code);
+    await api(daemon, 'POST', `/api/pairings/${pairingId}/approve`);
+    const listed = cli();
+    expect(await main(['devices', '--data-dir', daemon.dataDir.root], listed)).toBe(0);
+    const id =
+      ((await (await api(daemon, 'GET', '/api/devices')).json()) as Array<{ id: string }>)[0]?.id ?? '';
+    expect(listed.output).toContain(`${id}  Phone  moderator  last seen never`);
+
+    const revoke = cli();
+    expect(await main(['devices', '--revoke', id, '--data-dir', daemon.dataDir.root], revoke)).toBe(0);
+    expect(revoke.output).toContain(`Device ${id} revoked`);
+    expect(await (await api(daemon, 'GET', '/api/devices')).json()).toEqual([]);
+    const again = cli();
+    expect(await main(['devices', '--revoke', id, '--data-dir', daemon.dataDir.root], again)).toBe(1);
+    expect(again.errors).toContain('no paired device');
+  });
+
+  it('overlay-daemon new-key revokes every device', async () => {
+    const pairingId = await pair((await offer()).code);
+    await api(daemon, 'POST', `/api/pairings/${pairingId}/approve`);
+    const io = cli();
+    expect(await main(['new-key', '--data-dir', daemon.dataDir.root], io)).toBe(0);
+    expect(io.output).toContain('1 paired device(s) revoked');
+    await waitFor(
+      async () => ((await (await api(daemon, 'GET', '/api/devices')).json()) as unknown[]).length === 0,
     );
   });
 });

@@ -14,6 +14,7 @@ import {
 } from '../../../shared/settings.js';
 import { BackupError, createBackup, restoreBackup } from '../backup/backup.js';
 import { DEFAULT_HOST, DEFAULT_PORT, type RunningDaemon, startDaemon } from '../daemon.js';
+import { DeviceStore } from '../devices/store.js';
 import { errorMessage } from '../errors.js';
 import { dashboardSignInUrl } from '../http/dashboard.js';
 import { isLoopbackIp } from '../http/policy.js';
@@ -34,6 +35,7 @@ import {
 import { type DataDirLock, lockDataDir, readRunningDaemon } from '../store/running-daemon.js';
 import { CONNECT_HELP, runConnectCommand } from './connect.js';
 import { DASHBOARD_HELP, runDashboardCommand } from './dashboard.js';
+import { DEVICES_HELP, PAIR_HELP, runDevicesCommand, runPairCommand } from './devices.js';
 import { EVENT_HELP, runEventCommand } from './event.js';
 import { describeLookup, locateDaemon, portFrom } from './locate.js';
 import { LOGIN_HELP, LOGOUT_HELP, type RemoteCommand, runRemoteCommand, TUNNEL_HELP } from './remote.js';
@@ -49,7 +51,9 @@ Usage:
   overlay-daemon tunnel up | down | status   remote access at https://<your subdomain> (Premium)
   overlay-daemon event <type> [options]      send a test stream event (gift, like, chat…) to the server
   overlay-daemon dashboard [--port N]        open the dashboard of the running server, signed in
-  overlay-daemon new-key [--data-dir DIR]    replace the admin key (old sign-in links stop working)
+  overlay-daemon new-key [--data-dir DIR]    replace the admin key (old sign-in links and paired devices stop working)
+  overlay-daemon pair [--role ROLE]          pair a phone through the tunnel (code + QR code), then approve it
+  overlay-daemon devices [--revoke ID]       list the paired devices, or revoke one
   overlay-daemon connect twitch      sign in to Twitch for follows, subs, cheers, raids (disconnect twitch to undo)
   overlay-daemon connect kick        link Kick for follows, subs, gifts, also while off (disconnect kick to undo)
   overlay-daemon backup [FILE]       one .tar.gz of overlays, rules, media, settings and the event journal
@@ -240,6 +244,8 @@ const COMMANDS: readonly Command[] = [
   remote('logout', LOGOUT_HELP),
   remote('tunnel', TUNNEL_HELP),
   { name: 'event', help: () => EVENT_HELP, ownArguments: runEventCommand },
+  { name: 'devices', help: () => DEVICES_HELP, ownArguments: runDevicesCommand },
+  { name: 'pair', help: () => PAIR_HELP, ownArguments: runPairCommand },
   {
     name: 'new-key',
     help: () => NEW_KEY_HELP,
@@ -254,9 +260,14 @@ const COMMANDS: readonly Command[] = [
         io.err(`overlay-daemon: no admin key in ${dataDir}; start the server once with this --data-dir\n`);
         return 1;
       }
+      // Every paired device is revoked with the old key (a running server does the same when it sees the new key).
+      const revoked = await (await DeviceStore.open(dirs.root)).revokeAll();
       await rotateAdminKey(dirs);
       io.out(
         'New admin key written. Sign-in links with the old key no longer work, and open dashboards ask to sign in again.\n' +
+          (revoked > 0
+            ? `${revoked} paired device(s) revoked: pair them again with overlay-daemon pair.\n`
+            : '') +
           'Open the dashboard with: overlay-daemon dashboard\n',
       );
       return 0;
