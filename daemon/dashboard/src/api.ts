@@ -8,6 +8,15 @@ import {
 } from '../../../shared/credentials.js';
 import { FileProblem as FileProblemSchema } from '../../../shared/data-files.js';
 import {
+  type DeviceRole,
+  type DeviceView,
+  DeviceView as DeviceViewSchema,
+  type PairingOffer,
+  PairingOffer as PairingOfferSchema,
+  type PendingPairing,
+  PendingPairing as PendingPairingSchema,
+} from '../../../shared/protocol/devices.js';
+import {
   ActionLog,
   type ActionLogEntry,
   type ClientCounts,
@@ -363,6 +372,36 @@ export class ControlApi {
   }
   async deleteMedia(name: string): Promise<void> {
     await this.request(`/api/media/${encodeURIComponent(name)}`, { method: 'DELETE' });
+  }
+
+  /** Starts pairing a phone: a one-time code and the tunnel URL (409 `conflict` while no tunnel runs). */
+  offerPairing(role?: DeviceRole): Promise<PairingOffer> {
+    return this.typed(PairingOfferSchema, '/api/pairings/offer', {
+      method: 'POST',
+      json: role ? { role } : {},
+    });
+  }
+  /** The phones that sent a good code and wait for an answer. */
+  pairings(): Promise<PendingPairing[]> {
+    return this.typed(v.array(PendingPairingSchema), '/api/pairings');
+  }
+  /** Approves a waiting phone, with the offer's role unless `role` is given. */
+  async approvePairing(pairingId: string, role?: DeviceRole): Promise<void> {
+    await this.request(`/api/pairings/${encodeURIComponent(pairingId)}/approve`, {
+      method: 'POST',
+      json: role ? { role } : {},
+    });
+  }
+  async refusePairing(pairingId: string): Promise<void> {
+    await this.request(`/api/pairings/${encodeURIComponent(pairingId)}/refuse`, { method: 'POST' });
+  }
+  /** The paired devices still allowed in. */
+  devices(): Promise<DeviceView[]> {
+    return this.typed(v.array(DeviceViewSchema), '/api/devices');
+  }
+  /** Revokes a device at once (its open connections are closed). */
+  async revokeDevice(id: string): Promise<void> {
+    await this.request(`/api/devices/${encodeURIComponent(id)}`, { method: 'DELETE' });
   }
 
   /** 202 once accepted, with the rules the event fired (in rule order); journaled as a test event. */
