@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { backupFileName, type PendingRestore } from '../../../shared/backup.js';
 import type { ControlApi } from './api.js';
+import { DevicesPanel } from './devices-panel.js';
 import { useVoices, VoiceSelect } from './rules/action-card.js';
 import { SettingsForm } from './settings-form.js';
 import type { Shared } from './shared-data.js';
@@ -205,6 +206,7 @@ export function SettingsView(props: { shared: Shared }) {
       <SettingsForm api={api} obsTest={<ObsTest api={api} />} />
       <SpeechSample api={api} />
       <Backups api={api} />
+      <DevicesPanel api={api} />
     </section>
   );
 }

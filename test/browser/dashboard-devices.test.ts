@@ -1,0 +1,91 @@
+// Devices in the dashboard, in Chromium against the real daemon: "Pair a phone" shows the code, the
+// tunnel URL and its QR code; a phone sending the code through the tunnel shows as a prompt; Approve
+// lists the device; Revoke (asked once more) removes it.
+import type { Browser, BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { qrPath } from '../../daemon/dashboard/src/public-overlay.js';
+import { launchChromium } from '../support/chromium.js';
+import { api, rawRequest, startTestDaemon } from '../support/daemon.js';
+import { openTab, signInDashboard } from '../support/dashboard.js';
+
+const TUNNEL = 'o-abc.tunnel.example';
+let browser: Browser;
+let context: BrowserContext;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  context.setDefaultTimeout(10_000);
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('pairing a phone from the dashboard', () => {
+  it('shows the code and QR code, prompts for the phone, lists it once approved and removes it on Revoke', async () => {
+    const daemon = await startTestDaemon();
+    daemon.tunnelHost = TUNNEL;
+    const page = await context.newPage();
+    try {
+      await signInDashboard(page, daemon);
+      await openTab(page, 'Settings');
+      const panel = page.locator('[data-devices]');
+      await panel.locator('[data-no-devices]').waitFor();
+      await panel.getByLabel('Role').selectOption('owner');
+      await panel.getByRole('button', { name: 'Pair a phone' }).click();
+
+      const code = (await panel.locator('[data-pairing-code]').textContent()) ?? '';
+      expect(code).toMatch(/^[A-Z2-7]{10}$/);
+      const url = `https://${TUNNEL}/pair#${code}`;
+      expect(await panel.locator('[data-pairing-url]').textContent()).toBe(url);
+      expect(await panel.locator('[data-pairing-qr] path').getAttribute('d')).toBe(qrPath(url).d);
+      expect(await panel.locator('[data-time-left]').textContent()).toMatch(/^(10:00|9:[0-5]\d)$/);
+      // Usable on a phone: nothing wider than the screen.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+
+      // The phone sends the code through the tunnel.
+      const sentCode = await rawRequest(daemon.port, {
+        method: 'POST',
+        path: '/pair',
+        headers: { Host: TUNNEL, 'CF-Connecting-IP': '203.0.113.9', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ code: code.toLowerCase(), deviceName: 'Sam’s phone' }),
+      });
+      expect(sentCode.status).toBe(202);
+      const prompt = panel.locator('[data-pairing-request]');
+      await prompt.waitFor();
+      expect(await prompt.textContent()).toContain('Sam’s phone (203.0.113.9) asks to pair as owner');
+
+      await prompt.getByRole('button', { name: 'Approve' }).click();
+      const listed = panel.locator('.device-list li');
+      await listed.waitFor();
+      expect(await listed.textContent()).toContain('Sam’s phone · owner');
+      expect(await prompt.count()).toBe(0);
+      const devices = (await (await api(daemon, 'GET', '/api/devices')).json()) as { name: string }[];
+      expect(devices.map((d) => d.name)).toEqual(['Sam’s phone']);
+
+      await listed.getByRole('button', { name: 'Revoke' }).click();
+      await listed.getByRole('button', { name: 'Yes, revoke' }).click();
+      await panel.locator('[data-no-devices]').waitFor();
+      expect(await (await api(daemon, 'GET', '/api/devices')).json()).toEqual([]);
+    } finally {
+      await page.close();
+      await daemon.stop();
+    }
+  });
+
+  it('says that pairing needs the tunnel when none runs', async () => {
+    const daemon = await startTestDaemon();
+    const page = await context.newPage();
+    try {
+      await signInDashboard(page, daemon);
+      await openTab(page, 'Settings');
+      const panel = page.locator('[data-devices]');
+      await panel.getByRole('button', { name: 'Pair a phone' }).click();
+      await panel.getByText(/No code: .*tunnel/).waitFor();
+      expect(await panel.locator('[data-pairing-code]').count()).toBe(0);
+    } finally {
+      await page.close();
+      await daemon.stop();
+    }
+  });
+});
