@@ -1,6 +1,7 @@
 // Unit tests of the injected globals: no value can leave its script element (decisions §3).
 import { describe, expect, it } from 'vitest';
-import { injectGlobals, scriptSafeJson } from './page.js';
+import { scriptSafeJson } from '../../../shared/page-globals.js';
+import { injectGlobals } from './page.js';
 
 const PAGE =
   '<!doctype html><html><head><meta charset="utf-8"></head><body><script type="module" src="/x.js"></script></body></html>';

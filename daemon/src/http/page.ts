@@ -1,28 +1,13 @@
 // Renders the overlay page: the compiled HTML with the three injected globals (interface §2.9, decisions §3).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type SplitPage, scriptSafeJson, splitAtHead } from '../../../shared/page-globals.js';
 import { PAGE_DIST_DIR } from '../package-root.js';
 
 export interface PageGlobals {
   overlayId: string;
   port: number;
   token: string;
-}
-
-/** Strings that JSON.stringify leaves as they are and that hold nothing scriptSafeJson would escape. */
-const PLAIN_STRING = /^[A-Za-z0-9_.:-]*$/;
-
-/** JSON that is safe inside a <script> element: no `</script>`, no `<!--`, no line separators. */
-export function scriptSafeJson(value: unknown): string {
-  // The globals are a UUID, a port and a base64url token on every load: skip five scans that cannot match.
-  if (typeof value === 'string' && PLAIN_STRING.test(value)) return `"${value}"`;
-  if (typeof value === 'number') return JSON.stringify(value);
-  return JSON.stringify(value)
-    .replace(/</g, '\\u003c')
-    .replace(/>/g, '\\u003e')
-    .replace(/&/g, '\\u0026')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
 }
 
 function globalsScript(globals: PageGlobals): string {
@@ -33,19 +18,6 @@ function globalsScript(globals: PageGlobals): string {
     `window.__APP_TOKEN__=${scriptSafeJson(globals.token)};` +
     '</script>'
   );
-}
-
-/** A page cut where the globals go: right after the opening <head> tag, or at the very start without one. */
-interface SplitPage {
-  before: string;
-  after: string;
-}
-
-function splitAtHead(html: string): SplitPage {
-  const head = /<head[^>]*>/i.exec(html);
-  if (!head) return { before: '', after: html };
-  const at = head.index + head[0].length;
-  return { before: html.slice(0, at), after: html.slice(at) };
 }
 
 /** Inserts the globals as the first thing in <head>, so they exist before any module script runs. */

@@ -3,6 +3,7 @@
 // viewer of the relay, and `GET /overlay-assets/*` its scripts and styles. Nothing is served while the
 // overlay is not published.
 import { Hono } from 'hono';
+import { type SplitPage, scriptSafeJson, splitAtHead } from '../../../shared/page-globals.js';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { hubOf, OVERLAY_ID, SUBDOMAIN } from './names.js';
@@ -33,16 +34,6 @@ export async function requirePublished(
 /** Where the page's own files are: the Vite `base` of daemon/page, and the folder in the static assets. */
 export const PAGE_ASSETS_PATH = '/overlay-assets/';
 const PAGE_HTML_PATH = `${PAGE_ASSETS_PATH}index.html`;
-
-/** JSON that is safe inside a <script> element: no `</script>`, no `<!--`, no line separators. */
-function scriptSafeJson(value: string): string {
-  return JSON.stringify(value)
-    .replace(/</g, '\\u003c')
-    .replace(/>/g, '\\u003e')
-    .replace(/&/g, '\\u0026')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
-}
 
 /** The script the page finds first in <head>: its overlay, and the relay socket instead of a token. */
 export function viewerGlobals(subdomain: string, overlayId: string): string {
@@ -77,19 +68,6 @@ export function viewerPageCsp(globalsHash: string): string {
     "base-uri 'none'",
     "form-action 'none'",
   ].join('; ');
-}
-
-interface SplitPage {
-  before: string;
-  after: string;
-}
-
-/** The compiled page cut right after its opening <head> tag (or at the start without one). */
-function splitAtHead(html: string): SplitPage {
-  const head = /<head[^>]*>/i.exec(html);
-  if (!head) return { before: '', after: html };
-  const at = head.index + head[0].length;
-  return { before: html.slice(0, at), after: html.slice(at) };
 }
 
 // The static assets are fixed for a deployment: the page is read once per isolate.
