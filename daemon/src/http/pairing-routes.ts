@@ -12,6 +12,7 @@ import {
 import { deviceCookie, type PairingService } from '../devices/pairing.js';
 import type { DeviceStore } from '../devices/store.js';
 import { readBody } from './body.js';
+import { pairPageHandler } from './pair-page.js';
 import { classifyHost, clientIp } from './policy.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 
@@ -87,6 +88,9 @@ export function mountPairingRoutes(app: Polka, ctx: PairingRoutesContext): void 
     if (!(await devices.revoke(req.params.id ?? ''))) return sendError(res, 'not_found', 'No such device');
     sendNoContent(res);
   });
+
+  // The phone's page, where the QR code leads.
+  app.get('/pair', pairPageHandler);
 
   app.post('/pair', async (req, res) => {
     const input = await readSmallJson(req, res, PairRequestInput);
