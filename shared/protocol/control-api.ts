@@ -174,7 +174,7 @@ export const StatusParts = v.object({
   tunnel: v.optional(ConnectorStatus),
   tiktok: v.optional(SourceStatus),
   sources: v.optional(v.array(SourceReport)),
-  /** One entry per public overlay (decisions-3 §9). */
+  /** One entry per public overlay (docs/relay.md). */
   relay: v.optional(v.array(RelayStatus)),
 });
 export type StatusParts = v.InferOutput<typeof StatusParts>;

@@ -1,4 +1,4 @@
-// The overlay relay (decisions-3 §9): the daemon publishes each public overlay once to the Gatekeeper,
+// The overlay relay (docs/relay.md): the daemon publishes each public overlay once to the Gatekeeper,
 // whose Durable Objects fan it out to viewers. One schema per frame, shared by the Worker, the daemon
 // and the viewer page.
 import * as v from 'valibot';

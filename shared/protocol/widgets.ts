@@ -178,7 +178,7 @@ const Widgets = v.pipe(
 export const OverlayInput = v.object({
   ...OverlayMeta.entries,
   widgets: v.optional(Widgets, []),
-  /** Published through the Gatekeeper's relay (decisions-3 §9; Premium only). A PUT without it sets false. */
+  /** Published through the Gatekeeper's relay (docs/relay.md; Premium only). A PUT without it sets false. */
   public: v.optional(v.boolean(), false),
 });
 export type OverlayInput = v.InferOutput<typeof OverlayInput>;
