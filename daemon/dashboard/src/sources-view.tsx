@@ -419,6 +419,27 @@ function signInProblem(err: unknown): string {
   return describeError(err);
 }
 
+/**
+ * A button's action: busy while it runs, the last problem cleared first and set, in words, if it fails.
+ */
+function busyAction(
+  setBusy: (busy: boolean) => void,
+  setProblem: (problem: string | undefined) => void,
+  describe: (err: unknown) => string,
+) {
+  return async (run: () => Promise<void>) => {
+    setBusy(true);
+    setProblem(undefined);
+    try {
+      await run();
+    } catch (err) {
+      setProblem(describe(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+}
+
 /** Twitch: the sign-in that adds follows, subscriptions, cheers and raids, and the client id it uses. */
 function TwitchBox(props: { api: ControlApi; settings: Settings; saved: (s: Settings) => void }) {
   const { api, settings } = props;
@@ -437,17 +458,7 @@ function TwitchBox(props: { api: ControlApi; settings: Settings; saved: (s: Sett
   }, [api]);
   useEffect(() => void load(), [load]);
 
-  const act = async (run: () => Promise<void>) => {
-    setBusy(true);
-    setProblem(undefined);
-    try {
-      await run();
-    } catch (err) {
-      setProblem(signInProblem(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const act = busyAction(setBusy, setProblem, signInProblem);
   const connect = () =>
     act(async () => {
       setExpiredCode(undefined);
@@ -600,17 +611,7 @@ function KickBox(props: { api: ControlApi }) {
     }
   }, [api]);
   useEffect(() => void load(), [load]);
-  const act = async (run: () => Promise<void>) => {
-    setBusy(true);
-    setProblem(undefined);
-    try {
-      await run();
-    } catch (err) {
-      setProblem(describeError(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const act = busyAction(setBusy, setProblem, describeError);
   const connect = () =>
     act(async () => {
       const { url } = await api.startKickLink();
