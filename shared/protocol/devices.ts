@@ -52,3 +52,12 @@ export const DeviceRecord = v.object({
 });
 export type DeviceRecord = v.InferOutput<typeof DeviceRecord>;
 export const DevicesFile = v.object({ devices: v.array(DeviceRecord) });
+
+/** `GET /api/session` of a paired device: its changes carry `csrf` in the X-Overlay-CSRF header. */
+export const DeviceSession = v.object({
+  deviceId: v.string(),
+  name: v.string(),
+  role: DeviceRole,
+  csrf: v.string(),
+});
+export type DeviceSession = v.InferOutput<typeof DeviceSession>;

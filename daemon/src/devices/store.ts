@@ -1,6 +1,6 @@
 // devices.json: the paired devices, each with the SHA-256 of its cookie token (never the token), mode 0600,
 // written whole and atomically. Changes are made one at a time, in order.
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import {
   type DeviceRecord,
@@ -11,6 +11,8 @@ import {
 import { readPrivateJson, writePrivateJson } from '../store/private-json-file.js';
 
 export const DEVICES_FILE = 'devices.json';
+/** How often a device's last sighting is written when its address stays the same. */
+const TOUCH_EVERY_MS = 60_000;
 
 export const tokenHash = (token: string): string => createHash('sha256').update(token).digest('hex');
 
@@ -107,17 +109,32 @@ export class DeviceStore {
     return found && deviceView(found);
   }
 
-  /** Notes that the device was seen now from `ip`. */
+  /**
+   * Notes that the device was seen now from `ip`. The file is written when the address changed or the
+   * last note is a minute old, not on every request of a polling dashboard.
+   */
   async touch(id: string, ip: string): Promise<void> {
     this.followKey();
-    const at = new Date(this.now()).toISOString();
+    const now = this.now();
+    const at = new Date(now).toISOString();
     let changed = false;
     this.devices = this.devices.map((d) => {
       if (d.id !== id) return d;
+      const fresh = d.lastSeenAt !== null && now - Date.parse(d.lastSeenAt) < TOUCH_EVERY_MS;
+      if (d.lastIp === ip && fresh) return d;
       changed = true;
       return { ...d, lastSeenAt: at, lastIp: ip };
     });
     if (changed) await this.save();
+  }
+
+  /**
+   * The value a device's changes must carry in X-Overlay-CSRF: derived from its token's hash, so it
+   * survives restarts, is known only to the daemon and the device's own session, and dies with it.
+   */
+  csrf(id: string): string | undefined {
+    const device = this.devices.find((d) => d.id === id);
+    return device && createHmac('sha256', device.tokenHash).update('X-Overlay-CSRF').digest('base64url');
   }
 
   list(): DeviceView[] {

@@ -4,14 +4,14 @@ import { stat } from 'node:fs/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import polka, { type Polka, type Request } from 'polka';
 import sirv from 'sirv';
-import { type DaemonStatus, parseWith, Uuid } from '../../../shared/protocol/index.js';
+import { type DaemonStatus, type DeviceSession, parseWith, Uuid } from '../../../shared/protocol/index.js';
 import { TTS_FILE } from '../actions/speech.js';
 import { MediaFiles } from '../media/media.js';
 import { PAGE_DIST_DIR } from '../package-root.js';
 import type { OverlayStore } from '../store/overlay-store.js';
 import type { PageTokens } from '../ws/page-tokens.js';
 import { type ControlApiContext, mountControlApi } from './control-api.js';
-import { mountDashboard } from './dashboard.js';
+import { isLocalDashboardClient, mountDashboard } from './dashboard.js';
 import { homePageHandler } from './home-page.js';
 import { classifyHost, isLocalControlClient } from './policy.js';
 import { sendError, sendJson } from './responses.js';
@@ -96,12 +96,15 @@ export function createHttpApp(ctx: HttpContext): Polka {
     }),
   );
 
+  const localStatus = (): DaemonStatus => {
+    const { port, ...details } = ctx.status();
+    return { running: true, port, ...details };
+  };
   app.get('/status', (req, res) => {
     // The details (licence, tunnel, TikTok state) are the streamer's business: a request that is not
     // a local control client (e.g. through the tunnel) sees only the interface's {running, port}.
-    const { port, ...details } = ctx.status();
     const local = isLocalControlClient(req, classifyHost(req.headers.host, ctx.tunnelHost?.()));
-    const status: DaemonStatus = local ? { running: true, port, ...details } : { running: true, port };
+    const status: DaemonStatus = local ? localStatus() : { running: true, port: ctx.status().port };
     sendJson(res, 200, status);
   });
 
@@ -173,8 +176,20 @@ export function createHttpApp(ctx: HttpContext): Polka {
   }
 
   mountControlApi(app, ctx);
+  // The local view for the admin key and paired devices (after the control API's guard, which lets only them in).
+  app.get('/api/status', (_req, res) => sendJson(res, 200, localStatus(), { 'Cache-Control': 'no-store' }));
+  app.get('/api/session', (req, res) => {
+    const device = ctx.deviceAccess?.deviceOf(req);
+    const csrf = device && ctx.deviceAccess?.csrfOf(device);
+    if (!device || !csrf) return sendError(res, 'not_found', 'The admin key has no device session');
+    const session: DeviceSession = { deviceId: device.id, name: device.name, role: device.role, csrf };
+    sendJson(res, 200, session, { 'Cache-Control': 'no-store' });
+  });
+  const deviceAccess = ctx.deviceAccess;
   mountDashboard(app, {
     log: ctx.log,
+    // Locally by the admin key's policy; through the tunnel a device the front door let in.
+    isLocal: (req) => isLocalDashboardClient(req) || deviceAccess?.deviceOf(req) !== undefined,
     ...(ctx.dashboardDevMiddleware ? { devMiddleware: ctx.dashboardDevMiddleware } : {}),
   });
   return app;

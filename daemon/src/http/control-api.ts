@@ -22,7 +22,14 @@ import {
   type VoiceList,
 } from '../../../shared/protocol/index.js';
 import { RuleList, RuleTestInput } from '../../../shared/rules.js';
-import { applySettingsInput, SettingsInput, settingsView } from '../../../shared/settings.js';
+import {
+  applySettingsInput,
+  SECRET_SETTINGS,
+  SettingsInput,
+  type StoredSettings,
+  settingAt,
+  settingsView,
+} from '../../../shared/settings.js';
 import type { ObsConnection } from '../actions/obs.js';
 import type { ActionRunner } from '../actions/runner.js';
 import type { Speech } from '../actions/speech.js';
@@ -52,6 +59,7 @@ import { WriteFailed } from '../store/synced-json-file.js';
 import type { Hub } from '../ws/hub.js';
 import { mountBackupRoutes } from './backup-routes.js';
 import { JSON_MAX_DEPTH, jsonTooDeep, readBody } from './body.js';
+import type { DeviceAccess } from './device-access.js';
 import { etagOf, ifMatchHolds, overlayEtag } from './etag.js';
 import { mountHistory } from './history.js';
 import { mountKickRoutes } from './kick-routes.js';
@@ -87,6 +95,8 @@ export interface ControlApiContext {
   kickEdge?: KickEdgeFeed | undefined;
   /** Pairing phones and the paired devices (absent: no pairing routes). */
   pairing?: PairingRoutesContext | undefined;
+  /** Paired devices' sessions through the tunnel (device-access.ts); absent: no devices. */
+  deviceAccess?: DeviceAccess | undefined;
   /** Lets only local control clients with the admin key through (front-door.ts createControlGuard). */
   controlGuard: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }
@@ -117,6 +127,11 @@ function publishRefused(
     upgradeUrl: undefined,
   };
   return decision.ok ? undefined : decision;
+}
+
+/** Whether saving `next` over `current` would set, change or clear a secret. */
+function changesASecret(current: StoredSettings, next: StoredSettings): boolean {
+  return SECRET_SETTINGS.some((path) => (settingAt(current, path) ?? '') !== (settingAt(next, path) ?? ''));
 }
 
 /** Reads and validates a JSON body; answers 413/400 itself and returns undefined then. */
@@ -336,7 +351,12 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
         `${ctx.settings.file} could not be read (${unreadable}); fix or remove the file first, nothing was saved`,
       );
     if (!ifMatchHolds(req, settingsEtag())) return sendPreconditionFailed(res, settingsEtag());
-    const result = await ctx.settings.replace(applySettingsInput(input, ctx.settings.current()));
+    const next = applySettingsInput(input, ctx.settings.current());
+    // A paired device may save settings only as they keep every secret (decisions-3 §11).
+    if (ctx.deviceAccess?.deviceOf(req) && changesASecret(ctx.settings.current(), next)) {
+      return sendError(res, 'forbidden', 'Only the streamer’s own dashboard may change a password or key');
+    }
+    const result = await ctx.settings.replace(next);
     if (!result.ok)
       return sendError(res, result.reason === 'unavailable' ? 'unavailable' : 'conflict', result.message);
     sendJson(res, 200, settingsView(result.settings), { ETag: settingsEtag() });

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Hub } from '../ws/hub.js';
 import type { ConnectionLimiter } from './connection-limit.js';
+import type { DeviceAccess } from './device-access.js';
 import { bearerMatches, classifyHost, clientIp, isLocalControlClient, originAllowed } from './policy.js';
 import { refuseUpgrade, sendError, sendNoContent } from './responses.js';
 
@@ -15,6 +16,8 @@ interface FrontDoorOptions {
   hub: Hub;
   /** In --dev, Vite's own HMR socket shares the port: its upgrades are left to Vite's listener. */
   dev: boolean;
+  /** Paired devices: through the tunnel, `/api/*` and `/dashboard` are theirs alone (decisions-3 §11). */
+  devices?: DeviceAccess | undefined;
 }
 
 const RETRY_AFTER_SECONDS = '1';
@@ -22,19 +25,21 @@ const CORS_METHODS = 'GET, HEAD, POST, PUT, DELETE, OPTIONS';
 const CORS_HEADERS = 'Authorization, Content-Type, If-Match';
 
 /** The router matches paths case-insensitively (regexparam's `i` flag), so `/API/…` is the control API too. */
-function isApiPath(url: string | undefined): boolean {
+function isUnder(url: string | undefined, prefix: string): boolean {
   const path = (url ?? '').split('?', 1)[0]!.toLowerCase();
-  return path === '/api' || path.startsWith('/api/');
+  return path === prefix || path.startsWith(`${prefix}/`);
 }
 
 /**
  * The control API's own guard, mounted on the router's `/api` prefix so it matches exactly what the
- * routes match: only a local control client with the admin key gets through (decisions §3). The front
- * door checks the same first; this is the second lock on the same door.
+ * routes match: only a local control client with the admin key, or a device the front door let in,
+ * gets through (decisions §3, decisions-3 §11). The front door checks the same first; this is the
+ * second lock on the same door.
  */
-export function createControlGuard(options: Pick<FrontDoorOptions, 'tunnelHost' | 'adminKey'>) {
+export function createControlGuard(options: Pick<FrontDoorOptions, 'tunnelHost' | 'adminKey' | 'devices'>) {
   return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const hostKind = classifyHost(req.headers.host, options.tunnelHost?.());
+    if (hostKind === 'tunnel' && options.devices?.deviceOf(req)) return next();
     if (!isLocalControlClient(req, hostKind)) return sendError(res, 'not_found', 'No such route');
     if (!bearerMatches(req.headers.authorization, options.adminKey)) {
       return sendError(res, 'unauthenticated', 'Send Authorization: Bearer <contents of admin.key>', {
@@ -107,7 +112,8 @@ export function createFrontDoor(options: FrontDoorOptions) {
     const hostKind = classifyHost(req.headers.host, tunnelHost);
 
     // The per-IP limit counts this request until its response is finished or aborted (decisions §3).
-    if (!acquireSlot(options.limiter, slots, req.socket, clientIp(req, hostKind), res)) {
+    const ip = clientIp(req, hostKind);
+    if (!acquireSlot(options.limiter, slots, req.socket, ip, res)) {
       return sendError(res, 'rate_limited', 'Too many open connections from this address', {
         'Retry-After': RETRY_AFTER_SECONDS,
         Connection: 'close',
@@ -121,7 +127,14 @@ export function createFrontDoor(options: FrontDoorOptions) {
         return sendError(res, 'forbidden', 'Cross-origin requests are limited to localhost');
       res.setHeader('Access-Control-Allow-Origin', origin);
     }
-    const api = isApiPath(req.url);
+    const api = isUnder(req.url, '/api');
+    // Through the tunnel the API and the dashboard are a paired device's alone, by its role; the admin
+    // key is never accepted there (decisions-3 §11).
+    if (hostKind === 'tunnel' && options.devices && (api || isUnder(req.url, '/dashboard'))) {
+      const decision = options.devices.admit(req, res, ip, api);
+      if (!decision.ok) return sendError(res, decision.code, decision.message);
+      return next();
+    }
     // Never answered through the tunnel or for another machine: as if it did not exist (decisions §3).
     if (api && !isLocalControlClient(req, hostKind)) return sendError(res, 'not_found', 'No such route');
     if (req.method === 'OPTIONS') {
@@ -164,7 +177,16 @@ export function createUpgradeListener(options: FrontDoorOptions) {
     if (options.dev && typeof protocol === 'string' && protocol.startsWith('vite-')) return;
     // Decisions-2 §5: a connection counts against the per-IP limit once it has sent `init`; before
     // that it has a budget of its own in the hub, so idle sockets cannot lock OBS or the dashboard out.
-    options.hub.handleUpgrade(req, socket, head, clientIp(req, hostKind));
+    // A paired device's sockets close when it is revoked.
+    const device = hostKind === 'tunnel' ? options.devices?.deviceOfUpgrade(req) : undefined;
+    const devices = options.devices;
+    options.hub.handleUpgrade(
+      req,
+      socket,
+      head,
+      clientIp(req, hostKind),
+      device && devices ? (ws) => devices.trackSocket(device.id, ws) : undefined,
+    );
     // The upgrade completed in this call (or the socket is gone): `ws` now handles the socket's errors,
     // and an idle overlay connection keeps one error listener rather than two.
     socket.off('error', destroyOnError);

@@ -5,12 +5,14 @@ import type { AddressInfo } from 'node:net';
 import type { ObsConnection } from '../actions/obs.js';
 import type { ActionRunner } from '../actions/runner.js';
 import type { Speech } from '../actions/speech.js';
+import { AuditLog } from '../devices/audit.js';
 import { PairingService } from '../devices/pairing.js';
 import { DeviceStore } from '../devices/store.js';
 import { createHttpApp, type PageRenderer, requestListener } from '../http/app.js';
 import type { ConnectionLimiter } from '../http/connection-limit.js';
 import type { CreationLimits } from '../http/control-api.js';
 import type { DevDashboard, DevPage } from '../http/dev-page.js';
+import { DeviceAccess } from '../http/device-access.js';
 import { createControlGuard, createFrontDoor, createUpgradeListener } from '../http/front-door.js';
 import { compiledPageRenderer } from '../http/page.js';
 import { obsStatusInWords, StatusParts } from '../http/status-parts.js';
@@ -43,6 +45,10 @@ export interface HttpOptions {
 export interface HttpPart {
   /** devices.json: the paired devices. */
   devices: DeviceStore;
+  /** What paired devices changed, in events.db (GET /api/audit). */
+  audit: AuditLog;
+  /** Devices' sessions through the tunnel (its `audit` is where their changes are journaled). */
+  deviceAccess: DeviceAccess;
   /** The Twitch sign-in the dashboard drives. */
   twitchSignIn: TwitchSignInService;
   port: number;
@@ -146,6 +152,11 @@ export function startHttp(
             devPage ? devPage.render(id, token) : Promise.reject(new Error('dev server not ready')),
         }
       : compiledPageRenderer(() => boundPort);
+    const devices = await DeviceStore.open(dataDir.root, {
+      ...(options.now ? { now: options.now } : {}),
+      adminKey: () => keys.current,
+    });
+    const deviceAccess = new DeviceAccess(devices, log);
     const frontDoorOptions = {
       limiter: ctx.limiter,
       tunnelHost: () => state.tunnelHost,
@@ -154,12 +165,10 @@ export function startHttp(
       },
       hub,
       dev: options.dev === true,
+      devices: deviceAccess,
     };
     const frontDoor = createFrontDoor(frontDoorOptions);
-    const devices = await DeviceStore.open(dataDir.root, {
-      ...(options.now ? { now: options.now } : {}),
-      adminKey: () => keys.current,
-    });
+    const audit = new AuditLog(ctx.journal.database, { log, now: options.now });
     const pairing = new PairingService(
       devices,
       { now: options.now ?? Date.now },
@@ -186,6 +195,8 @@ export function startHttp(
       mediaDir: dataDir.mediaDir,
       tunnelHost: frontDoorOptions.tunnelHost,
       pairing: { devices, pairing, tunnelHost: frontDoorOptions.tunnelHost },
+      audit,
+      deviceAccess,
       log,
       limits: options.limits,
       ...(options.dev
@@ -229,6 +240,6 @@ export function startHttp(
     }
     const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
     const url = `http://${hostForUrl === '0.0.0.0' || hostForUrl === '[::]' ? '127.0.0.1' : hostForUrl}:${boundPort}`;
-    return { twitchSignIn, devices, port: boundPort, url, statusFields, state };
+    return { twitchSignIn, devices, audit, deviceAccess, port: boundPort, url, statusFields, state };
   });
 }

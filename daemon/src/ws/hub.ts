@@ -217,12 +217,22 @@ export class Hub {
    * `init` the connection counts against the address's waiting budget only; a valid `init` then takes
    * one of the address's slots (the limit of 10 that HTTP requests share).
    */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, ip: string): void {
+  handleUpgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    ip: string,
+    /** Told of the open socket (a paired device's, to close it when the device is revoked). */
+    opened?: (ws: WebSocket) => void,
+  ): void {
     if (this.#closing) {
       socket.destroy();
       return;
     }
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, ip, socket));
+    this.#wss.handleUpgrade(req, socket, head, (ws) => {
+      this.#accept(ws, ip, socket);
+      opened?.(ws);
+    });
   }
 
   #accept(ws: WebSocket, ip: string, socket: Duplex): void {

@@ -1,0 +1,193 @@
+// Paired devices through the tunnel (decisions-3 §11): who the caller is, what its role may do, the CSRF
+// header, and the audit of its changes. The one place a device's request is let in or refused, for
+// HTTP (the front door) and WebSocket upgrades (closed when the device is revoked).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DeviceRole, DeviceView } from '../../../shared/protocol/index.js';
+import { DEVICE_COOKIE } from '../devices/pairing.js';
+import { constantTimeEqual, type DeviceStore } from '../devices/store.js';
+
+/** What the audit keeps of one accepted change a device made. */
+export interface AuditRecord {
+  deviceId: string;
+  deviceName: string;
+  method: string;
+  path: string;
+  status: number;
+}
+
+export interface AuditSink {
+  record(entry: AuditRecord): void;
+}
+
+export const CSRF_HEADER = 'x-overlay-csrf';
+
+/** The value of the device cookie in a Cookie header, if there is one (the token is base64url). */
+export function deviceCookieValue(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0 || part.slice(0, eq).trim() !== DEVICE_COOKIE) continue;
+    const value = part.slice(eq + 1).trim();
+    return /^[A-Za-z0-9_-]{1,128}$/.test(value) ? value : '';
+  }
+  return undefined;
+}
+
+/** The path as the router matches it: no query, lowercase, no trailing slashes; also its decoded form. */
+function pathForms(url: string | undefined): string[] {
+  const raw = (url ?? '').split('?', 1)[0]!.toLowerCase().replace(/\/+$/, '');
+  let decoded = raw;
+  try {
+    decoded = decodeURIComponent(raw).replace(/\/+$/, '');
+  } catch {}
+  return decoded === raw ? [raw] : [raw, decoded];
+}
+
+/** What a moderator may do, and nothing else (§11): read status, history, leaderboards and the action log, send test events, test a rule, skip or clear queues. */
+const MODERATOR_ROUTES: readonly (readonly [method: 'GET' | 'POST', pattern: RegExp])[] = [
+  ['GET', /^\/api\/session$/],
+  ['GET', /^\/api\/status$/],
+  ['GET', /^\/api\/clients$/],
+  ['GET', /^\/api\/events$/],
+  ['GET', /^\/api\/sessions$/],
+  ['GET', /^\/api\/sessions\/[^/]+\/(minutes|events\.csv)$/],
+  ['GET', /^\/api\/leaderboard$/],
+  ['GET', /^\/api\/actions\/log$/],
+  ['GET', /^\/api\/actions\/queues$/],
+  ['POST', /^\/api\/actions\/queues\/[^/]+\/(skip|clear)$/],
+  ['POST', /^\/api\/events$/],
+  ['POST', /^\/api\/rules\/test$/],
+];
+
+/** What stays the admin key's alone, even for an owner (§11): pairing, the devices, the audit, backup and restore. */
+const ADMIN_ONLY_PREFIXES = ['/api/pairings', '/api/devices', '/api/audit', '/api/backup', '/api/restore'];
+
+const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
+
+/** Whether `role` may make this request (the route itself still decides whether it exists). */
+export function roleAllows(role: DeviceRole, method: string, url: string | undefined): boolean {
+  const forms = pathForms(url);
+  const verb = method === 'HEAD' ? 'GET' : method;
+  if (role === 'owner') return !forms.some((path) => ADMIN_ONLY_PREFIXES.some((p) => under(path, p)));
+  return forms.every((path) => MODERATOR_ROUTES.some(([m, pattern]) => m === verb && pattern.test(path)));
+}
+
+export type DeviceDecision =
+  | { ok: true; device: DeviceView }
+  | { ok: false; code: 'not_found' | 'unauthenticated' | 'forbidden'; message: string };
+
+/** Devices' sessions: the device a request was let in as, its CSRF value, and its open WebSockets. */
+export class DeviceAccess {
+  readonly #callers = new WeakMap<IncomingMessage, DeviceView>();
+  readonly #sockets = new Map<string, Set<{ close(code: number, reason: string): void }>>();
+  #audit: AuditSink | undefined;
+
+  constructor(
+    private readonly devices: DeviceStore,
+    private readonly log: (line: string) => void = () => {},
+  ) {
+    devices.onRevoke((device) => {
+      const open = this.#sockets.get(device.id);
+      this.#sockets.delete(device.id);
+      for (const socket of open ?? []) socket.close(1008, 'this device was revoked');
+    });
+  }
+
+  /** Where accepted changes are journaled (set once the journal is open). */
+  set audit(sink: AuditSink | undefined) {
+    this.#audit = sink;
+  }
+
+  csrfOf(device: Pick<DeviceView, 'id'>): string | undefined {
+    return this.devices.csrf(device.id);
+  }
+
+  /** The device a request was let in as (undefined: the admin key, or no device). */
+  deviceOf(req: IncomingMessage): DeviceView | undefined {
+    return this.#callers.get(req);
+  }
+
+  /**
+   * Decides a request through the tunnel to `/api/*` or `/dashboard`: without the cookie nothing is
+   * there (404); a cookie of no active device is 401 on the API (the dashboard's files stay 404);
+   * then the role and, on a change, the CSRF header. A request let in is noted (last seen, audit).
+   */
+  admit(req: IncomingMessage, res: ServerResponse, ip: string, api: boolean): DeviceDecision {
+    const cookie = deviceCookieValue(req.headers.cookie);
+    if (cookie === undefined) return { ok: false, code: 'not_found', message: 'No such route' };
+    const device = cookie ? this.devices.authenticate(cookie) : undefined;
+    if (!device) {
+      return api
+        ? {
+            ok: false,
+            code: 'unauthenticated',
+            message:
+              'This device is not paired (or was revoked): pair it again from the streamer’s dashboard',
+          }
+        : { ok: false, code: 'not_found', message: 'No such route' };
+    }
+    const method = req.method ?? 'GET';
+    if (api && !roleAllows(device.role, method, req.url)) {
+      return { ok: false, code: 'forbidden', message: `A ${device.role} device may not do this` };
+    }
+    const change = method !== 'GET' && method !== 'HEAD';
+    if (change) {
+      const sent = req.headers[CSRF_HEADER];
+      const expected = this.csrfOf(device);
+      if (typeof sent !== 'string' || expected === undefined || !constantTimeEqual(sent, expected)) {
+        return {
+          ok: false,
+          code: 'forbidden',
+          message: 'Send the X-Overlay-CSRF header with the csrf value of GET /api/session',
+        };
+      }
+    }
+    this.#callers.set(req, device);
+    this.devices.touch(device.id, ip).catch((err: unknown) => {
+      this.log(`[devices] could not note when ${device.name} was last seen: ${String(err)}`);
+    });
+    if (change && api) {
+      res.once('finish', () => {
+        if (res.statusCode < 200 || res.statusCode >= 300) return;
+        try {
+          this.#audit?.record({
+            deviceId: device.id,
+            deviceName: device.name,
+            method,
+            path: (req.url ?? '').split('?', 1)[0]!,
+            status: res.statusCode,
+          });
+        } catch (err) {
+          this.log(`[devices] the audit could not record ${method} by ${device.name}: ${String(err)}`);
+        }
+      });
+    }
+    return { ok: true, device };
+  }
+
+  /** The active device of an upgrade's cookie, if any (overlay sockets need none). */
+  deviceOfUpgrade(req: IncomingMessage): DeviceView | undefined {
+    const cookie = deviceCookieValue(req.headers.cookie);
+    return cookie ? this.devices.authenticate(cookie) : undefined;
+  }
+
+  /** Keeps `socket` to close it when `deviceId` is revoked; forgets it when it closes. */
+  trackSocket(
+    deviceId: string,
+    socket: {
+      close(code: number, reason: string): void;
+      once(event: 'close', listener: () => void): unknown;
+    },
+  ): void {
+    let open = this.#sockets.get(deviceId);
+    if (!open) {
+      open = new Set();
+      this.#sockets.set(deviceId, open);
+    }
+    open.add(socket);
+    socket.once('close', () => {
+      open.delete(socket);
+      if (open.size === 0 && this.#sockets.get(deviceId) === open) this.#sockets.delete(deviceId);
+    });
+  }
+}
