@@ -53,6 +53,26 @@ export const DeviceRecord = v.object({
 export type DeviceRecord = v.InferOutput<typeof DeviceRecord>;
 export const DevicesFile = v.object({ devices: v.array(DeviceRecord) });
 
+/** One accepted (2xx) request of a paired device other than `GET`, as `GET /api/audit` lists it. */
+export const AuditEntry = v.object({
+  id: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
+  /** ISO time the request was answered. */
+  at: v.string(),
+  deviceId: v.string(),
+  deviceName: v.string(),
+  method: v.string(),
+  path: v.string(),
+  status: v.pipe(v.number(), v.integer()),
+});
+export type AuditEntry = v.InferOutput<typeof AuditEntry>;
+
+/** `GET /api/audit?after=<id>&limit=<≤500>` (admin key): oldest first; `next` is the `after` of the next page. */
+export const AuditPage = v.object({
+  entries: v.array(AuditEntry),
+  next: v.nullable(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
+});
+export type AuditPage = v.InferOutput<typeof AuditPage>;
+
 /** `GET /api/session` of a paired device: its changes carry `csrf` in the X-Overlay-CSRF header. */
 export const DeviceSession = v.object({
   deviceId: v.string(),

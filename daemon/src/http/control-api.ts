@@ -33,6 +33,7 @@ import {
 import type { ObsConnection } from '../actions/obs.js';
 import type { ActionRunner } from '../actions/runner.js';
 import type { Speech } from '../actions/speech.js';
+import type { AuditLog } from '../devices/audit.js';
 import { errorMessage } from '../errors.js';
 import { type Ingest, JournalWriteError } from '../ingest/ingest.js';
 import type { Journal } from '../journal/journal.js';
@@ -57,6 +58,7 @@ import type { RulesStore } from '../store/rules-store.js';
 import type { SettingsStore } from '../store/settings-store.js';
 import { WriteFailed } from '../store/synced-json-file.js';
 import type { Hub } from '../ws/hub.js';
+import { mountAuditRoutes } from './audit-routes.js';
 import { mountBackupRoutes } from './backup-routes.js';
 import { JSON_MAX_DEPTH, jsonTooDeep, readBody } from './body.js';
 import type { DeviceAccess } from './device-access.js';
@@ -95,6 +97,8 @@ export interface ControlApiContext {
   kickEdge?: KickEdgeFeed | undefined;
   /** Pairing phones and the paired devices (absent: no pairing routes). */
   pairing?: PairingRoutesContext | undefined;
+  /** What paired devices changed (absent: no audit route). */
+  audit?: AuditLog | undefined;
   /** Paired devices' sessions through the tunnel (device-access.ts); absent: no devices. */
   deviceAccess?: DeviceAccess | undefined;
   /** Lets only local control clients with the admin key through (front-door.ts createControlGuard). */
@@ -399,6 +403,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   mountSourceRoutes(app, ctx.twitchSignIn);
   mountKickRoutes(app, ctx.kickEdge);
   if (ctx.pairing) mountPairingRoutes(app, ctx.pairing);
+  if (ctx.audit) mountAuditRoutes(app, ctx.audit);
   mountBackupRoutes(app, ctx.dataDir, ctx.log);
 
   app.get('/api/media', async (_req, res) => sendJson(res, 200, await listMedia(ctx.mediaDir)));

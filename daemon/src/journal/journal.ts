@@ -149,6 +149,16 @@ export const MIGRATIONS: readonly string[] = [
        currency = CASE WHEN excluded.diamonds <= 0 THEN currency WHEN diamonds <= 0 THEN excluded.currency
          WHEN currency = excluded.currency THEN currency END;
    END;`,
+  // What paired devices changed (devices/audit.ts): ids never go back, so a page's `next` stays valid.
+  `CREATE TABLE audit (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at INTEGER NOT NULL,
+     device_id TEXT NOT NULL,
+     device_name TEXT NOT NULL,
+     method TEXT NOT NULL,
+     path TEXT NOT NULL,
+     status INTEGER NOT NULL
+   );`,
 ];
 
 /** How many schema versions this daemon knows (a newer journal is not opened). */
@@ -674,6 +684,11 @@ export class Journal {
     const old = seqFrom(this.#getMeta.get(key)?.value);
     if (old !== undefined && old >= value) return;
     this.#setMeta.run(key, String(value));
+  }
+
+  /** The connection to events.db, for a module that keeps a table of its own there (devices/audit.ts). */
+  get database(): Database.Database {
+    return this.#db;
   }
 
   /** A value another part keeps beside the events (where Kick's events through the Gatekeeper stand). */
