@@ -38,12 +38,20 @@ export const RemoteConfig = v.looseObject({
   }),
   /**
    * The platforms' application credentials a daemon may use when its settings.json has none
-   *: the operator's Twitch client id and YouTube Data API key.
+   *: the operator's Twitch client id and YouTube Data API key; and the Google client (a "TVs and Limited
+   * Input devices" OAuth client, whose secret Google treats as not confidential) that YouTube sign-ins
+   * for chat sending use.
    */
   platforms: v.optional(
     v.looseObject({
       twitch: v.optional(v.looseObject({ client_id: v.pipe(v.string(), v.minLength(1), v.maxLength(100)) })),
-      youtube: v.optional(v.looseObject({ api_key: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) })),
+      youtube: v.optional(
+        v.looseObject({
+          api_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
+          oauth_client_id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
+          oauth_client_secret: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
+        }),
+      ),
     }),
   ),
 });

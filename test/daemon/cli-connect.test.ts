@@ -93,9 +93,9 @@ describe('connect twitch', () => {
     // The Gatekeeper (a closed port here) cannot be reached: said so, not blamed on its operator.
     expect(none.stderr).toMatch(/cannot reach the Gatekeeper, whose config may give the Twitch client id/);
     expect(none.stderr).not.toMatch(/operator/);
-    const other = await runCli(['connect', 'youtube', '--data-dir', dataDir], env());
+    const other = await runCli(['connect', 'tiktok', '--data-dir', dataDir], env());
     expect(other.code).toBe(2);
-    expect(other.stderr).toMatch(/works for twitch and kick only/);
+    expect(other.stderr).toMatch(/works for twitch, kick and youtube only/);
   });
 });
 

@@ -14,12 +14,15 @@ import { readTwitchTokens, startDeviceFlow, TwitchAuth } from '../sources/twitch
 import { NoTwitchClientId } from '../sources/twitch/sign-in.js';
 import { dataDirPaths, defaultDataDir } from '../store/data-dir.js';
 import { runKickConnect } from './connect-kick.js';
+import { runYouTubeConnect } from './connect-youtube.js';
 import { UsageError } from './usage-error.js';
 
 export const CONNECT_HELP = `Usage: overlay-daemon connect twitch [--data-dir DIR] [--gatekeeper URL]
        overlay-daemon disconnect twitch [--data-dir DIR]
        overlay-daemon connect kick [--data-dir DIR] [--gatekeeper URL]
        overlay-daemon disconnect kick [--data-dir DIR] [--gatekeeper URL]
+       overlay-daemon connect youtube [--data-dir DIR] [--gatekeeper URL]
+       overlay-daemon disconnect youtube [--data-dir DIR]
 
 connect twitch signs in to Twitch for follows, subscriptions, cheers, raids and viewer counts (chat
 needs no sign-in): it shows a code and a link; open the link on any device, sign in as the channel's
@@ -30,6 +33,12 @@ connect kick links your Kick channel at the Gatekeeper (it needs "overlay-daemon
 a page to open on Kick; once you allow it there, Kick's follows, subscriptions, gifts and chat come in
 through the Gatekeeper, also those sent while the overlay server was off (kept for 24 hours). disconnect
 kick unlinks it.
+
+connect youtube signs in to YouTube so that chat actions can write in your live chat (reading chat needs
+no sign-in, only an API key): it shows a code and a link (google.com/device); open the link on any
+device, sign in with the channel's Google account and enter the code. The sign-in is kept in
+youtube.json in the data directory (private to you). It uses the Google client the Gatekeeper's
+configuration names. disconnect youtube revokes it at Google and deletes the file.
 
 The Twitch client id comes from settings.json (twitch.clientId, set in the dashboard's Sources view),
 else from the Gatekeeper's configuration.
@@ -74,11 +83,18 @@ export async function runConnectCommand(
 ): Promise<number> {
   if (platform === 'kick')
     return runKickConnect(verb, values['data-dir'] ?? defaultDataDir(), gatekeeperUrl(values.gatekeeper), io);
+  if (platform === 'youtube')
+    return runYouTubeConnect(
+      verb,
+      values['data-dir'] ?? defaultDataDir(),
+      gatekeeperUrl(values.gatekeeper),
+      io,
+    );
   if (platform !== 'twitch')
     throw new UsageError(
       platform === undefined
-        ? `${verb} needs a platform: ${verb} twitch, or ${verb} kick`
-        : `${verb} works for twitch and kick only (YouTube needs an API key in Settings, TikTok nothing), got "${platform}"`,
+        ? `${verb} needs a platform: ${verb} twitch, ${verb} kick, or ${verb} youtube`
+        : `${verb} works for twitch, kick and youtube only (TikTok needs no sign-in), got "${platform}"`,
     );
   let authUrl: string;
   try {

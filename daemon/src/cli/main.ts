@@ -56,6 +56,7 @@ Usage:
   overlay-daemon devices [--revoke ID]       list the paired devices, or revoke one
   overlay-daemon connect twitch      sign in to Twitch for follows, subs, cheers, raids (disconnect twitch to undo)
   overlay-daemon connect kick        link Kick for follows, subs, gifts, also while off (disconnect kick to undo)
+  overlay-daemon connect youtube     sign in to YouTube so chat actions write in your live chat (disconnect youtube to undo)
   overlay-daemon backup [FILE]       one .tar.gz of overlays, rules, media, settings and the event journal
   overlay-daemon restore FILE        put a backup in place (the current state is kept under backups/)
   overlay-daemon <command> --help    help on one command

@@ -15,6 +15,8 @@ export interface PlatformUrls {
   twitchAuth: string;
   /** The YouTube Data API v3 root, including `/youtube/v3`. */
   youtubeApi: string;
+  /** Google's sign-in service, an origin: the daemon adds `/device/code`, `/token`, `/revoke`. */
+  googleAuth?: string;
   /** Kick's chat socket, a Pusher application: `ws[s]://host[:port]/app/<app key>` (the daemon adds the query). */
   kickPusher?: string;
   /** Kick's site: the daemon reads a channel's ids from `/api/v2/channels/<slug>` there. */
@@ -27,6 +29,7 @@ export const DEFAULT_PLATFORM_URLS: PlatformUrls = {
   twitchApi: 'https://api.twitch.tv/helix',
   twitchAuth: 'https://id.twitch.tv',
   youtubeApi: 'https://www.googleapis.com/youtube/v3',
+  googleAuth: 'https://oauth2.googleapis.com',
   kickPusher: 'wss://ws-us2.pusher.com/app/32cbd69e4b950bf97679',
   kickSite: 'https://kick.com',
 };
@@ -37,6 +40,7 @@ const VARIABLES: Record<keyof PlatformUrls, { name: string; secure: string; plai
   twitchApi: { name: 'OVERLAY_TWITCH_API_URL', secure: 'https:', plain: 'http:' },
   twitchAuth: { name: 'OVERLAY_TWITCH_AUTH_URL', secure: 'https:', plain: 'http:' },
   youtubeApi: { name: 'OVERLAY_YOUTUBE_API_URL', secure: 'https:', plain: 'http:' },
+  googleAuth: { name: 'OVERLAY_GOOGLE_AUTH_URL', secure: 'https:', plain: 'http:' },
   kickPusher: { name: 'OVERLAY_KICK_PUSHER_URL', secure: 'wss:', plain: 'ws:' },
   kickSite: { name: 'OVERLAY_KICK_SITE_URL', secure: 'https:', plain: 'http:' },
 };

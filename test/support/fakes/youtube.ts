@@ -3,13 +3,35 @@
 // `pollingIntervalMillis` and `offlineAt`, and Google's error envelope (`keyInvalid`, the 403
 // `quotaExceeded` of domain `youtube.quota`, `liveChatEnded`). Messages are full liveChatMessage
 // resources; every request is recorded (path, query, time) for the tests' assertions.
-import { randomUUID } from 'node:crypto';
-import { type FakeServer, listenLoopback, sendJson } from './listen.js';
+// Also Google's sign-in service for TVs and limited-input devices (`/device/code`, `/token` with the
+// device code or a refresh token, `/revoke`), with the test deciding when the streamer allows, refuses or
+// lets the code expire, and `liveChatMessages.insert` (POST liveChat/messages with a Bearer token), whose
+// messages come back in the chat the source polls, as YouTube echoes them.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { type FakeServer, listenLoopback, readBody, sendJson } from './listen.js';
 
 export interface FakeYouTubeRequest {
   path: string;
   query: URLSearchParams;
   at: number;
+  /** GET unless said; POST for liveChatMessages.insert. */
+  method?: string;
+}
+
+/** One request to the sign-in service: `device/code`, `token` (with its grant type), `revoke`. */
+export interface FakeGoogleAuthRequest {
+  path: string;
+  form: URLSearchParams;
+  at: number;
+}
+
+/** A message liveChatMessages.insert took. */
+export interface FakeInsertedMessage {
+  id: string;
+  liveChatId: string;
+  text: string;
+  accessToken: string;
 }
 
 export interface MessageSpec {
@@ -50,6 +72,34 @@ export interface FakeYouTube {
   setQuotaExceeded(exceeded: boolean): void;
   /** The next request answers this status and reason; `raw` sends a body that is not JSON. */
   failNext(status: number, reason?: string, raw?: string): void;
+
+  /** Google's sign-in service, an origin: what OVERLAY_GOOGLE_AUTH_URL is set to. */
+  authUrl: string;
+  /** The Google client the sign-in service knows (a "TVs and Limited Input devices" one). */
+  readonly googleClient: { clientId: string; clientSecret: string };
+  readonly authRequests: FakeGoogleAuthRequest[];
+  /** The account that signs in: its channel's id and name. */
+  channel: { id: string; title: string };
+  /** The streamer allows the sign-in under way: the next poll gets tokens. */
+  approve(): void;
+  /** The streamer refuses it: the next poll answers access_denied. */
+  deny(): void;
+  /** The code runs out: the next poll answers expired_token. */
+  expireCode(): void;
+  /** The next poll answers slow_down (the sign-in stays pending). */
+  slowDownNext(): void;
+  /** Every access token issued so far stops working (401); refresh tokens still renew them. */
+  invalidateAccessTokens(): void;
+  /** Every refresh token issued so far is refused (invalid_grant): the sign-in has ended. */
+  revokeRefreshTokens(): void;
+  /** Issues tokens directly (a sign-in made earlier), for a test's youtube.json. */
+  issueTokens(options?: { scope?: string }): { accessToken: string; refreshToken: string; scope: string };
+  /** Refresh tokens `/revoke` was given. */
+  readonly revoked: string[];
+  /** Messages liveChatMessages.insert took, in order. */
+  readonly inserted: FakeInsertedMessage[];
+  /** The next insert answers this status with Google's envelope (reason, message), and these headers. */
+  failNextInsert(status: number, reason: string, headers?: Record<string, string>): void;
   close(): Promise<void>;
 }
 
@@ -58,8 +108,40 @@ interface Message {
   item: unknown;
 }
 
-export async function startFakeYouTube(options: { apiKey?: string } = {}): Promise<FakeYouTube> {
+export async function startFakeYouTube(
+  options: {
+    apiKey?: string;
+    /** The device flow's polling interval, seconds (Google's is 5). */
+    deviceIntervalS?: number;
+    /** How long a device code works, seconds (Google's is 1800). */
+    deviceExpiresInS?: number;
+  } = {},
+): Promise<FakeYouTube> {
   const apiKey = options.apiKey ?? 'fake-youtube-key';
+  const googleClient = {
+    clientId: 'fake-client.apps.googleusercontent.com',
+    clientSecret: 'GOCSPX-fake-secret',
+  };
+  const authRequests: FakeGoogleAuthRequest[] = [];
+  const channel = { id: 'UCstreamer0000000000000a', title: 'Streamer' };
+  /** The sign-in under way: its codes and what the streamer did. */
+  let device:
+    | { deviceCode: string; userCode: string; outcome: 'pending' | 'approved' | 'denied' | 'expired' }
+    | undefined;
+  let slowDown = false;
+  const accessTokens = new Map<string, { scope: string }>();
+  const refreshTokens = new Map<string, { scope: string }>();
+  const revoked: string[] = [];
+  const inserted: FakeInsertedMessage[] = [];
+  let insertFailure: { status: number; reason: string; headers?: Record<string, string> } | undefined;
+  const SCOPE = 'https://www.googleapis.com/auth/youtube.force-ssl';
+  const issue = (scope = SCOPE) => {
+    const accessToken = `ya29.${randomBytes(12).toString('hex')}`;
+    const refreshToken = `1//${randomBytes(12).toString('hex')}`;
+    accessTokens.set(accessToken, { scope });
+    refreshTokens.set(refreshToken, { scope });
+    return { accessToken, refreshToken, scope };
+  };
   const requests: FakeYouTubeRequest[] = [];
   const handles = new Map<string, string>();
   let live:
@@ -88,10 +170,186 @@ export async function startFakeYouTube(options: { apiKey?: string } = {}): Promi
       },
     });
 
-  const server: FakeServer = await listenLoopback((req, res) => {
+  /** Google's OAuth errors: `{"error": "...", "error_description": "..."}`. */
+  const oauthError = (
+    res: Parameters<typeof sendJson>[0],
+    status: number,
+    error: string,
+    description: string,
+  ) => sendJson(res, status, { error, error_description: description });
+
+  const signIn = async (req: IncomingMessage, res: Parameters<typeof sendJson>[0], path: string) => {
+    const form = new URLSearchParams(await readBody(req));
+    authRequests.push({ path, form, at: Date.now() });
+    if (req.method !== 'POST') return oauthError(res, 405, 'invalid_request', 'Method Not Allowed');
+    const clientOk =
+      form.get('client_id') === googleClient.clientId &&
+      (path === 'device/code' || form.get('client_secret') === googleClient.clientSecret);
+    if (path === 'revoke') {
+      const token = form.get('token') ?? '';
+      if (!refreshTokens.has(token) && !accessTokens.has(token))
+        return oauthError(res, 400, 'invalid_token', 'Token expired or revoked');
+      revoked.push(token);
+      refreshTokens.delete(token);
+      accessTokens.clear();
+      return sendJson(res, 200, {});
+    }
+    if (!clientOk) return oauthError(res, 401, 'invalid_client', 'Unauthorized');
+    if (path === 'device/code') {
+      if (form.get('scope') !== SCOPE)
+        return oauthError(res, 400, 'invalid_scope', 'Some requested scopes were invalid.');
+      device = {
+        deviceCode: `AH-${randomBytes(16).toString('hex')}`,
+        userCode: `${randomBytes(2).toString('hex').toUpperCase()}-${randomBytes(2).toString('hex').toUpperCase()}`,
+        outcome: 'pending',
+      };
+      return sendJson(res, 200, {
+        device_code: device.deviceCode,
+        user_code: device.userCode,
+        expires_in: options.deviceExpiresInS ?? 1800,
+        interval: options.deviceIntervalS ?? 5,
+        verification_url: `${server.url}/device`,
+      });
+    }
+    if (path !== 'token') return oauthError(res, 404, 'invalid_request', 'Not Found');
+    const grant = form.get('grant_type');
+    if (grant === 'refresh_token') {
+      const known = refreshTokens.get(form.get('refresh_token') ?? '');
+      if (!known) return oauthError(res, 400, 'invalid_grant', 'Token has been expired or revoked.');
+      const accessToken = `ya29.${randomBytes(12).toString('hex')}`;
+      accessTokens.set(accessToken, { scope: known.scope });
+      return sendJson(res, 200, {
+        access_token: accessToken,
+        expires_in: 3599,
+        scope: known.scope,
+        token_type: 'Bearer',
+      });
+    }
+    if (grant !== 'urn:ietf:params:oauth:grant-type:device_code')
+      return oauthError(res, 400, 'unsupported_grant_type', `Invalid grant_type: ${grant}`);
+    if (!device || form.get('device_code') !== device.deviceCode)
+      return oauthError(res, 400, 'invalid_grant', 'Malformed auth code.');
+    if (slowDown) {
+      slowDown = false;
+      return oauthError(res, 403, 'slow_down', 'Forbidden');
+    }
+    switch (device.outcome) {
+      case 'pending':
+        return oauthError(res, 428, 'authorization_pending', 'Precondition Required');
+      case 'denied':
+        return oauthError(res, 403, 'access_denied', 'Forbidden');
+      case 'expired':
+        return oauthError(res, 400, 'expired_token', 'Bad Request');
+      case 'approved': {
+        device = undefined;
+        const tokens = issue();
+        return sendJson(res, 200, {
+          access_token: tokens.accessToken,
+          expires_in: 3599,
+          refresh_token: tokens.refreshToken,
+          scope: tokens.scope,
+          token_type: 'Bearer',
+        });
+      }
+    }
+  };
+
+  /** A request with `Authorization: Bearer`: the signed-in account's channel, or an insert. */
+  const signed = async (
+    req: IncomingMessage,
+    res: Parameters<typeof sendJson>[0],
+    path: string,
+    url: URL,
+  ) => {
+    const body = await readBody(req);
+    const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+    const known = accessTokens.get(token);
+    if (!known)
+      return sendJson(res, 401, {
+        error: {
+          code: 401,
+          message:
+            'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+          errors: [
+            {
+              message: 'Invalid Credentials',
+              domain: 'global',
+              reason: 'authError',
+              location: 'Authorization',
+              locationType: 'header',
+            },
+          ],
+          status: 'UNAUTHENTICATED',
+        },
+      });
+    if (req.method === 'GET' && path === 'channels' && url.searchParams.get('mine') === 'true')
+      return sendJson(res, 200, {
+        kind: 'youtube#channelListResponse',
+        etag: randomUUID(),
+        pageInfo: { totalResults: 1, resultsPerPage: 5 },
+        items: [
+          { kind: 'youtube#channel', etag: randomUUID(), id: channel.id, snippet: { title: channel.title } },
+        ],
+      });
+    if (req.method !== 'POST' || path !== 'liveChat/messages')
+      return error(res, 404, 'notFound', `no signed method ${req.method} ${path}`);
+    if (insertFailure) {
+      const f = insertFailure;
+      insertFailure = undefined;
+      res.setHeader('Content-Type', 'application/json');
+      for (const [name, value] of Object.entries(f.headers ?? {})) res.setHeader(name, value);
+      return error(
+        res,
+        f.status,
+        f.reason,
+        `failure ${f.reason}`,
+        f.reason === 'quotaExceeded' ? 'youtube.quota' : 'youtube.liveChat',
+      );
+    }
+    if (url.searchParams.get('part') !== 'snippet')
+      return error(res, 400, 'unexpectedPart', 'The part parameter must be snippet.');
+    let snippet:
+      | { liveChatId?: unknown; type?: unknown; textMessageDetails?: { messageText?: unknown } }
+      | undefined;
+    try {
+      snippet = (JSON.parse(body) as { snippet?: typeof snippet }).snippet;
+    } catch {
+      return error(res, 400, 'parseError', 'Parse Error', 'global');
+    }
+    if (typeof snippet?.liveChatId !== 'string')
+      return error(res, 400, 'liveChatIdRequired', 'The liveChatId is required.');
+    if (snippet.type !== 'textMessageEvent') return error(res, 400, 'typeRequired', 'The type is required.');
+    const text = snippet.textMessageDetails?.messageText;
+    if (typeof text !== 'string' || text === '')
+      return error(res, 400, 'messageTextRequired', 'The message text is required.');
+    if (!live || snippet.liveChatId !== live.liveChatId)
+      return error(
+        res,
+        404,
+        'liveChatNotFound',
+        'The live chat that you are trying to insert a message in cannot be found.',
+      );
+    if (live.ended) return error(res, 403, 'liveChatEnded', 'The specified live chat is no longer live.');
+    const id = `LCC.${randomUUID()}`;
+    inserted.push({ id, liveChatId: live.liveChatId, text, accessToken: token });
+    const item = messageItem({
+      id,
+      text,
+      author: channel.title,
+      authorChannelId: channel.id,
+      isChatOwner: true,
+    });
+    // YouTube echoes the message in the chat, under the signed-in channel.
+    messages.push({ seq: nextSeq++, item });
+    return sendJson(res, 200, item);
+  };
+
+  const server: FakeServer = await listenLoopback(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (!url.pathname.startsWith('/youtube/v3')) return signIn(req, res, url.pathname.replace(/^\/+/, ''));
     const path = url.pathname.replace(/^\/youtube\/v3\/?/, '');
-    requests.push({ path, query: url.searchParams, at: Date.now() });
+    requests.push({ path, query: url.searchParams, at: Date.now(), method: req.method ?? 'GET' });
+    if (req.headers.authorization?.startsWith('Bearer ')) return signed(req, res, path, url);
     if (url.searchParams.get('key') !== apiKey)
       return error(res, 400, 'keyInvalid', 'API key not valid. Please pass a valid API key.', 'global');
     if (failure) {
@@ -202,19 +460,44 @@ export async function startFakeYouTube(options: { apiKey?: string } = {}): Promi
     }
   });
 
-  const author = (name: string) => {
-    const channelId = `UC${Buffer.from(name).toString('hex').padEnd(22, '0').slice(0, 22)}`;
+  const author = (name: string, id?: string, isChatOwner = false) => {
+    const channelId = id ?? `UC${Buffer.from(name).toString('hex').padEnd(22, '0').slice(0, 22)}`;
     return {
       channelId,
       channelUrl: `http://www.youtube.com/channel/${channelId}`,
       displayName: name,
       profileImageUrl: `https://yt3.ggpht.example/${channelId}.jpg`,
       isVerified: false,
-      isChatOwner: false,
+      isChatOwner,
       isChatSponsor: false,
       isChatModerator: false,
     };
   };
+  /** A text message as YouTube gives it (an inserted one is answered so too). */
+  function messageItem(spec: {
+    id: string;
+    text: string;
+    author: string;
+    authorChannelId: string;
+    isChatOwner: boolean;
+  }) {
+    const who = author(spec.author, spec.authorChannelId, spec.isChatOwner);
+    return {
+      kind: 'youtube#liveChatMessage',
+      etag: randomUUID(),
+      id: spec.id,
+      snippet: {
+        type: 'textMessageEvent',
+        liveChatId: live?.liveChatId,
+        authorChannelId: who.channelId,
+        publishedAt: new Date().toISOString(),
+        hasDisplayContent: true,
+        displayMessage: spec.text,
+        textMessageDetails: { messageText: spec.text },
+      },
+      authorDetails: who,
+    };
+  }
 
   return {
     url: `${server.url}/youtube/v3`,
@@ -294,6 +577,36 @@ export async function startFakeYouTube(options: { apiKey?: string } = {}): Promi
     },
     failNext(status, reason, raw) {
       failure = { status, ...(reason ? { reason } : {}), ...(raw !== undefined ? { raw } : {}) };
+    },
+    authUrl: server.url,
+    googleClient,
+    authRequests,
+    channel,
+    approve() {
+      if (device) device.outcome = 'approved';
+    },
+    deny() {
+      if (device) device.outcome = 'denied';
+    },
+    expireCode() {
+      if (device) device.outcome = 'expired';
+    },
+    slowDownNext() {
+      slowDown = true;
+    },
+    invalidateAccessTokens() {
+      accessTokens.clear();
+    },
+    revokeRefreshTokens() {
+      refreshTokens.clear();
+    },
+    issueTokens(opts = {}) {
+      return issue(opts.scope);
+    },
+    revoked,
+    inserted,
+    failNextInsert(status, reason, headers) {
+      insertFailure = { status, reason, ...(headers ? { headers } : {}) };
     },
     close: () => server.close(),
   };

@@ -106,6 +106,12 @@ export class YouTubeSource implements EventSource {
     return this.#state.report();
   }
 
+  /** The live chat being read now and the channel it belongs to (where chat sending writes), if any. */
+  liveChat(): { channelId: string | undefined; liveChatId: string } | undefined {
+    if (!this.#running || !this.#chat) return undefined;
+    return { channelId: this.#channelId, liveChatId: this.#chat.liveChatId };
+  }
+
   #schedule(ms: number, run: () => Promise<void>): void {
     if (!this.#running) return;
     const generation = this.#generation;

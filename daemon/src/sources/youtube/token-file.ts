@@ -1,0 +1,111 @@
+// youtube.json: the YouTube sign-in that chat sending uses (decisions-3 §12), in the data directory,
+// mode 0600, written atomically. Read asynchronously by the sign-in, and synchronously (cached by the
+// file's change time) by the chat sender, whose `unavailable()` must answer at once.
+import { readFileSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as v from 'valibot';
+import { parseJsonWith, parseWith } from '../../../../shared/protocol/index.js';
+import { DaemonError } from '../../errors.js';
+import { readPrivateJson, writePrivateJson } from '../../store/private-json-file.js';
+
+/** The sign-in's file in the data directory. */
+export const YOUTUBE_FILE = 'youtube.json';
+
+const nonEmpty = v.pipe(v.string(), v.minLength(1));
+
+/** youtube.json: the tokens, the Google client they were issued to, and the channel they write as. */
+export const YouTubeTokens = v.object({
+  accessToken: nonEmpty,
+  refreshToken: nonEmpty,
+  /** When the access token ends (ISO 8601). */
+  expiresAt: v.pipe(v.string(), v.isoTimestamp()),
+  scopes: v.array(v.string()),
+  /** The Google client the tokens were issued to: a renewal must name the same one. */
+  clientId: nonEmpty,
+  /** The signed-in account's YouTube channel, when it has one: its id and its name in chat. */
+  channelId: v.optional(nonEmpty),
+  channelTitle: v.optional(nonEmpty),
+});
+export type YouTubeTokens = v.InferOutput<typeof YouTubeTokens>;
+
+export function youTubeFile(dataDir: string): string {
+  return join(dataDir, YOUTUBE_FILE);
+}
+
+export class YouTubeTokenFileError extends DaemonError {
+  constructor(message: string) {
+    super('unreadable', message);
+    this.name = 'YouTubeTokenFileError';
+  }
+}
+
+const CONNECT_AGAIN = 'run "overlay-daemon connect youtube" again';
+
+/** Reads youtube.json: `undefined` when there is none. Throws YouTubeTokenFileError when it does not parse. */
+export async function readYouTubeTokens(dataDir: string): Promise<YouTubeTokens | undefined> {
+  const read = await readPrivateJson(youTubeFile(dataDir), YouTubeTokens);
+  if (!read.ok)
+    throw new YouTubeTokenFileError(`the YouTube sign-in cannot be read (${read.error}): ${CONNECT_AGAIN}`);
+  return read.record;
+}
+
+/** Writes youtube.json atomically, private to the user (0600): it holds credentials. */
+export async function writeYouTubeTokens(dataDir: string, tokens: YouTubeTokens): Promise<void> {
+  const parsed = parseWith(YouTubeTokens, tokens);
+  if (!parsed.ok) throw new YouTubeTokenFileError(`the YouTube sign-in is incomplete: ${parsed.error}`);
+  await writePrivateJson(youTubeFile(dataDir), parsed.value);
+}
+
+export async function removeYouTubeTokens(dataDir: string): Promise<void> {
+  await rm(youTubeFile(dataDir), { force: true });
+}
+
+/** What youtube.json holds now, read synchronously: none, the tokens, or why they cannot be read. */
+export type YouTubeTokensNow =
+  | { state: 'none' }
+  | { state: 'ok'; tokens: YouTubeTokens; version: string }
+  | { state: 'unreadable'; error: string };
+
+/**
+ * youtube.json as it is now, read again only when the file changed (its change time, size or inode):
+ * cheap enough for every send. `version` changes with the file, so a holder can tell a new sign-in.
+ */
+export class YouTubeTokenFile {
+  #seen: string | undefined;
+  #now: YouTubeTokensNow = { state: 'none' };
+
+  constructor(readonly dataDir: string) {}
+
+  current(): YouTubeTokensNow {
+    const path = youTubeFile(this.dataDir);
+    let version: string;
+    try {
+      const stat = statSync(path);
+      version = `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+    } catch (err) {
+      this.#seen = undefined;
+      this.#now =
+        (err as NodeJS.ErrnoException).code === 'ENOENT'
+          ? { state: 'none' }
+          : { state: 'unreadable', error: (err as Error).message };
+      return this.#now;
+    }
+    if (version === this.#seen) return this.#now;
+    this.#seen = version;
+    try {
+      const parsed = parseJsonWith(YouTubeTokens, readFileSync(path, 'utf8'));
+      this.#now = parsed.ok
+        ? { state: 'ok', tokens: parsed.value, version }
+        : { state: 'unreadable', error: `${path}: ${parsed.error}` };
+    } catch (err) {
+      this.#now = { state: 'unreadable', error: (err as Error).message };
+    }
+    return this.#now;
+  }
+
+  /** Keeps renewed tokens in memory at once (the file is written by the caller). */
+  remember(tokens: YouTubeTokens): void {
+    if (this.#now.state === 'ok') this.#now = { ...this.#now, tokens };
+  }
+}
