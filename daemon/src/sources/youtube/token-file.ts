@@ -103,9 +103,4 @@ export class YouTubeTokenFile {
     }
     return this.#now;
   }
-
-  /** Keeps renewed tokens in memory at once (the file is written by the caller). */
-  remember(tokens: YouTubeTokens): void {
-    if (this.#now.state === 'ok') this.#now = { ...this.#now, tokens };
-  }
 }
