@@ -1,5 +1,5 @@
 // settings.json and GET/PUT /api/settings: OBS, Streamer.bot, speech, points,
-// the journal, event sources and the platforms' keys. Secrets are stored in the file (mode 0600) and never returned: the API says
+// the journal, event sources, the built-in chat commands and the platforms' keys. Secrets are stored in the file (mode 0600) and never returned: the API says
 // only whether one is set.
 import * as v from 'valibot';
 
@@ -156,6 +156,75 @@ const JournalSettings = v.object({
   retentionDays: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1), v.maxValue(3650)), 180),
 });
 
+/** The longest built-in command trigger and answer (an answer is cut to each platform's own limit when sent). */
+export const MAX_COMMAND_TRIGGER = 50;
+export const MAX_COMMAND_TEXT = 500;
+/** The longest cooldown of a built-in command: a day, in ms. */
+export const MAX_COMMAND_COOLDOWN_MS = 86_400_000;
+
+const commandCooldown = (fallback: number) =>
+  v.optional(
+    v.pipe(
+      v.number('must be a number'),
+      v.safeInteger('must be a whole number of milliseconds'),
+      v.minValue(0, 'must be 0 or more'),
+      v.maxValue(MAX_COMMAND_COOLDOWN_MS, 'must be at most a day'),
+    ),
+    fallback,
+  );
+
+/**
+ * A built-in chat command: a chat message whose first word is `trigger` (any case) is answered in the
+ * chat it came from with `text`, a template with the rule placeholders plus `{points}` and `{top}`;
+ * `cooldownMs` between two answers, `userCooldownMs` between two answers to one viewer.
+ */
+const ChatCommand = (trigger: string, text: string) =>
+  v.object({
+    enabled: v.optional(v.boolean(), false),
+    trigger: v.optional(
+      v.pipe(
+        v.string(),
+        v.trim(),
+        v.minLength(1, 'must not be empty'),
+        v.maxLength(MAX_COMMAND_TRIGGER, `must be at most ${MAX_COMMAND_TRIGGER} characters`),
+        v.regex(/^\S*$/, 'must be one word, without spaces'),
+      ),
+      trigger,
+    ),
+    text: v.optional(
+      v.pipe(
+        v.string(),
+        v.check((t) => t.trim() !== '', 'must not be empty'),
+        v.maxLength(MAX_COMMAND_TEXT, `must be at most ${MAX_COMMAND_TEXT} characters`),
+      ),
+      text,
+    ),
+    cooldownMs: commandCooldown(10_000),
+    userCooldownMs: commandCooldown(30_000),
+  });
+
+/** `commands`: the built-in chat commands `points` and `top`, each with its own trigger. */
+const CommandsSettings = v.pipe(
+  v.object({
+    points: v.optional(ChatCommand('!points', '{user.nickname} has {points} points'), {}),
+    top: v.optional(ChatCommand('!top', 'Top: {top}'), {}),
+  }),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const { points, top } = dataset.value;
+    if (points.trigger.toLowerCase() !== top.trigger.toLowerCase()) return;
+    addIssue({
+      message: "must differ from the points command's trigger",
+      path: [
+        { type: 'object', origin: 'value', input: dataset.value, key: 'top', value: top },
+        { type: 'object', origin: 'value', input: top, key: 'trigger', value: top.trigger },
+      ],
+    });
+  }),
+);
+export type CommandsSettings = v.InferOutput<typeof CommandsSettings>;
+export type ChatCommandSettings = CommandsSettings['points'];
+
 const OBS_URL = v.optional(wsUrl, 'ws://127.0.0.1:4455');
 
 /**
@@ -175,6 +244,7 @@ const common = {
   journal: v.optional(JournalSettings, {}),
   sources: Sources,
   twitch: v.optional(TwitchSettings, {}),
+  commands: v.optional(CommandsSettings, {}),
 };
 const youtubeKey = secret(
   v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,200}$/, 'must be a YouTube Data API key')),

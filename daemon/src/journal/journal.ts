@@ -159,6 +159,21 @@ export const MIGRATIONS: readonly string[] = [
      path TEXT NOT NULL,
      status INTEGER NOT NULL
    );`,
+  // Each viewer's points on each platform across every session (what the `!points` chat command answers),
+  // kept like the viewers' figures when old events go; a journal written before starts from its kept events.
+  `CREATE TABLE viewer_points (
+     platform TEXT NOT NULL,
+     user_id TEXT NOT NULL,
+     points INTEGER NOT NULL,
+     PRIMARY KEY (platform, user_id)
+   ) WITHOUT ROWID;
+   INSERT INTO viewer_points (platform, user_id, points)
+     SELECT COALESCE(platform, json_extract(event, '$.platform'), 'api'), user_id, SUM(points) FROM events
+     WHERE test = 0 AND points <> 0 GROUP BY 1, 2;
+   CREATE TRIGGER events_points AFTER INSERT ON events WHEN NEW.test = 0 AND NEW.points <> 0 BEGIN
+     INSERT INTO viewer_points (platform, user_id, points) VALUES (COALESCE(NEW.platform, 'api'), NEW.user_id, NEW.points)
+     ON CONFLICT (platform, user_id) DO UPDATE SET points = points + excluded.points;
+   END;`,
 ];
 
 /** How many schema versions this daemon knows (a newer journal is not opened). */
@@ -377,6 +392,8 @@ export class Journal {
   readonly #deleteCommandsUpTo: Database.Statement<[number]>;
   readonly #getMeta: Database.Statement<[string], { value: string }>;
   readonly #setMeta: Database.Statement<[string, string]>;
+  /** A viewer's points on a platform (prepared when first asked). */
+  #viewerPoints: Database.Statement<[string, string], { points: number }> | undefined;
 
   private constructor(db: Database.Database, options: JournalOptions) {
     this.#db = db;
@@ -960,6 +977,14 @@ export class Journal {
     if (this.#session) return this.#session.id;
     const last = this.#db.prepare('SELECT MAX(id) AS id FROM sessions').get() as { id: number | null };
     return last.id ?? undefined;
+  }
+
+  /** A viewer's points on one platform across every session (test events count in none). */
+  viewerPoints(platform: Platform, uniqueId: string): number {
+    this.#viewerPoints ??= this.#db.prepare<[string, string], { points: number }>(
+      'SELECT points FROM viewer_points WHERE platform = ? AND user_id = ?',
+    );
+    return this.#viewerPoints.get(platform, uniqueId)?.points ?? 0;
   }
 
   /** The top viewers by a metric, in one session or across all of them. */
