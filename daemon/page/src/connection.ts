@@ -97,6 +97,7 @@ function advanceSeq(
   overlayId: string,
   lastSeq: number | undefined,
   message: ServerMessage,
+  save: (overlayId: string, seq: number) => void = writeLastSeq,
 ): number | undefined {
   const seq =
     message.type === 'resumed'
@@ -105,8 +106,36 @@ function advanceSeq(
         ? message.seq
         : undefined;
   if (seq === undefined || (lastSeq !== undefined && seq <= lastSeq)) return lastSeq;
-  writeLastSeq(overlayId, seq);
+  save(overlayId, seq);
   return seq;
+}
+
+/** How often, at most, the daemon page writes its last seq while messages flow. */
+const SEQ_WRITE_MS = 1000;
+
+/**
+ * Keeps the daemon page's last seq for its next load. A sessionStorage write on every message cost the
+ * page more than the rest of handling it (in a busy browser source, more than half a millisecond an
+ * event), so the seq is written at most once a second, and at once when the page goes away (pagehide:
+ * a reload by the page itself, OBS's refresh, a navigation), which is when the next load reads it.
+ */
+function seqKeeper(): { save(overlayId: string, seq: number): void; flush(): void } {
+  let pending: { overlayId: string; seq: number } | undefined;
+  let timer: number | undefined;
+  const flush = () => {
+    if (timer !== undefined) window.clearTimeout(timer);
+    timer = undefined;
+    if (pending) writeLastSeq(pending.overlayId, pending.seq);
+    pending = undefined;
+  };
+  window.addEventListener('pagehide', flush);
+  return {
+    save(overlayId, seq) {
+      pending = { overlayId, seq };
+      timer ??= window.setTimeout(flush, SEQ_WRITE_MS);
+    },
+    flush,
+  };
 }
 
 interface ConnectionHooks {
@@ -123,9 +152,11 @@ interface ConnectionHooks {
  */
 export function connect(globals: PageGlobals, hooks: ConnectionHooks): void {
   let reloading = false;
+  const seq = seqKeeper();
   const scheduleReload = () => {
     if (reloading) return;
     reloading = true;
+    seq.flush();
     hooks.onState('closed');
     const attempt = readAttempt();
     writeAttempt(attempt + 1);
@@ -168,7 +199,7 @@ export function connect(globals: PageGlobals, hooks: ConnectionHooks): void {
       writeAttempt(0);
       hooks.onState('open');
     }
-    lastSeq = advanceSeq(globals.overlayId, lastSeq, message);
+    lastSeq = advanceSeq(globals.overlayId, lastSeq, message, seq.save);
     hooks.onMessage(message);
   });
   socket.addEventListener('close', scheduleReload);

@@ -266,7 +266,8 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
       if (err instanceof JournalWriteError) return sendError(res, 'unavailable', err.message);
       throw err;
     }
-    sendJson(res, 202, { accepted: true, firedRules } satisfies EventReceipt);
+    const receipt: EventReceipt = { accepted: true, firedRules };
+    ctx.hub.afterWrites(() => sendJson(res, 202, receipt));
   });
 
   app.get('/api/rules', (_req, res) => {
