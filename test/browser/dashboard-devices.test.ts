@@ -1,9 +1,10 @@
 // Devices in the dashboard, in Chromium against the real daemon: "Pair a phone" shows the code, the
 // tunnel URL and its QR code; a phone sending the code through the tunnel shows as a prompt; Approve
-// lists the device; Revoke (asked once more) removes it.
+// lists the device; Revoke (asked once more) removes it. The changes devices made are listed newest first.
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { qrPath } from '../../daemon/dashboard/src/public-overlay.js';
+import { AuditLog } from '../../daemon/src/devices/audit.js';
 import { launchChromium } from '../support/chromium.js';
 import { api, rawRequest, startTestDaemon } from '../support/daemon.js';
 import { openTab, signInDashboard } from '../support/dashboard.js';
@@ -83,6 +84,58 @@ describe('pairing a phone from the dashboard', () => {
       await panel.getByRole('button', { name: 'Pair a phone' }).click();
       await panel.getByText(/No code: .*tunnel/).waitFor();
       expect(await panel.locator('[data-pairing-code]').count()).toBe(0);
+    } finally {
+      await page.close();
+      await daemon.stop();
+    }
+  });
+});
+
+describe('the changes devices made', () => {
+  it('are listed newest first on a phone-wide screen, older ones with Load more, new ones with Refresh', async () => {
+    const daemon = await startTestDaemon();
+    // What the device sessions record, written to the daemon's own events.db.
+    const audit = new AuditLog(daemon.journal.database, { log: () => {} });
+    for (let n = 1; n <= 60; n++)
+      audit.record({
+        deviceId: 'd1',
+        deviceName: 'Sam’s phone',
+        method: 'POST',
+        path: n === 60 ? `/api/actions/queues/${'q'.repeat(90)}/skip` : `/api/events?test=true&n=${n}`,
+        status: n === 60 ? 200 : 202,
+      });
+    const page = await context.newPage();
+    try {
+      await signInDashboard(page, daemon);
+      await openTab(page, 'Settings');
+      const list = page.locator('[data-device-audit]');
+      const rows = list.locator('li');
+      await rows.first().waitFor();
+      expect(await rows.count()).toBe(50);
+      const newest = (await rows.first().textContent()) ?? '';
+      expect(newest).toContain('Sam’s phone');
+      expect(newest).toContain(`POST /api/actions/queues/${'q'.repeat(90)}/skip`);
+      expect(newest).toContain('200');
+      expect(await rows.nth(1).textContent()).toContain('POST /api/events?test=true&n=59');
+      // A long path wraps: nothing wider than the screen.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      expect(await list.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+
+      await list.getByRole('button', { name: 'Load more' }).click();
+      await rows.nth(59).waitFor();
+      expect(await rows.last().textContent()).toContain('/api/events?test=true&n=1');
+      expect(await list.getByRole('button', { name: 'Load more' }).count()).toBe(0);
+
+      audit.record({
+        deviceId: 'd1',
+        deviceName: 'Mod laptop',
+        method: 'DELETE',
+        path: '/api/media/a.png',
+        status: 204,
+      });
+      await list.getByRole('button', { name: 'Refresh' }).click();
+      await list.getByText('DELETE /api/media/a.png').waitFor();
+      expect(await rows.first().textContent()).toContain('Mod laptop');
     } finally {
       await page.close();
       await daemon.stop();

@@ -1,13 +1,16 @@
 // Devices (Settings): pairing a phone (the code, the tunnel URL and its QR code, the time left, and each
-// phone that sent the code as a prompt to approve or refuse), and the paired devices with Revoke.
+// phone that sent the code as a prompt to approve or refuse), the paired devices with Revoke, and the
+// audit of what devices changed.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type {
+  AuditEntry,
   DeviceRole,
   DeviceView,
   PairingOffer,
   PendingPairing,
 } from '../../../shared/protocol/devices.js';
 import type { ControlApi } from './api.js';
+import { auditSince } from './audit-api.js';
 import { qrPath } from './public-overlay.js';
 import { ConfirmButton, describeError, Notice } from './ui.js';
 
@@ -26,6 +29,83 @@ function timeLeft(expiresAt: string, now: number): string {
 }
 
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'never');
+
+/** Audit entries shown at first, and added by each "Load more". */
+const AUDIT_SHOWN_STEP = 50;
+
+/**
+ * What paired devices changed, newest first. Every entry the daemon keeps (10,000 at most) is read page
+ * after page, oldest first as the daemon answers them; "Refresh" asks only for what came after the last
+ * one, and "Load more" shows older ones.
+ */
+function DeviceAudit(props: { api: ControlApi }) {
+  const { api } = props;
+  const [entries, setEntries] = useState<AuditEntry[] | undefined>();
+  const [last, setLast] = useState<number | undefined>();
+  const [shown, setShown] = useState(AUDIT_SHOWN_STEP);
+  const [error, setError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+
+  const load = useCallback(
+    async (after: number | undefined) => {
+      setBusy(true);
+      setError(undefined);
+      try {
+        const since = await auditSince(api, after);
+        setEntries((kept) => [...(after === undefined ? [] : (kept ?? [])), ...since.entries]);
+        setLast(since.last);
+      } catch (err) {
+        setError(describeError(err));
+      } finally {
+        setBusy(false);
+      }
+    },
+    [api],
+  );
+  useEffect(() => void load(undefined), [load]);
+
+  const newestFirst = entries ? entries.slice(-shown).reverse() : [];
+  return (
+    <div class="grid" data-device-audit>
+      <div class="row">
+        <h4 id="device-audit-title">Changes made by devices</h4>
+        <button type="button" onClick={() => void load(last)} disabled={busy}>
+          Refresh
+        </button>
+      </div>
+      <p class="muted">
+        Every change a paired device made (test events and rule tests too), newest first. The newest 10,000
+        are kept.
+      </p>
+      {error && <Notice kind="error">{error}</Notice>}
+      {entries === undefined ? (
+        !error && <p class="muted">Loading…</p>
+      ) : entries.length === 0 ? (
+        <p class="muted" data-no-audit>
+          No device has changed anything.
+        </p>
+      ) : (
+        <ul class="audit-list" aria-labelledby="device-audit-title">
+          {newestFirst.map((e) => (
+            <li key={e.id} data-audit-id={e.id}>
+              <strong>{e.deviceName}</strong> <span class="muted">{when(e.at)}</span>
+              <br />
+              <code>
+                {e.method} {e.path}
+              </code>{' '}
+              <span class="muted">{e.status}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+      {entries !== undefined && entries.length > shown && (
+        <button type="button" onClick={() => setShown((n) => n + AUDIT_SHOWN_STEP)} data-audit-more>
+          Load more
+        </button>
+      )}
+    </div>
+  );
+}
 
 function PairingQr(props: { url: string }) {
   const { size, d } = qrPath(props.url);
@@ -203,6 +283,7 @@ export function DevicesPanel(props: { api: ControlApi }) {
           ))}
         </ul>
       )}
+      <DeviceAudit api={api} />
     </section>
   );
 }
