@@ -22,6 +22,8 @@ describe('roles', () => {
       ['POST', '/api/actions/queues/alerts/clear'],
       ['POST', '/api/events?test=true'],
       ['POST', '/api/rules/test'],
+      ['GET', '/api/rules'],
+      ['GET', '/api/overlays'],
       ['HEAD', '/api/status'],
     ] as const)
       expect(roleAllows('moderator', method, url), `${method} ${url}`).toBe(true);
@@ -30,7 +32,8 @@ describe('roles', () => {
   it('refuses a moderator everything else, whatever the case, slashes or encoding', () => {
     for (const [method, url] of [
       ['PUT', '/api/rules'],
-      ['GET', '/api/rules'],
+      ['GET', '/api/overlays/0b7c2f4e-1111-4222-8333-944455556666'],
+      ['GET', '/api/settings'],
       ['POST', '/api/overlays'],
       ['PUT', '/api/settings'],
       ['DELETE', '/api/test-events'],

@@ -43,11 +43,17 @@ function pathForms(url: string | undefined): string[] {
   return decoded === raw ? [raw] : [raw, decoded];
 }
 
-/** What a moderator may do, and nothing else (§11): read status, history, leaderboards and the action log, send test events, test a rule, skip or clear queues. */
+/**
+ * What a moderator may do, and nothing else (§11): read status, history, leaderboards and the action
+ * log, send test events, test a rule, skip or clear queues. The overlay and rule lists are read too:
+ * the test panel shows which overlays an event reaches, and a rule is tested from the list.
+ */
 const MODERATOR_ROUTES: readonly (readonly [method: 'GET' | 'POST', pattern: RegExp])[] = [
   ['GET', /^\/api\/session$/],
   ['GET', /^\/api\/status$/],
   ['GET', /^\/api\/clients$/],
+  ['GET', /^\/api\/overlays$/],
+  ['GET', /^\/api\/rules$/],
   ['GET', /^\/api\/events$/],
   ['GET', /^\/api\/sessions$/],
   ['GET', /^\/api\/sessions\/[^/]+\/(minutes|events\.csv)$/],
