@@ -174,7 +174,27 @@ export const SpeakAction = v.object({
   volume: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
 });
 
-export const ACTION_KINDS = ['overlay', 'speak', 'webhook', 'streamerbot', 'obs'] as const;
+/** Where a `chat` action writes: `same` is the platform the event came from. */
+export const CHAT_TARGETS = ['same', 'twitch', 'kick', 'youtube', 'all'] as const;
+export type ChatTarget = (typeof CHAT_TARGETS)[number];
+
+/**
+ * A chat message as the streamer (decisions-3 §12): `text` is a template, cut to the platform's limit
+ * when sent; `platform` defaults to `same`.
+ */
+export const ChatAction = v.object({
+  kind: v.literal('chat'),
+  ...actionCommon,
+  text: v.pipe(
+    v.string(),
+    v.check((t) => t.trim() !== '', 'must not be empty'),
+    v.maxLength(1000),
+  ),
+  platform: v.optional(v.picklist(CHAT_TARGETS, `must be one of ${CHAT_TARGETS.join(', ')}`)),
+});
+export type ChatRuleAction = v.InferOutput<typeof ChatAction>;
+
+export const ACTION_KINDS = ['overlay', 'speak', 'webhook', 'streamerbot', 'obs', 'chat'] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
 
 const UnknownKind = v.object({
@@ -192,6 +212,7 @@ export const RuleAction = v.lazy((input: unknown) => {
   if (kind === 'streamerbot') return StreamerbotAction;
   if (kind === 'obs') return ObsAction;
   if (kind === 'speak') return SpeakAction;
+  if (kind === 'chat') return ChatAction;
   return UnknownKind;
 }) as v.GenericSchema<
   unknown,
@@ -199,6 +220,7 @@ export const RuleAction = v.lazy((input: unknown) => {
   | v.InferOutput<typeof WebhookAction>
   | v.InferOutput<typeof StreamerbotAction>
   | v.InferOutput<typeof SpeakAction>
+  | ChatRuleAction
   | ObsRuleAction
 >;
 export type RuleAction = v.InferOutput<typeof RuleAction>;

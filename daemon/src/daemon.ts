@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import type { ActionRunner } from './actions/runner.js';
+import type { ChatSenders } from './chat/senders.js';
 import { errorMessage } from './errors.js';
 import type { CreationLimits } from './http/control-api.js';
 import type { StatusParts } from './http/status-parts.js';
@@ -91,6 +92,8 @@ export interface RunningDaemon {
   ingest: Ingest;
   /** Runs the actions of fired rules; its log and queues are in the control API. */
   actions: ActionRunner;
+  /** Each platform's chat sender for `chat` actions: a platform's sign-in registers its own. */
+  chatSenders: ChatSenders;
   /** settings.json: OBS, Streamer.bot, speech (GET/PUT /api/settings). */
   settings: SettingsStore;
   /** events.db: every accepted event, sessions, viewer figures. */
@@ -177,7 +180,8 @@ async function startParts(
   const ws = startWebSocket(options, { journal, overlays, log });
   stack.push(() => ws.close(), 'the WebSocket hub');
   const { hub, tokens } = ws;
-  const { obs, speech, actions, close: closeActions } = startActions({ dataDir, settings, rules, hub, log });
+  const actionsPart = startActions({ dataDir, settings, rules, hub, log });
+  const { obs, speech, actions, chatSenders, chatEcho, close: closeActions } = actionsPart;
   stack.push(closeActions, 'the actions');
   const { ingest, close: closeIngest } = startIngest(options, {
     hub,
@@ -186,6 +190,7 @@ async function startParts(
     journal,
     actions,
     liveValues,
+    isEcho: (event) => chatEcho.isEcho(event),
     log,
   });
   stack.push(closeIngest, 'the event pipeline');
@@ -252,6 +257,7 @@ async function startParts(
     tokens,
     ingest,
     actions,
+    chatSenders,
     settings,
     journal,
     sources,

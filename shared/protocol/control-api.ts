@@ -199,11 +199,13 @@ export const ActionLogEntry = v.object({
   ruleName: v.optional(v.string()),
   /** Its index in the rule's actions. */
   action: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
-  kind: v.picklist(['overlay', 'webhook', 'streamerbot', 'obs', 'speak']),
+  kind: v.picklist(['overlay', 'webhook', 'streamerbot', 'obs', 'speak', 'chat']),
   ok: v.boolean(),
   /** How long it took, waits excluded. */
   ms: v.pipe(v.number(), v.minValue(0)),
   error: v.optional(v.string()),
+  /** Why an action that could not run was skipped (decisions-3 §12), with `ok: true`: not a failure. */
+  skipped: v.optional(v.string()),
 });
 export type ActionLogEntry = v.InferOutput<typeof ActionLogEntry>;
 export const ActionLog = v.array(ActionLogEntry);
@@ -237,6 +239,19 @@ export const SpeechSample = v.object({ sound: TtsSound });
 export type SpeechSample = v.InferOutput<typeof SpeechSample>;
 
 /**
+ * What a `chat` action of a rule test would send: the text after cutting to the platform's limit, and
+ * why it would be skipped on a real event, if it would. `platform` is absent when none could be chosen.
+ */
+export const ChatPreview = v.object({
+  /** Its index in the rule's actions. */
+  action: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+  platform: v.optional(v.picklist(['twitch', 'kick', 'youtube'])),
+  text: v.optional(v.string()),
+  skipped: v.optional(v.string()),
+});
+export type ChatPreview = v.InferOutput<typeof ChatPreview>;
+
+/**
  * `POST /api/rules/test` → 200: the sample event the rule's actions ran for, the outcome of each that
  * finished within the wait (in the order they finished), and how many were still waiting or running.
  */
@@ -244,6 +259,8 @@ export const RuleTestResult = v.object({
   event: StreamEvent,
   outcomes: ActionLog,
   unfinished: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+  /** What each `chat` action would send (a test sends none), one entry per platform it would write on. */
+  chat: v.optional(v.array(ChatPreview)),
 });
 export type RuleTestResult = v.InferOutput<typeof RuleTestResult>;
 

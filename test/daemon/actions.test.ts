@@ -435,7 +435,7 @@ describe('a chat line never ends the daemon', () => {
   });
 
   it('every action kind that throws is caught by its own chain and logged with the rule and kind; the daemon serves', async () => {
-    const kinds = ['overlay', 'speak', 'obs', 'webhook', 'streamerbot'] as const;
+    const kinds = ['overlay', 'speak', 'obs', 'webhook', 'streamerbot', 'chat'] as const;
     const throwing = (kind: (typeof kinds)[number], index: number, queued: boolean) => {
       const action = {
         ruleId: `rule-${kind}`,
@@ -445,7 +445,7 @@ describe('a chat line never ends the daemon', () => {
         // A field every kind reads only when it runs.
         ...(queued ? { queue: `q-${kind}` } : { delayMs: 1 }),
       };
-      for (const field of ['overlayId', 'text', 'params', 'url', 'action', 'origin'])
+      for (const field of ['overlayId', 'text', 'params', 'url', 'action', 'origin', 'platform'])
         Object.defineProperty(action, field, {
           enumerable: true,
           get() {

@@ -27,8 +27,8 @@ export class ActionLog {
     this.#line = line;
   }
 
-  /** The outcome of `action`, begun at `started`: done, or failed with `error`. */
-  add(action: FiredAction, started: number, error: string | undefined): void {
+  /** The outcome of `action`, begun at `started`: done, failed with `error`, or `skipped` (not a failure). */
+  add(action: FiredAction, started: number, error: string | undefined, skipped?: string): void {
     const now = Date.now();
     const outcome: Outcome = {
       at: now,
@@ -39,6 +39,7 @@ export class ActionLog {
       ok: error === undefined,
       ms: Math.max(0, now - started),
       ...(error !== undefined ? { error } : {}),
+      ...(skipped !== undefined && error === undefined ? { skipped } : {}),
     };
     this.#outcomes.push(outcome);
     if (this.#outcomes.length > LOG_SIZE * 2) this.#outcomes.splice(0, this.#outcomes.length - LOG_SIZE);

@@ -2,12 +2,21 @@
 // time across rules (queues.ts), each action by the executor of its kind (kinds/), and every outcome in the
 // action log (action-log.ts). An overlay command that nothing waits for goes out at once, in the event's
 // turn; nothing else ever holds up event delivery, and no error in an action or a chain ends the daemon.
-import type { ActionLogEntry, QueueState } from '../../../shared/protocol/index.js';
+import type { ActionLogEntry, ChatPreview, QueueState } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
 import type { FiredAction } from '../rules/engine.js';
 import { systemTimers, type TimerHandle, type Timers } from '../timers.js';
 import { ActionLog } from './action-log.js';
-import { type ActionServices, type Executed, type Executors, execute, makeExecutors } from './kinds/index.js';
+import { previewChat } from './kinds/chat.js';
+import {
+  type ActionServices,
+  ActionSkipped,
+  type Executed,
+  type Executors,
+  execute,
+  makeExecutors,
+} from './kinds/index.js';
+import type { ActionOf } from './kinds/types.js';
 import { OutboundCalls } from './outbound.js';
 import { Queues } from './queues.js';
 
@@ -20,6 +29,8 @@ interface ActionRunnerOptions {
   /** The speech engine and its settings for `speak` actions; without them they fail, saying so. */
   speech?: ActionServices['speech'];
   tts?: ActionServices['tts'];
+  /** The platforms' chat senders and send queues for `chat` actions; without them they are skipped. */
+  chat?: ActionServices['chat'];
   log?: (line: string) => void;
   now?: () => number;
   /** Waits, reverts and request timeouts run on it (a fake clock in tests). */
@@ -51,6 +62,7 @@ export class ActionRunner {
       speech: options.speech,
       tts: options.tts,
       streamerbotUrl: options.streamerbotUrl,
+      chat: options.chat,
       log: options.log,
       now: () => options.now?.() ?? Date.now(),
       wait: (ms) => this.#wait(ms),
@@ -147,19 +159,36 @@ export class ActionRunner {
 
   /**
    * One action by the executor of its kind, its outcome in the log whatever happens. Resolves with what
-   * it left behind (an OBS change to revert), which a queue waits for.
+   * it left behind (an OBS change to revert), which a queue waits for. An outcome known only later (a
+   * chat message waiting for its platform) is logged when it settles, and nothing waits for it.
    */
   async #execute(action: FiredAction): Promise<Executed | undefined> {
     const started = Date.now();
     try {
       let executed = execute(this.#executors, action);
       if (executed instanceof Promise) executed = await executed;
-      this.#log.add(action, started, undefined);
+      if (executed?.outcome)
+        executed.outcome.then(
+          () => this.#log.add(action, started, undefined),
+          (err: unknown) => this.#failed(action, started, err),
+        );
+      else this.#log.add(action, started, undefined);
       return executed;
     } catch (err) {
-      this.#log.add(action, started, errorMessage(err));
+      this.#failed(action, started, err);
       return undefined;
     }
+  }
+
+  /** An action that threw: skipped (`ok: true`, in words) or failed. */
+  #failed(action: FiredAction, started: number, err: unknown): void {
+    if (err instanceof ActionSkipped) this.#log.add(action, started, undefined, err.message);
+    else this.#log.add(action, started, errorMessage(err));
+  }
+
+  /** What a `chat` action would send, for a rule test (which sends none). */
+  previewChat(action: ActionOf<'chat'>): ChatPreview[] {
+    return previewChat(action, this.#options.chat?.senders);
   }
 
   /** The queue moves on to its next action without waiting for the one running (which still ends). */

@@ -5,6 +5,7 @@ import type { Polka, Request } from 'polka';
 import type * as v from 'valibot';
 import type { FileProblem } from '../../../shared/data-files.js';
 import {
+  type ChatPreview,
   type ClientCounts,
   type CommandReceipt,
   type EventReceipt,
@@ -318,11 +319,19 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     } catch (err) {
       return sendError(res, 'bad_request', `rule: ${errorMessage(err)}`);
     }
+    // A chat action shows what it would send; the test sends none.
+    const chat: ChatPreview[] = [];
+    for (const action of fired)
+      if (action.kind === 'chat' && !action.preview) {
+        chat.push(...ctx.actions.previewChat(action));
+        action.preview = true;
+      }
     const outcomes = await ctx.actions.test(fired, RULE_TEST_WAIT_MS);
     sendJson(res, 200, {
       event,
       outcomes,
       unfinished: fired.length - outcomes.length,
+      ...(chat.length > 0 ? { chat } : {}),
     } satisfies RuleTestResult);
   });
 

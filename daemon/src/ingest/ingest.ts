@@ -28,6 +28,8 @@ export interface IngestContext {
   log: (line: string) => void;
   /** events.db: an event is written there before anything else happens to it. */
   journal?: Journal;
+  /** Chat the daemon itself sent, come back from the platform: not an event (decisions-3 §12). */
+  isEcho?: (event: StreamEvent) => boolean;
 }
 
 /** What a step may report synchronously about an event: the ids of the rules it fired. */
@@ -62,6 +64,8 @@ export class JournalWriteError extends DaemonError {
 export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] = []): Ingest {
   const fail = (err: unknown) => ctx.log(`[ingest] handling an event failed: ${errorMessage(err)}`);
   return (event, options) => {
+    // The daemon's own chat is dropped here, before anything keeps it (no rules, points or leaderboard).
+    if (ctx.isEcho?.(event)) return { firedRules: [] };
     // Written first: once this returns, a crash loses nothing (accepted means kept).
     let seq: number | undefined;
     // Serialised once: the journal stores this text and the hub sends it.

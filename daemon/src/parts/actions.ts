@@ -1,19 +1,28 @@
 // The actions part: OBS (connected once a rule uses it), speech with its cache swept every ten minutes,
-// and the runner that does what fired rules ask (webhooks, Streamer.bot, overlay commands).
+// chat (the platforms' senders, their send queues and the echo of what was sent), and the runner that does
+// what fired rules ask (webhooks, Streamer.bot, overlay commands, chat).
 import type { RuleList } from '../../../shared/rules.js';
 import { ObsConnection } from '../actions/obs.js';
 import { ActionRunner } from '../actions/runner.js';
 import { Speech } from '../actions/speech.js';
+import { ChatEcho } from '../chat/echo.js';
+import { ChatSendQueue } from '../chat/send-queue.js';
+import { ChatSenders } from '../chat/senders.js';
 import { errorMessage } from '../errors.js';
 import type { DataDir } from '../store/data-dir.js';
 import type { RulesStore } from '../store/rules-store.js';
 import type { SettingsStore } from '../store/settings-store.js';
+import { systemTimers } from '../timers.js';
 import type { Hub } from '../ws/hub.js';
 
 export interface ActionsPart {
   obs: ObsConnection;
   speech: Speech;
   actions: ActionRunner;
+  /** Each platform's chat sender: a platform's sign-in registers its own (`register` returns its undo). */
+  chatSenders: ChatSenders;
+  /** What the daemon sent in chat, so ingest drops its echo (`isEcho`). */
+  chatEcho: ChatEcho;
   close(): Promise<void>;
 }
 
@@ -42,21 +51,30 @@ export function startActions(ctx: {
       .catch((err: unknown) => log(`[speech] removing old speech files failed: ${errorMessage(err)}`));
   void sweep();
   const sweepTimer = setInterval(() => void sweep(), 10 * 60 * 1000).unref();
-  // What fired rules do beyond overlay commands (webhooks, Streamer.bot), with its log and queues.
+  // Chat as the streamer: the senders the platforms register, one send queue per platform keeping its
+  // limit, and what was sent remembered so the platform's echo of it is not an event.
+  const chatSenders = new ChatSenders();
+  const chatEcho = new ChatEcho(() => Date.now());
+  const chatQueue = new ChatSendQueue({ timers: systemTimers(), log, echo: chatEcho });
+  // What fired rules do beyond overlay commands (webhooks, Streamer.bot, chat), with its log and queues.
   const actions = new ActionRunner({
     obs,
     speech,
     tts: () => settings.current().tts,
     sendCommand: (overlayId, command) => hub.sendCommand(overlayId, command),
     streamerbotUrl: () => settings.current().streamerbot.url,
+    chat: { senders: chatSenders, queue: chatQueue },
     log,
   });
   return {
     obs,
     speech,
     actions,
+    chatSenders,
+    chatEcho,
     async close() {
       actions.close();
+      chatQueue.close();
       clearInterval(sweepTimer);
       stopFollowingRules();
       stopFollowingSettings();

@@ -1,7 +1,7 @@
 // The ingest part: the one seam for stream events and, by default, the pipeline after the broadcast
 // (rules, actions, the live values of widgets).
 import type { ActionRunner } from '../actions/runner.js';
-import { createIngest, type EventHandler, type Ingest } from '../ingest/ingest.js';
+import { createIngest, type EventHandler, type Ingest, type IngestContext } from '../ingest/ingest.js';
 import { createEventPipeline } from '../ingest/pipeline.js';
 import type { Journal } from '../journal/journal.js';
 import type { OverlayStore } from '../store/overlay-store.js';
@@ -30,17 +30,19 @@ export function startIngest(
     journal: Journal;
     actions: ActionRunner;
     liveValues: LiveValuesStore;
+    /** Chat the daemon sent, come back from the platform: dropped before it is an event. */
+    isEcho?: IngestContext['isEcho'];
     log: (line: string) => void;
   },
 ): IngestPart {
-  const { hub, overlays, rules, journal, actions, liveValues, log } = ctx;
+  const { hub, overlays, rules, journal, actions, liveValues, isEcho, log } = ctx;
   // The live values follow events and resets from now on.
   liveValues.attach({ overlays, commands: hub, journal });
   const pipeline = options.eventHandlers
     ? undefined
     : createEventPipeline({ hub, overlays, rules, log, journal }, { actions, liveValues });
   const ingest = createIngest(
-    { hub, overlays, rules, log, ...(options.journalEvents === false ? {} : { journal }) },
+    { hub, overlays, rules, log, isEcho, ...(options.journalEvents === false ? {} : { journal }) },
     options.eventHandlers ?? pipeline?.handlers,
   );
   return {

@@ -1,7 +1,8 @@
 // Evaluates the rules of rules.json against each stream event and produces the actions to run.
 import { describeEvent } from '../../../shared/describe-event.js';
-import type { StreamEvent } from '../../../shared/protocol/index.js';
+import type { Platform, StreamEvent } from '../../../shared/protocol/index.js';
 import {
+  type ChatTarget,
   isOverlayAction,
   type ObsRequest,
   type Rule,
@@ -60,6 +61,16 @@ export type FiredAction = FiredBase &
         /** The viewer whose event it was (`user.uniqueId`), for speech's per-viewer cooldown. */
         sender: string;
       }
+    | {
+        kind: 'chat';
+        /** Filled in, not yet cut: each platform's limit applies when it is sent. */
+        text: string;
+        platform: ChatTarget;
+        /** The platform the event came from: where `same` writes. */
+        from: Platform;
+        /** A rule test: what would be sent is shown, nothing is sent. */
+        preview?: true;
+      }
   );
 
 interface RuleFailure {
@@ -88,8 +99,11 @@ interface CompiledRule {
   /** The chat command, lowercased. */
   command?: string;
   /** Each action with its templates compiled once; `render` gives the fired action for an event. */
-  actions: ((context: TemplateContext) => FiredAction)[];
+  actions: ActionRender[];
 }
+
+/** Renders one compiled action for an event (`context` is what its templates see). */
+type ActionRender = (context: TemplateContext, event: StreamEvent) => FiredAction;
 
 interface RuleEngineOptions {
   /** Milliseconds; cooldowns are measured on it. */
@@ -271,11 +285,11 @@ function templateContext(event: StreamEvent): TemplateContext {
 /** A rule's actions rendered for an event: once, or once per gift of a streak with `perUnit`. */
 function renderActions(
   rule: Rule,
-  renders: readonly ((context: TemplateContext) => FiredAction)[],
+  renders: readonly ActionRender[],
   event: StreamEvent,
   context: TemplateContext = templateContext(event),
 ): FiredAction[] {
-  const once = renders.map((render) => render(context));
+  const once = renders.map((render) => render(context, event));
   const times = rule.perUnit && event.type === 'gift' ? Math.min(MAX_PER_UNIT, event.data.repeatCount) : 1;
   return times === 1 ? once : Array.from({ length: times }, () => once).flat();
 }
@@ -332,11 +346,7 @@ function sizeBound(value: unknown, limit: number): number {
 }
 
 /** Compiles one action's templates; the returned function renders it for an event (size-capped). */
-function compileAction(
-  rule: Rule,
-  index: number,
-  action: RuleAction,
-): (context: TemplateContext) => FiredAction {
+function compileAction(rule: Rule, index: number, action: RuleAction): ActionRender {
   // Every fired action is written out as one literal, its waits added after: an object spread followed by
   // more fields falls off V8's fast path, which cost microseconds per action of every event.
   const ruleId = rule.id;
@@ -426,6 +436,20 @@ function compileAction(
       if (volume !== undefined) fired.volume = volume;
       return waits(fired);
     };
+  }
+  if (action.kind === 'chat') {
+    const render = compilePayload({ text: action.text });
+    const platform = action.platform ?? 'same';
+    return (context, event) =>
+      waits({
+        ruleId,
+        ruleName,
+        index,
+        kind: 'chat',
+        text: String(capped(asPayload(render(context))).text ?? ''),
+        platform,
+        from: event.platform,
+      });
   }
   const render = compilePayload({ action: action.action, args: action.args ?? {} });
   return (context) => {

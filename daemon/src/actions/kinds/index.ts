@@ -1,6 +1,7 @@
 // The table from an action's `kind` to its executor. A new kind is one file beside this one (its
 // executor, made by an `ExecutorFactory`) and one entry here; the schema of its fields is in shared/rules.ts.
 import type { FiredAction } from '../../rules/engine.js';
+import { chat } from './chat.js';
 import { obs } from './obs.js';
 import { overlay } from './overlay.js';
 import { speak } from './speak.js';
@@ -9,6 +10,7 @@ import type { ActionServices, Executed, Executor, ExecutorFactory } from './type
 import { webhook } from './webhook.js';
 
 export type { ActionServices, Executed, Executor, ExecutorFactory } from './types.js';
+export { ActionSkipped } from './types.js';
 
 type Kind = FiredAction['kind'];
 
@@ -18,6 +20,7 @@ export const EXECUTORS: { readonly [K in Kind]: ExecutorFactory<K> } = {
   obs,
   webhook,
   streamerbot,
+  chat,
 };
 
 /** Every kind's executor, made once for one runner. */

@@ -1,6 +1,8 @@
 // What every action kind shares: the one signature of an executor and the runner's services it is given.
 import type { OverlayCommandInput } from '../../../../shared/protocol/index.js';
 import type { StoredSettings } from '../../../../shared/settings.js';
+import type { ChatSendQueue } from '../../chat/send-queue.js';
+import type { ChatSenders } from '../../chat/senders.js';
 import type { FiredAction } from '../../rules/engine.js';
 
 /** A fired action of one kind. */
@@ -13,6 +15,23 @@ export type ActionOf<K extends FiredAction['kind']> = Extract<FiredAction, { kin
  */
 export interface Executed {
   ended: Promise<void>;
+  /**
+   * The action's outcome, when it is known only later (a chat message waiting for its platform's send
+   * limit): the log entry is written when it settles, and the rule's next action does not wait for it.
+   * It rejects as an executor throws (an ActionSkipped for a skip).
+   */
+  outcome?: Promise<void>;
+}
+
+/**
+ * Thrown by an executor (or the rejection of `Executed.outcome`) when its action cannot run and is skipped,
+ * not failed (decisions-3 §12): the log entry is `ok: true` with `skipped` saying why.
+ */
+export class ActionSkipped extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'ActionSkipped';
+  }
 }
 
 /**
@@ -51,6 +70,8 @@ export interface ActionServices {
   tts?: (() => StoredSettings['tts']) | undefined;
   /** Where Streamer.bot's HTTP server listens (settings). */
   streamerbotUrl?: (() => string) | undefined;
+  /** Each platform's chat sender and the send queues; without them `chat` actions are skipped, saying so. */
+  chat?: ChatServices | undefined;
   log?: ((line: string) => void) | undefined;
   /** Milliseconds, for cooldowns. */
   now: () => number;
@@ -65,6 +86,12 @@ export interface ActionServices {
    * Calls `admit` first.
    */
   request: (url: string, call: OutboundCall) => Promise<void>;
+}
+
+/** What a `chat` action writes with: the platforms' senders, and the queues that keep their send limits. */
+export interface ChatServices {
+  senders: ChatSenders;
+  queue: ChatSendQueue;
 }
 
 /** What a call to another tool sends. */
