@@ -16,6 +16,13 @@ const OBS_TEXT: Record<ObsStatus['state'], string> = {
   off: 'Not in use (no rule has an OBS action)',
 };
 
+/** An outcome in words: done, skipped (not a failure: it could not run, e.g. TikTok has no chat to write), or failed. */
+function outcomeText(e: ActionLogEntry): string {
+  if (!e.ok) return `failed — ${e.error ?? 'error'}`;
+  if (e.skipped !== undefined) return `skipped — ${e.skipped}`;
+  return `done in ${e.ms} ms`;
+}
+
 export function ActionsView(props: { shared: Shared }) {
   const { api } = props.shared;
   const [log, setLog] = useState<ActionLogEntry[]>([]);
@@ -108,10 +115,13 @@ export function ActionsView(props: { shared: Shared }) {
               .slice(-SHOWN)
               .reverse()
               .map((e, i) => (
-                <li key={`${e.at}-${i}`} data-ok={e.ok ? 'yes' : 'no'}>
+                <li
+                  key={`${e.at}-${i}`}
+                  data-ok={e.ok ? 'yes' : 'no'}
+                  data-skipped={e.skipped !== undefined ? 'yes' : undefined}
+                >
                   <span class="muted">{new Date(e.at).toLocaleTimeString()}</span> rule “
-                  {e.ruleName ?? e.ruleId}” action {e.action + 1} ({e.kind}):{' '}
-                  {e.ok ? `done in ${e.ms} ms` : `failed — ${e.error ?? 'error'}`}
+                  {e.ruleName ?? e.ruleId}” action {e.action + 1} ({e.kind}): {outcomeText(e)}
                 </li>
               ))}
           </ol>

@@ -1,10 +1,13 @@
 // One action of a rule, of any kind: its kind, the wait before it and its queue, and
-// the fields of its kind — an overlay command, speech, an OBS request, a webhook or a Streamer.bot action.
+// the fields of its kind — an overlay command, speech, an OBS request, a webhook, a Streamer.bot action or
+// a chat message.
 import { useEffect, useState } from 'preact/hooks';
 import type { StreamEventType, VoiceList } from '../../../../shared/protocol/index.js';
 import {
   ACTION_KINDS,
   type ActionKind,
+  CHAT_TARGETS,
+  type ChatTarget,
   isOverlayAction,
   OBS_REQUESTS,
   type ObsRequest,
@@ -25,11 +28,21 @@ const KIND_LABELS: Record<ActionKind, string> = {
   obs: 'OBS (scene, source, mute, filter, hotkey)',
   webhook: 'Webhook (an HTTP request)',
   streamerbot: 'Streamer.bot action',
+  chat: 'Chat message (as you, on Twitch, Kick or YouTube)',
+};
+
+const CHAT_TARGET_LABELS: Record<ChatTarget, string> = {
+  same: 'The platform the event came from',
+  twitch: 'Twitch',
+  kick: 'Kick',
+  youtube: 'YouTube',
+  all: 'Every platform that can send now',
 };
 
 type Speak = Extract<RuleAction, { kind: 'speak' }>;
 type Webhook = Extract<RuleAction, { kind: 'webhook' }>;
 type Streamerbot = Extract<RuleAction, { kind: 'streamerbot' }>;
+type Chat = Extract<RuleAction, { kind: 'chat' }>;
 
 interface KindProps<A> {
   fields: RuleFields;
@@ -444,6 +457,42 @@ function StreamerbotFields(props: KindProps<Streamerbot>) {
   );
 }
 
+function ChatFields(props: KindProps<Chat> & { trigger: StreamEventType }) {
+  const { fields, base, action, onChange } = props;
+  return (
+    <>
+      <TextInput
+        fields={fields}
+        sub={`${base}.text`}
+        label={`Message (${SPEAK_PLACEHOLDERS[props.trigger]} … are filled in)`}
+        value={action.text}
+        set={(text) => onChange({ ...action, text })}
+      />
+      <RuleField fields={fields} sub={`${base}.platform`} label="Where">
+        {(a11y) => (
+          <select
+            {...a11y}
+            value={action.platform ?? 'same'}
+            onChange={(e) => {
+              const platform = CHAT_TARGETS.find((t) => t === e.currentTarget.value);
+              if (platform) onChange({ ...action, platform });
+            }}
+          >
+            {CHAT_TARGETS.map((t) => (
+              <option key={t} value={t}>
+                {CHAT_TARGET_LABELS[t]}
+              </option>
+            ))}
+          </select>
+        )}
+      </RuleField>
+      <p class="muted">
+        Cut to 500 characters on Twitch and Kick, 200 on YouTube. TikTok does not allow sending chat.
+      </p>
+    </>
+  );
+}
+
 export function ActionCard(props: {
   fields: RuleFields;
   trigger: StreamEventType;
@@ -505,6 +554,8 @@ export function ActionCard(props: {
         <ObsFields fields={fields} base={base} action={action} onChange={onChange} />
       ) : action.kind === 'webhook' ? (
         <WebhookFields fields={fields} base={base} action={action} onChange={onChange} />
+      ) : action.kind === 'chat' ? (
+        <ChatFields fields={fields} base={base} action={action} onChange={onChange} trigger={props.trigger} />
       ) : (
         <StreamerbotFields fields={fields} base={base} action={action} onChange={onChange} />
       )}

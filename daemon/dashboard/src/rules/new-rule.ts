@@ -38,6 +38,17 @@ const STARTING_SPEECH: Record<StreamEventType, string> = {
   viewer: '{data.viewerCount} watching',
 };
 
+/** What a Chat action starts by saying: words the rule's trigger fills in. */
+const STARTING_CHAT: Record<StreamEventType, string> = {
+  gift: 'Thank you {user.nickname} for {data.repeatCount} × {data.giftName}!',
+  chat: '@{user.nickname} hello!',
+  like: 'Thank you for the likes, {user.nickname}!',
+  follow: 'Welcome, {user.nickname}!',
+  share: 'Thank you for sharing, {user.nickname}!',
+  subscribe: 'Thank you for subscribing, {user.nickname}!',
+  viewer: '{data.viewerCount} watching, thank you all!',
+};
+
 /** What an action of each kind starts as when it is chosen. */
 export function startingAction(
   kind: ActionKind,
@@ -55,6 +66,8 @@ export function startingAction(
       return { kind, url: '', body: { user: '{user.nickname}', type: '{type}' } };
     case 'streamerbot':
       return { kind, action: '', args: { user: '{user.nickname}' } };
+    case 'chat':
+      return { kind, text: STARTING_CHAT[trigger], platform: 'same' };
   }
 }
 

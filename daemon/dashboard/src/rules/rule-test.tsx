@@ -7,6 +7,8 @@ import { Rule } from '../../../../shared/rules.js';
 import type { Shared } from '../shared-data.js';
 import { describeError, Notice } from '../ui.js';
 
+const PLATFORM_NAMES = { twitch: 'Twitch', kick: 'Kick', youtube: 'YouTube' } as const;
+
 export function RuleTest(props: { rule: Rule; shared: Shared }) {
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<RuleTestResult | undefined>();
@@ -44,12 +46,50 @@ export function RuleTest(props: { rule: Rule; shared: Shared }) {
             cooldowns aside).
           </p>
           <ul class="test-outcomes">
-            {outcomes.map((o, i) => (
-              <li key={i} class={o.ok ? 'ok' : 'failed'} data-outcome={o.ok ? 'ok' : 'failed'}>
-                Action {o.action + 1} ({o.kind}): {o.ok ? `done in ${o.ms} ms` : `failed: ${o.error}`}
-              </li>
-            ))}
+            {outcomes.map((o, i) => {
+              const state = !o.ok ? 'failed' : o.skipped !== undefined ? 'skipped' : 'ok';
+              return (
+                <li key={i} class={state} data-outcome={state}>
+                  Action {o.action + 1} ({o.kind}):{' '}
+                  {state === 'failed'
+                    ? `failed: ${o.error}`
+                    : state === 'skipped'
+                      ? `not run: ${o.skipped}`
+                      : `done in ${o.ms} ms`}
+                </li>
+              );
+            })}
           </ul>
+          {result.chat && result.chat.length > 0 && (
+            <ul class="test-chat" aria-label="Chat the rule would send (a test sends none)">
+              {result.chat.map((c, i) => {
+                const on = c.platform ? ` on ${PLATFORM_NAMES[c.platform]}` : '';
+                return (
+                  <li
+                    key={i}
+                    data-chat-platform={c.platform ?? 'none'}
+                    data-chat={c.skipped === undefined ? 'would-send' : 'would-skip'}
+                  >
+                    {c.skipped === undefined ? (
+                      <>
+                        Action {c.action + 1} would send{on}: <q>{c.text}</q>
+                      </>
+                    ) : (
+                      <>
+                        Action {c.action + 1} would not send{on}: {c.skipped}.
+                        {c.text !== undefined && (
+                          <span class="muted">
+                            {' '}
+                            Its text: <q>{c.text}</q>
+                          </span>
+                        )}
+                      </>
+                    )}
+                  </li>
+                );
+              })}
+            </ul>
+          )}
           {result.unfinished > 0 && (
             <p class="muted">
               {result.unfinished} still waiting (a wait before it, or its queue): see Actions for how it ends.
