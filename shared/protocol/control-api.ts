@@ -134,6 +134,8 @@ export const TwitchSignIn = v.object({
   expiresAt: v.optional(v.string()),
   /** Why the last sign-in failed, or why none can start (e.g. no client id). */
   error: v.optional(v.string()),
+  /** Signed in, but the sign-in must be made again for something (chat sending), in words. */
+  renew: v.optional(v.string()),
 });
 export type TwitchSignIn = v.InferOutput<typeof TwitchSignIn>;
 

@@ -283,6 +283,27 @@ describe('platform keys', () => {
     }
   });
 
+  it('says a sign-in made before chat sending must be made again, with a button for it', async () => {
+    const renew =
+      'sign in to Twitch again in Sources: this sign-in was made before chat sending (user:write:chat)';
+    const older = (route: Route) =>
+      route.request().method() === 'GET'
+        ? route.fulfill({ status: 200, json: { state: 'signed-in', login: 'streamer', renew } })
+        : route.fallback();
+    await dashboard.route('**/api/sources/twitch/sign-in', older);
+    try {
+      await dashboard.reload();
+      await openTab(dashboard, 'Sources');
+      const signInPart = dashboard.locator('[data-part="twitch-sign-in"]');
+      await expect.poll(() => signInPart.getAttribute('data-state'), POLL).toBe('signed-in');
+      await signInPart.getByText(`Sending chat: ${renew}.`).waitFor();
+      await signInPart.getByRole('button', { name: 'Sign in again' }).waitFor();
+      await signInPart.getByRole('button', { name: 'Disconnect' }).waitFor();
+    } finally {
+      await dashboard.unroute('**/api/sources/twitch/sign-in', older);
+    }
+  });
+
   it('shows the code to enter on Twitch, follows the sign-in to its end, and disconnects', async () => {
     // Twitch's sign-in service, Helix and EventSub as a local stand-in speaking their protocols.
     const twitch = await startFakeTwitch({ clientId: 'fakeclientid0123', pollIntervalS: 1 });

@@ -83,7 +83,9 @@ describe('Twitch sign-in (device code flow)', () => {
     expect(flow.expiresInS).toBe(1800);
     const device = requestsTo('/oauth2/device')[0];
     expect(device?.body).toEqual({ client_id: fake.clientId, scopes: TWITCH_SCOPES.join(' ') });
-    expect(TWITCH_SCOPES.join(' ')).toBe('moderator:read:followers channel:read:subscriptions bits:read');
+    expect(TWITCH_SCOPES.join(' ')).toBe(
+      'moderator:read:followers channel:read:subscriptions bits:read user:write:chat',
+    );
 
     fake.slowDownNext();
     const done = flow.wait();

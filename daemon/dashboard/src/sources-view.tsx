@@ -487,6 +487,14 @@ function TwitchBox(props: { api: ControlApi; settings: Settings; saved: (s: Sett
               <span class="yes">Connected</span> as <strong>{signIn?.login ?? 'your account'}</strong>:
               follows, subscriptions, cheers, raids and viewer counts arrive with the chat.
             </p>
+            {signIn?.renew && (
+              <>
+                <Notice kind="info">Sending chat: {signIn.renew}.</Notice>
+                <button type="button" class="primary" disabled={busy} onClick={() => void connect()}>
+                  Sign in again
+                </button>{' '}
+              </>
+            )}
             <button type="button" class="danger" disabled={busy} onClick={() => void disconnect()}>
               Disconnect
             </button>

@@ -123,11 +123,12 @@ export async function startSources(
 
     // twitch.json written or removed (the dashboard's sign-in, `overlay-daemon connect twitch` in another
     // terminal, `disconnect twitch`): the Twitch sources start again with it. Polled: the file may not exist.
-    // A renewal rewrites the file with the same account: only another account (or none) restarts them.
+    // A renewal rewrites the file with the same account: only another account (or none), or a new sign-in
+    // of it with other scopes (one that may now send chat), restarts them.
     const twitchFile = join(dataDir.root, TWITCH_FILE);
     const twitchAccount = async () => {
       const tokens = await readTwitchTokens(dataDir.root).catch(() => undefined);
-      return tokens ? `${tokens.clientId}:${tokens.userId}` : '';
+      return tokens ? `${tokens.clientId}:${tokens.userId}:${[...tokens.scopes].sort().join(' ')}` : '';
     };
     let signedInAs = await twitchAccount();
     const onTwitchFile = (now: Stats, before: Stats) => {

@@ -1,8 +1,8 @@
 // A local stand-in for the Twitch services that need a sign-in, speaking their real protocols on one
 // loopback HTTP server: the sign-in service (`/oauth2/device`, `/oauth2/token` with the device code and
 // refresh grants, `/oauth2/validate`, `/oauth2/revoke`, errors as `{status, message}`), Helix under
-// `/helix` (users, streams, eventsub/subscriptions; Client-Id and Bearer checked, answers as `{data: […]}`
-// with Ratelimit-* headers), and the EventSub WebSocket at `/ws` (session_welcome, keepalives,
+// `/helix` (users, streams, eventsub/subscriptions, chat/messages; Client-Id and Bearer checked, answers as
+// `{data: […]}` with Ratelimit-* headers), and the EventSub WebSocket at `/ws` (session_welcome, keepalives,
 // notifications, session_reconnect with subscriptions moved to the new session, revocation, close codes
 // 4001/4003/4004/4007). It records what clients did for the tests' assertions.
 
@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { TwitchTokens } from '../../../daemon/src/sources/twitch/auth.js';
 import { readBody, sendJson } from './listen.js';
+import type { FakeTwitchIrc } from './twitch-irc.js';
 
 export interface FakeTwitchUser {
   id: string;
@@ -32,6 +33,18 @@ export interface FakeTwitchOptions {
   pollIntervalS?: number;
   /** How long an access token lives (default 4 h). */
   tokenLifetimeS?: number;
+  /** Chat sent through `POST /helix/chat/messages` appears there, as Twitch's chat shows it to everyone. */
+  chat?: Pick<FakeTwitchIrc, 'privmsg'>;
+}
+
+/** A message `POST /helix/chat/messages` took (sent, or dropped with a reason). */
+export interface FakeChatMessage {
+  broadcasterId: string;
+  senderId: string;
+  message: string;
+  /** Empty when dropped. */
+  messageId: string;
+  isSent: boolean;
 }
 
 export interface FakeToken {
@@ -87,6 +100,8 @@ export interface FakeTwitch {
   readonly issuedTokens: FakeToken[];
   /** Tokens revoked through `/oauth2/revoke`. */
   readonly revokedTokens: string[];
+  /** Every message `POST /helix/chat/messages` answered 200 to, in order. */
+  readonly chatMessages: FakeChatMessage[];
   /** Sessions with an open socket. */
   readonly sessions: FakeSessionInfo[];
   /** Sockets open now. */
@@ -99,7 +114,7 @@ export interface FakeTwitch {
   slowDownNext(): void;
   /** Every device code waiting expires. */
   expireDeviceCodes(): void;
-  /** Tokens issued directly, as if a device flow had run. */
+  /** Tokens issued directly, as if a device flow had run (by default with every scope the daemon asks for). */
   issueTokens(scopes?: string[]): FakeToken;
   /** Every access token ends now (refresh tokens still work). */
   expireAccessTokens(): void;
@@ -109,6 +124,10 @@ export interface FakeTwitch {
   setStream(userId: string, viewers: number | undefined): void;
   /** The next Helix request is answered 429, the bucket full again in `resetInS` seconds. */
   limitNext(resetInS: number): void;
+  /** The next chat message is answered `is_sent: false` with this `drop_reason`. */
+  dropNextChat(code: string, message: string): void;
+  /** Users banned from a broadcaster's chat: their messages there are refused (403). */
+  banFromChat(broadcasterId: string, userId: string): void;
   /** Enabled subscriptions (of one session). */
   activeSubscriptions(sessionId?: string): FakeSubscription[];
   /** A notification to every live session subscribed to `type`; returns the message ids sent. */
@@ -244,6 +263,10 @@ export async function startFakeTwitch(options: FakeTwitchOptions = {}): Promise<
   const reconnects = new Map<string, Session>();
   let slowDown = false;
   let limited: number | undefined;
+  let dropNext: { code: string; message: string } | undefined;
+  const chatMessages: FakeChatMessage[] = [];
+  /** `broadcasterId:userId` of bans. */
+  const bans = new Set<string>();
   let remaining = 800;
 
   const issue = (scopes: string[]): FakeToken => {
@@ -471,6 +494,58 @@ export async function startFakeTwitch(options: FakeTwitchOptions = {}): Promise<
         max_total_cost: 10,
       });
     }
+    if (path === '/helix/chat/messages' && req.method === 'POST') {
+      // As Twitch's reference for Send Chat Message answers.
+      const request = (body ?? {}) as { broadcaster_id?: unknown; sender_id?: unknown; message?: unknown };
+      const { broadcaster_id: broadcasterId, sender_id: senderId, message } = request;
+      if (typeof broadcasterId !== 'string' || broadcasterId === '')
+        return fail(400, 'Bad Request', 'Missing required parameter "broadcaster_id"');
+      if (typeof senderId !== 'string' || senderId === '')
+        return fail(400, 'Bad Request', 'Missing required parameter "sender_id"');
+      if (typeof message !== 'string' || message === '')
+        return fail(400, 'Bad Request', 'Missing required parameter "message"');
+      if (!token.scopes.includes('user:write:chat'))
+        return fail(401, 'Unauthorized', 'Missing scope: user:write:chat');
+      if (senderId !== token.userId)
+        return fail(
+          401,
+          'Unauthorized',
+          'The sender_id in the body must match the user ID in the access token',
+        );
+      const broadcaster = users.find((u) => u.id === broadcasterId);
+      if (!broadcaster) return fail(400, 'Bad Request', 'The broadcaster_id is not valid');
+      if (bans.has(`${broadcasterId}:${senderId}`))
+        return fail(
+          403,
+          'Forbidden',
+          "The sender is not permitted to send chat messages to the broadcaster's chat room",
+        );
+      if ([...message].length > 500) return fail(422, 'Unprocessable Entity', 'The message is too large');
+      const dropped = dropNext;
+      dropNext = undefined;
+      const sent: FakeChatMessage = {
+        broadcasterId,
+        senderId,
+        message,
+        messageId: dropped ? '' : randomUUID(),
+        isSent: !dropped,
+      };
+      chatMessages.push(sent);
+      if (!dropped && options.chat) {
+        const sender = users.find((u) => u.id === senderId) ?? user;
+        options.chat.privmsg(
+          broadcaster.login,
+          { login: sender.login, displayName: sender.displayName, userId: sender.id },
+          message,
+          { id: sent.messageId },
+        );
+      }
+      return ok(200, {
+        data: [
+          { message_id: sent.messageId, is_sent: sent.isSent, ...(dropped ? { drop_reason: dropped } : {}) },
+        ],
+      });
+    }
     return fail(404, 'Not Found', `no route ${req.method} ${path}`);
   }
 
@@ -640,6 +715,7 @@ export async function startFakeTwitch(options: FakeTwitchOptions = {}): Promise<
     subscriptions,
     issuedTokens: tokens,
     revokedTokens,
+    chatMessages,
     get sessions() {
       return [...sessions.values()].map((s) => ({ id: s.id, welcomed: s.welcomed, stalled: s.stalled }));
     },
@@ -662,8 +738,9 @@ export async function startFakeTwitch(options: FakeTwitchOptions = {}): Promise<
     expireDeviceCodes() {
       for (const code of deviceCodes) if (code.state === 'pending') code.state = 'expired';
     },
-    issueTokens: (scopes = Object.values(REQUIRED_SCOPES).filter((s): s is string => !!s)) =>
-      issue([...new Set(scopes)]),
+    issueTokens: (
+      scopes = [...Object.values(REQUIRED_SCOPES).filter((s): s is string => !!s), 'user:write:chat'],
+    ) => issue([...new Set(scopes)]),
     expireAccessTokens() {
       for (const t of tokens) t.expiresAt = Math.min(t.expiresAt, Date.now() - 1);
     },
@@ -676,6 +753,12 @@ export async function startFakeTwitch(options: FakeTwitchOptions = {}): Promise<
     },
     limitNext(resetInS) {
       limited = resetInS;
+    },
+    dropNextChat(code, message) {
+      dropNext = { code, message };
+    },
+    banFromChat(broadcasterId, userId) {
+      bans.add(`${broadcasterId}:${userId}`);
     },
     activeSubscriptions: (sessionId) =>
       subscriptions.filter(

@@ -11,8 +11,24 @@ import { FetchError, fetchJson } from '../../http-client/fetch-json.js';
 import { readPrivateJson, writePrivateJson } from '../../store/private-json-file.js';
 import { pollInterval, systemTimers, type Timers } from '../../timers.js';
 
-/** What the sign-in asks for: follows (v2 needs a moderator's read), subscriptions, cheers. */
-export const TWITCH_SCOPES = ['moderator:read:followers', 'channel:read:subscriptions', 'bits:read'] as const;
+/** The scope of sending chat as the signed-in user (Helix `POST /chat/messages`). */
+export const TWITCH_CHAT_SCOPE = 'user:write:chat';
+
+/** What the sign-in asks for: follows (v2 needs a moderator's read), subscriptions, cheers, sending chat. */
+export const TWITCH_SCOPES = [
+  'moderator:read:followers',
+  'channel:read:subscriptions',
+  'bits:read',
+  TWITCH_CHAT_SCOPE,
+] as const;
+
+/** What a sign-in made before chat sending existed must do before the daemon can write in chat. */
+export const TWITCH_RENEW_FOR_CHAT = `sign in to Twitch again in Sources: this sign-in was made before chat sending (${TWITCH_CHAT_SCOPE})`;
+
+/** Why a sign-in cannot send chat (it lacks the scope, as /oauth2/validate gave its scopes); undefined when it can. */
+export function chatScopeMissing(tokens: Pick<TwitchTokens, 'scopes'>): string | undefined {
+  return tokens.scopes.includes(TWITCH_CHAT_SCOPE) ? undefined : TWITCH_RENEW_FOR_CHAT;
+}
 
 /** The sign-in's file in the data directory. */
 export const TWITCH_FILE = 'twitch.json';
@@ -255,7 +271,8 @@ export async function startDeviceFlow(options: DeviceFlowOptions): Promise<Devic
           accessToken: granted.access_token,
           refreshToken: granted.refresh_token,
           expiresAt: new Date(Date.now() + granted.expires_in * 1000).toISOString(),
-          scopes: granted.scope ?? who.scopes ?? [],
+          // The scopes Twitch's token check gives are the ones the token has (chat sending depends on them).
+          scopes: who.scopes ?? granted.scope ?? [],
           userId: who.user_id,
           login: who.login,
           clientId: options.clientId,
@@ -389,8 +406,16 @@ export class TwitchAuth {
   async #current(): Promise<TwitchTokens | undefined> {
     if (this.#gone) return undefined;
     this.#tokens ??= await readTwitchTokens(this.options.dataDir);
-    const tokens = this.#tokens;
+    let tokens = this.#tokens;
     if (!tokens) return undefined;
+    if (!this.#invalid && Date.parse(tokens.expiresAt) - Date.now() > RENEW_BEFORE_MS) return tokens;
+    // Another holder of the same sign-in (the Twitch source, the chat sender) may have renewed it since:
+    // twitch.json then has the refresh token that still works (a public client's are single-use).
+    const onDisk = await readTwitchTokens(this.options.dataDir).catch(() => undefined);
+    if (onDisk && onDisk.userId === tokens.userId && onDisk.refreshToken !== tokens.refreshToken) {
+      this.#tokens = tokens = onDisk;
+      this.#invalid = false;
+    }
     const endsInMs = Date.parse(tokens.expiresAt) - Date.now();
     if (!this.#invalid && endsInMs > RENEW_BEFORE_MS) return tokens;
     let renewed: TwitchTokens | undefined;

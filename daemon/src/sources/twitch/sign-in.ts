@@ -5,7 +5,7 @@ import type { TwitchSignIn } from '../../../../shared/protocol/index.js';
 import { DaemonError, errorMessage } from '../../errors.js';
 import type { Timers } from '../../timers.js';
 import { type ConfigArrival, type CredentialsReport, missingCredential } from '../credentials.js';
-import { readTwitchTokens, startDeviceFlow, TwitchAuth } from './auth.js';
+import { chatScopeMissing, readTwitchTokens, startDeviceFlow, TwitchAuth } from './auth.js';
 
 export interface TwitchSignInOptions {
   authUrl: string;
@@ -54,7 +54,10 @@ export class TwitchSignInService {
       return { state: 'pending', userCode, verificationUri, expiresAt };
     }
     const tokens = await readTwitchTokens(this.options.dataDir).catch(() => undefined);
-    if (tokens) return { state: 'signed-in', login: tokens.login };
+    if (tokens) {
+      const renew = chatScopeMissing(tokens);
+      return { state: 'signed-in', login: tokens.login, ...(renew ? { renew } : {}) };
+    }
     return this.#failure ? { state: 'failed', error: this.#failure } : { state: 'signed-out' };
   }
 

@@ -7,7 +7,7 @@ import type { StreamEvent } from '../../../../shared/protocol/index.js';
 import { errorMessage } from '../../errors.js';
 import type { TimerHandle } from '../../timers.js';
 import { type EventSource, type SourceContext, type SourceReport, SourceStateTracker } from '../source.js';
-import { TwitchAuth } from './auth.js';
+import { chatScopeMissing, TwitchAuth } from './auth.js';
 import { type ChatState, TwitchChat } from './chat.js';
 import type { EventSubCoverage } from './chat-map.js';
 import { EventSubClient } from './eventsub.js';
@@ -29,6 +29,8 @@ export class TwitchSource implements EventSource {
   #chatDetail: string | undefined;
   /** What the signed-in part says: undefined while there is none. */
   #eventsDetail: string | undefined = SIGN_IN_HINT;
+  /** The sign-in predates chat sending: it must be made again for the daemon to write in chat. */
+  #renewDetail: string | undefined;
   #eventSub: EventSubClient | undefined;
   #viewerTimer: TimerHandle | undefined;
   #lastViewers: number | undefined;
@@ -100,7 +102,7 @@ export class TwitchSource implements EventSource {
     // While chat is not connected, its trouble is what to act on: the sign-in's advice waits.
     const events =
       this.#chatState !== 'connected' && this.#eventsDetail === SIGN_IN_HINT ? undefined : this.#eventsDetail;
-    const detail = [this.#chatDetail, events].filter(Boolean).join('; ') || undefined;
+    const detail = [this.#chatDetail, events, this.#renewDetail].filter(Boolean).join('; ') || undefined;
     this.#state.set(this.#chatState, detail);
   }
 
@@ -113,6 +115,7 @@ export class TwitchSource implements EventSource {
     try {
       const tokens = await auth.accessToken();
       if (generation !== this.#generation) return;
+      this.#renewDetail = tokens ? chatScopeMissing(tokens) : undefined;
       if (!tokens) {
         this.#eventsDetail = SIGN_IN_HINT;
         this.#update();
