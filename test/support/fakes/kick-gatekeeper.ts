@@ -1,13 +1,18 @@
 // A stand-in for the Gatekeeper's Kick routes on 127.0.0.1:0, as the daemon sees them: the member's link
 // (`POST /kick/connect` → a URL, `GET /kick/status`, `DELETE /kick/connect`), the events socket
 // `GET /kick/events?after=<seq>` (replay of what is kept after `after`, a `gap` first when `after` is
-// older than what is kept, then live), and `POST /validate` for the licence refresh after a 401. Every
-// request and socket is recorded; sockets can be dropped, tokens refused, raw frames sent.
+// older than what is kept, then live), chat sent as the member (`POST /kick/chat {content}` → `{sent, messageId}`,
+// the Worker's refusals: 400, 401, 409 when not linked, 429 with Retry-After, 502), and `POST /validate` for
+// the licence refresh after a 401. Every request and socket is recorded; sockets can be dropped, tokens
+// refused, raw frames sent.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { parseJsonWith } from '../../../shared/protocol/index.js';
 import type { KickEventsFrame, KickFeedEvent } from '../../../shared/protocol/kick.js';
+import { KickChatRequest } from '../../../shared/protocol/kick-account.js';
+import { readBody } from './listen.js';
 
 export interface EventsConnection {
   ws: WebSocket;
@@ -32,6 +37,13 @@ export interface FakeKickGatekeeper {
   /** Authorization headers seen, in order. */
   authorizations: string[];
   connections: EventsConnection[];
+  /** Chat the Gatekeeper sent to Kick for the member, in order, with Kick's message id. */
+  chat: { content: string; messageId: string; authorization: string | undefined }[];
+  /**
+   * The next `POST /kick/chat` answers this instead (as the Worker does: `{error: {code, message}}`, and
+   * `Retry-After` in seconds with a 429 when given).
+   */
+  failNextChat(failure: { status: number; code: string; message: string; retryAfterS?: number }): void;
   /** Events kept (after `forgetUpTo`, only the newer ones), oldest first. */
   kept(): { seq: number; event: KickFeedEvent }[];
   /** Keeps an event under the next seq and sends it to every open socket; returns its seq. */
@@ -76,7 +88,8 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
     const token = bearer(req);
     fake.requests.push(`${req.method} ${url.pathname}`);
     if (req.headers.authorization) fake.authorizations.push(req.headers.authorization);
-    req.resume();
+    // Only chat reads its body.
+    if (!(req.method === 'POST' && url.pathname === '/kick/chat')) req.resume();
     if (req.method === 'POST' && url.pathname === '/validate') {
       const fresh = fake.validate?.();
       if (!fresh) return json(res, 401, error('invalid_token', 'the licence is not valid'));
@@ -107,6 +120,7 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
       pending.add(state);
       return json(res, 200, { url: `${fake.url}/kick/authorize?state=${state}` });
     }
+    if (url.pathname === '/kick/chat' && req.method === 'POST') return void chat(req, res);
     if (url.pathname === '/kick/connect' && req.method === 'DELETE') {
       fake.connected = false;
       for (const c of fake.open()) c.ws.close(1000, 'Kick disconnected');
@@ -115,6 +129,37 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
     }
     json(res, 404, error('not_found', 'no such route'));
   });
+
+  let chatFailure: { status: number; code: string; message: string; retryAfterS?: number } | undefined;
+  /** As the Worker's route (workers/src/kick/routes.ts, chat.ts) answers. */
+  async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = parseJsonWith(KickChatRequest, await readBody(req));
+    if (!body.ok)
+      return json(
+        res,
+        400,
+        error('bad_request', body.field ? body.error : `${body.error}; expected {"content": "<text>"}`),
+      );
+    if (!fake.connected)
+      return json(
+        res,
+        409,
+        error('conflict', 'Kick is not connected for this member: connect Kick first (POST /kick/connect)'),
+      );
+    const failure = chatFailure;
+    chatFailure = undefined;
+    if (failure) {
+      const text = JSON.stringify(error(failure.code, failure.message));
+      res.writeHead(failure.status, {
+        'Content-Type': 'application/json',
+        ...(failure.retryAfterS !== undefined ? { 'Retry-After': String(failure.retryAfterS) } : {}),
+      });
+      return void res.end(text);
+    }
+    const messageId = randomUUID();
+    fake.chat.push({ content: body.value.content, messageId, authorization: req.headers.authorization });
+    json(res, 200, { sent: true, messageId });
+  }
 
   const wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (req, socket, head) => {
@@ -170,6 +215,10 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
     requests: [],
     authorizations: [],
     connections: [],
+    chat: [],
+    failNextChat(failure) {
+      chatFailure = failure;
+    },
     kept: () => [...kept],
     push(event) {
       const seq = nextSeq++;
