@@ -34,6 +34,7 @@ import { DaemonError, type DaemonErrorCode, errorMessage } from '../errors.js';
 import { MIGRATION_COUNT } from '../journal/journal.js';
 import { safeLogLine } from '../log-line.js';
 import { TWITCH_FILE } from '../sources/twitch/auth.js';
+import { YOUTUBE_FILE } from '../sources/youtube/token-file.js';
 import type { DataDir } from '../store/data-dir.js';
 import { parseOverlayFile } from '../store/overlay-store.js';
 
@@ -47,7 +48,7 @@ const Manifest = v.object({
 export type BackupManifest = v.InferOutput<typeof Manifest>;
 
 /** Files that hold secrets: in a backup only with --include-secrets. */
-const SECRET_FILES = ['admin.key', 'license.json', 'tunnel.json', TWITCH_FILE] as const;
+const SECRET_FILES = ['admin.key', 'license.json', 'tunnel.json', TWITCH_FILE, YOUTUBE_FILE] as const;
 const JSON_MAX = 1024 * 1024;
 /** The values widgets keep from events (goal progress, counters, top gifters), apart from the overlay files. */
 const LIVE_VALUES = 'live-values.json';
