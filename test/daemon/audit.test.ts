@@ -1,5 +1,6 @@
-// The audit of paired devices through the control API: GET /api/audit pages oldest first after an id,
-// bounds its limit, names a bad field, wants the admin key and is not there through the tunnel.
+// The audit of paired devices through the control API: what a paired phone changed is there (and nothing
+// else it did); GET /api/audit pages oldest first after an id, bounds its limit, names a bad field, wants
+// the admin key and is not there through the tunnel.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../daemon/src/devices/audit.js';
 import { api, rawRequest, startTestDaemon, type TestDaemon } from '../support/daemon.js';
@@ -123,5 +124,71 @@ describe('GET /api/audit', () => {
     });
     expect(res.status).toBe(404);
     expect(res.body).not.toContain('dev-a');
+  });
+});
+
+/** A request through the tunnel as the phone's browser makes it (cookie, and on a change Origin and CSRF). */
+function phone(method: string, path: string, device?: { cookie: string; csrf: string }, body?: unknown) {
+  const change = method !== 'GET';
+  return rawRequest(daemon.port, {
+    method,
+    path,
+    headers: {
+      Host: TUNNEL,
+      'CF-Connecting-IP': '203.0.113.9',
+      ...(device ? { Cookie: device.cookie } : {}),
+      ...(change ? { Origin: `https://${TUNNEL}` } : {}),
+      ...(change && device?.csrf ? { 'X-Overlay-CSRF': device.csrf } : {}),
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+/** Pairs a moderator's phone as the streamer does (offer, code, approve) and opens its session. */
+async function pairPhone(name: string): Promise<{ id: string; cookie: string; csrf: string }> {
+  const { code } = (await (await api(daemon, 'POST', '/api/pairings/offer', {})).json()) as { code: string };
+  const asked = await phone('POST', '/pair', undefined, { code, deviceName: name });
+  const { pairingId } = asked.json() as { pairingId: string };
+  expect((await api(daemon, 'POST', `/api/pairings/${pairingId}/approve`)).status).toBe(204);
+  const setCookie = (await phone('GET', `/pair/${pairingId}`)).headers['set-cookie'];
+  const cookie = (Array.isArray(setCookie) ? setCookie[0] : setCookie)?.split(';')[0] ?? '';
+  const session = (await phone('GET', '/api/session', { cookie, csrf: '' })).json() as {
+    deviceId: string;
+    csrf: string;
+  };
+  return { id: session.deviceId, cookie, csrf: session.csrf };
+}
+
+describe('what a paired device changed', () => {
+  it('is recorded once accepted: its test events and rule tests, not its reads nor what was refused', async () => {
+    const device = await pairPhone('Sam’s phone');
+    const gift = {
+      type: 'gift',
+      user: { uniqueId: 'tester', nickname: 'Tester' },
+      data: { giftName: 'Rose', repeatCount: 1, diamondCount: 1 },
+    };
+    expect((await phone('POST', '/api/events?test=true', device, gift)).status).toBe(202);
+    expect((await phone('GET', '/api/status', device)).status).toBe(200);
+    // Refused (no such queue; no CSRF header; not a moderator's): nothing changed, nothing recorded.
+    expect((await phone('POST', '/api/actions/queues/none/skip', device)).status).toBe(404);
+    expect((await phone('POST', '/api/events?test=true', { ...device, csrf: '' }, gift)).status).toBe(403);
+    expect((await phone('PUT', '/api/rules', device, [])).status).toBe(403);
+    const rule = { id: 'r', trigger: 'gift', actions: [{ kind: 'webhook', url: 'http://127.0.0.1:9/x' }] };
+    expect((await phone('POST', '/api/rules/test', device, { rule })).status).toBe(200);
+
+    const { entries, next } = await page('');
+    expect(next).toBeNull();
+    expect(entries.map(({ id: _, at: __, ...rest }) => rest)).toEqual([
+      { deviceId: device.id, deviceName: 'Sam’s phone', method: 'POST', path: '/api/events', status: 202 },
+      {
+        deviceId: device.id,
+        deviceName: 'Sam’s phone',
+        method: 'POST',
+        path: '/api/rules/test',
+        status: 200,
+      },
+    ]);
+    expect(Date.parse(entries[0]?.at ?? '')).not.toBeNaN();
   });
 });

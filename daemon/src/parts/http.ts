@@ -169,6 +169,7 @@ export function startHttp(
     };
     const frontDoor = createFrontDoor(frontDoorOptions);
     const audit = new AuditLog(ctx.journal.database, { log, now: options.now });
+    deviceAccess.audit = audit;
     const pairing = new PairingService(
       devices,
       { now: options.now ?? Date.now },
