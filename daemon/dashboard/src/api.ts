@@ -1,4 +1,5 @@
-// Client of the daemon's local control API (decisions §3): Bearer admin key, JSON bodies, typed refusals.
+// Client of the daemon's control API (decisions §3): the Bearer admin key on this computer, or a paired
+// device's cookie and CSRF header through the tunnel (decisions-3 §11); JSON bodies, typed refusals.
 
 import * as v from 'valibot';
 import { type PendingRestore, PendingRestore as PendingRestoreSchema } from '../../../shared/backup.js';
@@ -9,6 +10,7 @@ import {
 import { FileProblem as FileProblemSchema } from '../../../shared/data-files.js';
 import {
   type DeviceRole,
+  type DeviceSession,
   type DeviceView,
   DeviceView as DeviceViewSchema,
   type PairingOffer,
@@ -60,6 +62,7 @@ import {
   type SettingsView,
   SettingsView as SettingsViewSchema,
 } from '../../../shared/settings.js';
+import { allows, changesSecrets, type Signer } from './roles.js';
 
 /** A refusal by the daemon (or a network failure, status 0), with the field the server named. */
 export class ApiError extends Error {
@@ -94,6 +97,21 @@ export function relayEntries(status: unknown): RelayStatus[] {
   });
 }
 
+/** The admin key, or a paired device's session (its cookie goes along by itself). */
+export type Credential = string | DeviceSession | undefined;
+
+const CSRF_HEADER = 'X-Overlay-CSRF';
+
+/**
+ * The headers that say who asks: the admin key as a Bearer; for a device no key at all, and on every
+ * request but a read the CSRF value of its session (decisions-3 §11).
+ */
+export function credentialHeaders(credential: Credential, method: string): Record<string, string> {
+  if (typeof credential === 'string') return { Authorization: `Bearer ${credential}` };
+  const read = method.toUpperCase() === 'GET' || method.toUpperCase() === 'HEAD';
+  return credential && !read ? { [CSRF_HEADER]: credential.csrf } : {};
+}
+
 /** One media file as `GET /api/media` lists it. */
 export type MediaItem = MediaEntry;
 
@@ -113,10 +131,32 @@ interface Tagged<T> {
 }
 
 export class ControlApi {
-  /** Called on every 401 so the shell can say the key was refused. */
+  /** Called on every 401 so the shell can say the key was refused (or the device revoked). */
   onUnauthorized: (error: ApiError) => void = () => {};
+  /** Who signed in: the admin key, or a paired device's role. */
+  readonly signer: Signer;
+  /** The paired device this page speaks for, if it is one. */
+  readonly device: DeviceSession | undefined;
 
-  constructor(private readonly key: string | undefined) {}
+  constructor(private readonly credential: Credential) {
+    this.device = typeof credential === 'object' ? credential : undefined;
+    this.signer = this.device?.role ?? 'admin';
+  }
+
+  /** Whether the daemon lets this signer make the request: what it refuses is not offered. */
+  allows(method: string, path: string): boolean {
+    return allows(this.signer, method, path);
+  }
+
+  /** Whether secrets (the OBS password, the YouTube key) may be changed from here: the admin key's alone. */
+  get changesSecrets(): boolean {
+    return changesSecrets(this.signer);
+  }
+
+  /** The local view of /status: a device asks for it under /api (through the tunnel /status is the public view). */
+  get #statusPath(): string {
+    return this.device ? '/api/status' : '/status';
+  }
 
   /** The tag of the rules last read or saved here: every rules save quotes it. */
   #rulesEtag: string | undefined;
@@ -129,8 +169,8 @@ export class ControlApi {
     path: string,
     options: RequestOptions = {},
   ): Promise<{ data: unknown; etag: string | undefined }> {
-    const headers: Record<string, string> = {};
-    if (this.key) headers.Authorization = `Bearer ${this.key}`;
+    const method = options.method ?? 'GET';
+    const headers = credentialHeaders(this.credential, method);
     if (options.ifMatch) headers['If-Match'] = options.ifMatch;
     let body: BodyInit | undefined;
     if (options.json !== undefined) {
@@ -142,7 +182,7 @@ export class ControlApi {
     }
     let response: Response;
     try {
-      response = await fetch(path, { method: options.method ?? 'GET', headers, body, cache: 'no-store' });
+      response = await fetch(path, { method, headers, body, cache: 'no-store', credentials: 'same-origin' });
     } catch {
       throw new ApiError(
         0,
@@ -185,11 +225,11 @@ export class ControlApi {
   }
 
   status(): Promise<DaemonStatus> {
-    return this.typed(DaemonStatusSchema, '/status');
+    return this.typed(DaemonStatusSchema, this.#statusPath);
   }
   /** The relay of each public overlay, from `/status` (read leniently: see `relayEntries`). */
   async relay(): Promise<RelayStatus[]> {
-    return relayEntries(await this.request('/status'));
+    return relayEntries(await this.request(this.#statusPath));
   }
   actionLog(): Promise<ActionLogEntry[]> {
     return this.typed(ActionLog, '/api/actions/log');
@@ -280,11 +320,10 @@ export class ControlApi {
   }
   /** A file the daemon answers (a CSV, a backup), as a Blob: the key goes in a header, never in a link. */
   async download(path: string): Promise<Blob> {
-    const headers: Record<string, string> = {};
-    if (this.key) headers.Authorization = `Bearer ${this.key}`;
+    const headers = credentialHeaders(this.credential, 'GET');
     let response: Response;
     try {
-      response = await fetch(path, { headers, cache: 'no-store' });
+      response = await fetch(path, { headers, cache: 'no-store', credentials: 'same-origin' });
     } catch {
       throw new ApiError(
         0,
@@ -294,11 +333,13 @@ export class ControlApi {
     }
     if (!response.ok) {
       const parsed = parseWith(ErrorBody, await response.json().catch(() => undefined));
-      throw new ApiError(
+      const error = new ApiError(
         response.status,
         parsed.ok ? parsed.value.error.code : `http_${response.status}`,
         parsed.ok ? parsed.value.error.message : `${response.status} ${response.statusText}`,
       );
+      if (response.status === 401) this.onUnauthorized(error);
+      throw error;
     }
     return response.blob();
   }

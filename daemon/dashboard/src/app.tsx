@@ -1,13 +1,15 @@
-// The dashboard shell: sign-in gate, navigation, and the data every view shares (overlays, media, rules).
+// The dashboard shell: sign-in gate, navigation (the views the signer may use), and the data every view
+// shares (overlays, media, rules).
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Overlay } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
 import { ActionsView } from './actions-view.js';
-import { type ApiError, ControlApi, type MediaItem } from './api.js';
+import { type ApiError, ControlApi, type Credential, type MediaItem } from './api.js';
 import { Editor } from './editor/editor.js';
 import { HistoryView } from './history-view.js';
 import { MediaView } from './media-view.js';
 import { OverlaysView } from './overlays-view.js';
+import { homeTab, TABS, type Tab, tabsFor } from './roles.js';
 import { RulesView } from './rules/rules-view.js';
 import { forgetKey } from './session.js';
 import { SettingsView } from './settings-view.js';
@@ -17,34 +19,6 @@ import { StatusView } from './status-view.js';
 import { TestPanel } from './test-panel.js';
 import { describeError, focusSoon, Notice } from './ui.js';
 
-type Tab =
-  | 'overlays'
-  | 'rules'
-  | 'media'
-  | 'test'
-  | 'sources'
-  | 'actions'
-  | 'history'
-  | 'settings'
-  | 'status';
-const TABS: readonly { id: Tab; label: string }[] = [
-  { id: 'overlays', label: 'Overlays' },
-  { id: 'rules', label: 'Rules' },
-  { id: 'media', label: 'Media' },
-  { id: 'test', label: 'Test events' },
-  { id: 'sources', label: 'Sources' },
-  { id: 'actions', label: 'Actions' },
-  { id: 'history', label: 'History' },
-  { id: 'settings', label: 'Settings' },
-  { id: 'status', label: 'Status' },
-];
-
-/** On a phone the views a phone is for come first: Status, Actions (skip, clear), Test events, History. */
-const PHONE_FIRST: readonly Tab[] = ['status', 'actions', 'test', 'history'];
-const PHONE_TABS = [
-  ...PHONE_FIRST.map((id) => TABS.find((t) => t.id === id) as (typeof TABS)[number]),
-  ...TABS.filter((t) => !PHONE_FIRST.includes(t.id)),
-];
 /** The width below which the dashboard takes its phone layout (the same as in dashboard.css). */
 const PHONE_QUERY = '(max-width: 640px)';
 
@@ -68,26 +42,28 @@ interface Route {
 
 /**
  * Each view has its own address (`#/rules`, `#/overlays/<id>` for the editor), so a reload stays on it and
- * Back returns to the view before. A fragment that names no view (or the sign-in `#key=…`) is Overlays.
+ * Back returns to the view before. A fragment that names no view of `tabs` (or the sign-in `#key=…`) is
+ * the home view: Overlays, or Status for a device that may not edit them.
  */
-export function routeOf(hash: string): Route {
+export function routeOf(hash: string, tabs: readonly { id: Tab }[] = TABS): Route {
   const [, tab, editing] = /^#\/([a-z]+)(?:\/([^/]+))?$/.exec(hash) ?? [];
-  const known = TABS.find((t) => t.id === tab)?.id;
-  if (!known) return { tab: 'overlays', editing: undefined };
+  const known = tabs.find((t) => t.id === tab)?.id;
+  if (!known) return { tab: homeTab(tabs), editing: undefined };
   return { tab: known, editing: known === 'overlays' && editing ? decodeURIComponent(editing) : undefined };
 }
 
 export const hashOf = (route: Route): string =>
   `#/${route.tab}${route.tab === 'overlays' && route.editing ? `/${encodeURIComponent(route.editing)}` : ''}`;
 
-/** Follows the address's fragment; `go` adds a history entry, so Back works. */
-function useRoute(): [Route, (next: Route) => void] {
-  const [route, setRoute] = useState(() => routeOf(location.hash));
+/** Follows the address's fragment among `tabs`; `go` adds a history entry, so Back works. */
+function useRoute(tabs: readonly { id: Tab }[]): [Route, (next: Route) => void] {
+  const [route, setRoute] = useState(() => routeOf(location.hash, tabs));
   useEffect(() => {
-    const follow = () => setRoute(routeOf(location.hash));
+    const follow = () => setRoute(routeOf(location.hash, tabs));
+    follow();
     window.addEventListener('hashchange', follow);
     return () => window.removeEventListener('hashchange', follow);
-  }, []);
+  }, [tabs]);
   const go = useCallback((next: Route) => {
     if (location.hash !== hashOf(next)) location.hash = hashOf(next);
     else setRoute(next);
@@ -108,11 +84,30 @@ function SignInNeeded() {
   );
 }
 
-export function App(props: { adminKey: string | undefined }) {
-  const api = useMemo(() => new ControlApi(props.adminKey), [props.adminKey]);
+/** A paired device the streamer revoked: nothing more works from it until it is paired again. */
+export function SignedOut() {
+  return (
+    <main class="signin">
+      <h1>Signed out</h1>
+      <Notice kind="error">
+        This device was signed out (revoked) by the streamer. To use the dashboard from it again, ask the
+        streamer for a new pairing code and <a href="/pair">pair again</a>.
+      </Notice>
+    </main>
+  );
+}
+
+export function App(props: {
+  /** The admin key, or a paired device's session. */
+  credential: Credential;
+  /** A paired device's call answered 401: it was revoked. */
+  onSignedOut?: () => void;
+}) {
+  const api = useMemo(() => new ControlApi(props.credential), [props.credential]);
   const [refused, setRefused] = useState<ApiError | undefined>();
-  const [{ tab, editing }, go] = useRoute();
   const phone = usePhone();
+  const tabs = useMemo(() => tabsFor(api.signer, phone), [api, phone]);
+  const [{ tab, editing }, go] = useRoute(tabs);
   const main = useRef<HTMLElement>(null);
   const setEditing = (id: string | undefined) => go({ tab: 'overlays', editing: id });
   const firstRoute = useRef(true);
@@ -122,22 +117,29 @@ export function App(props: { adminKey: string | undefined }) {
   const [loadError, setLoadError] = useState<string | undefined>();
   const [loaded, setLoaded] = useState(false);
 
-  api.onUnauthorized = setRefused;
+  api.onUnauthorized = api.device ? () => props.onSignedOut?.() : setRefused;
 
-  const reloadOverlays = useCallback(async () => setOverlays(await api.listOverlays()), [api]);
-  const reloadMedia = useCallback(async () => setMedia(await api.listMedia()), [api]);
-  const reloadRules = useCallback(async () => setRules(await api.listRules()), [api]);
+  // What a device's role may not read stays empty rather than asked for and refused.
+  const reloadOverlays = useCallback(async () => {
+    if (api.allows('GET', '/api/overlays')) setOverlays(await api.listOverlays());
+  }, [api]);
+  const reloadMedia = useCallback(async () => {
+    if (api.allows('GET', '/api/media')) setMedia(await api.listMedia());
+  }, [api]);
+  const reloadRules = useCallback(async () => {
+    if (api.allows('GET', '/api/rules')) setRules(await api.listRules());
+  }, [api]);
 
   useEffect(() => {
-    if (!props.adminKey) return;
+    if (!props.credential) return;
     Promise.allSettled([reloadOverlays(), reloadMedia(), reloadRules()]).then((results) => {
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       setLoadError(failed ? describeError(failed.reason) : undefined);
       setLoaded(true);
     });
-  }, [props.adminKey, reloadOverlays, reloadMedia, reloadRules]);
+  }, [props.credential, reloadOverlays, reloadMedia, reloadRules]);
 
-  const label = TABS.find((t) => t.id === tab)?.label ?? '';
+  const label = tabs.find((t) => t.id === tab)?.label ?? '';
   useEffect(() => {
     document.title = `${label} · overlay-daemon`;
   }, [label]);
@@ -167,7 +169,7 @@ export function App(props: { adminKey: string | undefined }) {
     return () => document.removeEventListener('focusout', lost);
   }, []);
 
-  if (!props.adminKey) return <SignInNeeded />;
+  if (!props.credential) return <SignInNeeded />;
 
   const shared: Shared = {
     api,
@@ -197,8 +199,13 @@ export function App(props: { adminKey: string | undefined }) {
       </a>
       <header class="topbar">
         <span class="brand">overlay-daemon</span>
+        {api.device && (
+          <span class="signer" data-role={api.device.role}>
+            {api.device.name} · {api.device.role}
+          </span>
+        )}
         <nav aria-label="Sections">
-          {(phone ? PHONE_TABS : TABS).map((t) => (
+          {tabs.map((t) => (
             <button
               type="button"
               key={t.id}
@@ -210,16 +217,19 @@ export function App(props: { adminKey: string | undefined }) {
             </button>
           ))}
         </nav>
-        <button
-          type="button"
-          class="quiet"
-          onClick={() => {
-            forgetKey();
-            location.reload();
-          }}
-        >
-          Sign out
-        </button>
+        {/* A device's cookie is the browser's alone to keep; the streamer revokes it from their computer. */}
+        {!api.device && (
+          <button
+            type="button"
+            class="quiet"
+            onClick={() => {
+              forgetKey();
+              location.reload();
+            }}
+          >
+            Sign out
+          </button>
+        )}
       </header>
       <main id="main" ref={main} tabIndex={-1}>
         {refused && (

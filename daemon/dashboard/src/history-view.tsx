@@ -177,9 +177,11 @@ export function HistoryView(props: { shared: Shared }) {
             <code>event</code> command) {testEvents === 1 ? 'is' : 'are'} kept apart: counted in no total,
             chart or leaderboard.
           </p>
-          <button type="button" onClick={() => void removeTestEvents()}>
-            Remove test events
-          </button>
+          {api.allows('DELETE', '/api/test-events') && (
+            <button type="button" onClick={() => void removeTestEvents()}>
+              Remove test events
+            </button>
+          )}
         </section>
       )}
       {sessions === undefined ? (

@@ -188,18 +188,20 @@ export function SettingsForm(props: { api: ControlApi; obsTest: ComponentChildre
             draft.obsUrl,
             (v) => set({ obsUrl: v }),
           )}
-          {text(
-            'set-obs-password',
-            'OBS WebSocket password',
-            draft.obsPassword,
-            (v) => set({ obsPassword: v, clearPassword: false }),
-            {
-              type: 'password',
-              autocomplete: 'off',
-              placeholder: stored.obs.password.set ? '(set: leave empty to keep it)' : '(none)',
-            },
-          )}
-          {stored.obs.password.set && (
+          {/* Secrets change on the streamer's computer only (decisions-3 §11): a device's saves keep them. */}
+          {api.changesSecrets &&
+            text(
+              'set-obs-password',
+              'OBS WebSocket password',
+              draft.obsPassword,
+              (v) => set({ obsPassword: v, clearPassword: false }),
+              {
+                type: 'password',
+                autocomplete: 'off',
+                placeholder: stored.obs.password.set ? '(set: leave empty to keep it)' : '(none)',
+              },
+            )}
+          {api.changesSecrets && stored.obs.password.set && (
             <div class="field">
               <label class="check">
                 <input

@@ -205,8 +205,9 @@ export function SettingsView(props: { shared: Shared }) {
       </div>
       <SettingsForm api={api} obsTest={<ObsTest api={api} />} />
       <SpeechSample api={api} />
-      <Backups api={api} />
-      <DevicesPanel api={api} />
+      {/* Backups and paired devices are the admin key's alone, not a paired device's (decisions-3 §11). */}
+      {api.allows('GET', '/api/backup') && <Backups api={api} />}
+      {api.allows('GET', '/api/devices') && <DevicesPanel api={api} />}
     </section>
   );
 }

@@ -758,34 +758,37 @@ function YouTubeBox(props: {
           {words.text}
         </strong>
       </p>
-      <form onSubmit={save} noValidate>
-        <Field id="youtube-api-key" label="YouTube Data API key" error={issue ?? refused}>
-          {(a) => (
-            <input
-              {...a}
-              type="password"
-              autocomplete="off"
-              spellcheck={false}
-              placeholder={isSet ? '(set: type a new one to replace it)' : '(not set)'}
-              value={apiKey}
-              onInput={(e) => {
-                setApiKey(e.currentTarget.value);
-                setRefused(undefined);
-              }}
-            />
-          )}
-        </Field>
-        <div class="row">
-          <button type="submit">{isSet ? 'Replace the key' : 'Save the key'}</button>
-          {isSet && (
-            <ConfirmButton
-              label="Remove the key"
-              question="Remove the YouTube API key?"
-              onConfirm={() => void put(null, 'Key removed.')}
-            />
-          )}
-        </div>
-      </form>
+      {/* Secrets change on the streamer's computer only (decisions-3 §11). */}
+      {props.api.changesSecrets && (
+        <form onSubmit={save} noValidate>
+          <Field id="youtube-api-key" label="YouTube Data API key" error={issue ?? refused}>
+            {(a) => (
+              <input
+                {...a}
+                type="password"
+                autocomplete="off"
+                spellcheck={false}
+                placeholder={isSet ? '(set: type a new one to replace it)' : '(not set)'}
+                value={apiKey}
+                onInput={(e) => {
+                  setApiKey(e.currentTarget.value);
+                  setRefused(undefined);
+                }}
+              />
+            )}
+          </Field>
+          <div class="row">
+            <button type="submit">{isSet ? 'Replace the key' : 'Save the key'}</button>
+            {isSet && (
+              <ConfirmButton
+                label="Remove the key"
+                question="Remove the YouTube API key?"
+                onConfirm={() => void put(null, 'Key removed.')}
+              />
+            )}
+          </div>
+        </form>
+      )}
       <p class="muted hint">
         Get a key in the Google Cloud console: create a project, enable the YouTube Data API v3 for it (APIs
         &amp; Services → Library), then Credentials → Create credentials → API key. Reading a live chat is

@@ -199,25 +199,28 @@ export function StatusView(props: { shared: Shared }) {
         </div>
       )}
       {status?.tiktok && <TikTokCard tiktok={status.tiktok} />}
-      <div class="card">
-        <h3>Connected overlay clients</h3>
-        <table class="clients">
-          <thead>
-            <tr>
-              <th scope="col">Overlay</th>
-              <th scope="col">Clients (OBS, previews)</th>
-            </tr>
-          </thead>
-          <tbody>
-            {overlays.map((o) => (
-              <tr key={o.id} data-overlay-id={o.id}>
-                <td>{o.name}</td>
-                <td>{clients ? (clients[o.id] ?? 0) : '…'}</td>
+      {/* Per overlay, by name: for a signer that may read the overlays (a moderator's device may not). */}
+      {api.allows('GET', '/api/overlays') && (
+        <div class="card">
+          <h3>Connected overlay clients</h3>
+          <table class="clients">
+            <thead>
+              <tr>
+                <th scope="col">Overlay</th>
+                <th scope="col">Clients (OBS, previews)</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+            </thead>
+            <tbody>
+              {overlays.map((o) => (
+                <tr key={o.id} data-overlay-id={o.id}>
+                  <td>{o.name}</td>
+                  <td>{clients ? (clients[o.id] ?? 0) : '…'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
     </section>
   );
 }
