@@ -12,6 +12,7 @@ import type { Journal } from './journal/journal.js';
 import { installLastResort } from './last-resort.js';
 import { safeLog } from './log-line.js';
 import { startActions } from './parts/actions.js';
+import { startChat } from './parts/chat.js';
 import { DisposalStack } from './parts/disposal-stack.js';
 import { openServer, startHttp } from './parts/http.js';
 import { startIngest } from './parts/ingest.js';
@@ -239,6 +240,16 @@ async function startParts(
     log,
   });
   stack.push(closeSources, 'the sources');
+  // Each platform's chat sender, for `chat` actions.
+  const chat = await startChat(options, {
+    chatSenders,
+    access,
+    dataDir,
+    sources,
+    kickEdge: kickEdge.feed,
+    log,
+  });
+  stack.push(() => chat.close(), 'the chat senders');
   kickEdge.start(
     deliverThroughKickSource({ sources, ingest, journal, channel: () => kickEdge.feed?.status().channel }),
     (state) => tellKickSources(sources, state === 'connected'),
