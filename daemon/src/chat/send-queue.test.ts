@@ -161,6 +161,17 @@ describe('chat send queue', () => {
     expect(echo.isEcho(back)).toBe(true);
   });
 
+  it('drops the messages behind a send that hangs once they waited 60 s', async () => {
+    const { clock, sender, send, outcomes } = setup('twitch');
+    sender.answer = () => new Promise(() => {});
+    void send('hangs');
+    void send('behind');
+    await settle();
+    clock.advance(60_001);
+    await settle();
+    expect(outcomes).toEqual(["behind: dropped: it waited more than 60 s for Twitch's send limit"]);
+  });
+
   it('drops every waiting message when it closes', async () => {
     const { send, queue, outcomes } = setup('youtube');
     void send('a');

@@ -142,7 +142,7 @@ export class ChatSendQueue {
 
   /** Sends the next message when the limit allows, else wakes up when it will (or when one expires). */
   #pump(queue: PlatformQueue): void {
-    if (this.#closed || queue.busy) return;
+    if (this.#closed) return;
     if (queue.timer) this.#clock.clearTimeout(queue.timer);
     queue.timer = undefined;
     const now = this.#clock.now();
@@ -154,16 +154,24 @@ export class ChatSendQueue {
       );
     const head = queue.waiting[0];
     if (!head) return;
+    const expiresAt = head.queuedAt + CHAT_MAX_WAIT_MS + 1;
+    const wake = (at: number) => {
+      queue.timer = this.#clock.setTimeout(() => {
+        queue.timer = undefined;
+        this.#pump(queue);
+      }, at - now);
+    };
+    // A send under way that takes long still lets the messages behind it go at 60 s.
+    if (queue.busy) {
+      wake(expiresAt);
+      return;
+    }
     const { count, perMs } = queue.limit;
     while (queue.sentAt.length > 0 && now - (queue.sentAt[0] ?? now) >= perMs) queue.sentAt.shift();
     const windowFree = queue.sentAt.length < count ? now : (queue.sentAt[0] ?? now) + perMs;
     const readyAt = Math.max(windowFree, queue.pausedUntil);
     if (readyAt > now) {
-      const expiresAt = head.queuedAt + CHAT_MAX_WAIT_MS + 1;
-      queue.timer = this.#clock.setTimeout(() => {
-        queue.timer = undefined;
-        this.#pump(queue);
-      }, Math.min(readyAt, expiresAt) - now);
+      wake(Math.min(readyAt, expiresAt));
       return;
     }
     queue.waiting.shift();
