@@ -360,8 +360,8 @@ describe('paired devices end to end', () => {
     expect(session).toMatchObject({ name: 'Sam’s phone', role: 'moderator' });
     expect(sentHeaders['x-overlay-csrf']).toBe(session.csrf);
     expect(sentHeaders.authorization).toBeUndefined();
-    // A moderator does not read the rules: the rule that fired is named by its id.
-    await page.getByText('Fired: thank-gifts').waitFor();
+    // A moderator reads the rule list: the rule that fired is named as the streamer named it.
+    await page.getByText('Fired: Thank gifts').waitFor();
     await fitsThePhone(page);
 
     await openTab(page, 'Actions');

@@ -33,10 +33,11 @@ const PHONE_FIRST: readonly Tab[] = ['status', 'actions', 'test', 'history'];
 
 /**
  * What a moderator may do, and nothing else: read status, history, leaderboards and the action log, send
- * test events, test a rule, skip or clear queues (the daemon's table is daemon/src/http/device-access.ts).
+ * test events, test a rule, skip or clear queues, and read the overlay and rule lists those views show
+ * (the daemon's table is daemon/src/http/device-access.ts).
  */
 const MODERATOR_ALLOWS: readonly { method: string; path: RegExp }[] = [
-  { method: 'GET', path: /^\/api\/(status|session|clients|leaderboard|events|sessions)$/ },
+  { method: 'GET', path: /^\/api\/(status|session|clients|leaderboard|events|sessions|overlays|rules)$/ },
   { method: 'GET', path: /^\/api\/sessions\/[^/]+\/(minutes|events\.csv)$/ },
   { method: 'GET', path: /^\/api\/actions\/(log|queues)$/ },
   { method: 'POST', path: /^\/api\/actions\/queues\/[^/]+\/(skip|clear)$/ },

@@ -199,7 +199,7 @@ export function StatusView(props: { shared: Shared }) {
         </div>
       )}
       {status?.tiktok && <TikTokCard tiktok={status.tiktok} />}
-      {/* Per overlay, by name: for a signer that may read the overlays (a moderator's device may not). */}
+      {/* Per overlay, by name: for a signer that may read the overlays. */}
       {api.allows('GET', '/api/overlays') && (
         <div class="card">
           <h3>Connected overlay clients</h3>
