@@ -191,6 +191,7 @@ async function startParts(
     journal,
     actions,
     liveValues,
+    settings,
     isEcho: (event) => chatEcho.isEcho(event),
     log,
   });

@@ -9,8 +9,12 @@
 //   `entries` follow the events. They have one owner, widget-state/live-values-store.ts, which queues
 //   and coalesces the changes, applies `reset` commands, and keeps the values apart from the overlay
 //   files; this step hands it each event after the rules.
+// - Built-in chat commands (chat/commands.ts, settings.json `commands`): a command's answer, a `chat`
+//   action, runs with the actions fired in the same turn.
+import type { StreamEvent } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
 import { ActionRunner } from '../actions/runner.js';
+import type { ChatCommands } from '../chat/commands.js';
 import { type FiredAction, RuleEngine } from '../rules/engine.js';
 import type { LiveValuesStore } from '../widget-state/live-values-store.js';
 import type { EventHandler, IngestContext } from './ingest.js';
@@ -20,6 +24,8 @@ interface EventPipelineOptions {
   actions?: ActionRunner;
   /** Moves the values widgets keep from events; without it, events change no widget state. */
   liveValues?: Pick<LiveValuesStore, 'handleEvent'>;
+  /** The built-in chat commands (chat/commands.ts): their answers run with the rules' actions. */
+  commands?: Pick<ChatCommands, 'answer'>;
 }
 
 interface EventPipeline {
@@ -68,11 +74,22 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
     }
     return { firedRules };
   };
+  // A built-in chat command's answer goes with the actions of this turn.
+  const answerCommand: EventHandler = (event) => {
+    const answer = options.commands?.answer(event);
+    if (!answer) return;
+    fired.push([answer]);
+    firing ??= setImmediate(runFired);
+  };
 
   // --- widget state: the live values' owner moves them (widget-state/live-values-store.ts) -----
   const liveValues = options.liveValues;
   return {
-    handlers: liveValues ? [runRules, (event) => liveValues.handleEvent(event)] : [runRules],
+    handlers: [
+      runRules,
+      ...(options.commands ? [answerCommand] : []),
+      ...(liveValues ? [(event: StreamEvent) => liveValues.handleEvent(event)] : []),
+    ],
     close() {
       // What the last events fired still starts, as it would have a moment later.
       runFired();
