@@ -1,6 +1,7 @@
-// The settings form, in named groups: OBS, Streamer.bot, speech, viewer points, the event history. Each
-// field says what is wrong with it in plain words once it was changed or left (or Save was pressed), and
-// stops saying it as soon as the value is right. The OBS password is never shown: empty keeps it.
+// The settings form, in named groups: OBS, Streamer.bot, speech, viewer points, chat commands, the event
+// history. Each field says what is wrong with it in plain words once it was changed or left (or Save was
+// pressed), and stops saying it as soon as the value is right. The OBS password is never shown: empty
+// keeps it.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { type SettingsView as Settings, SettingsInput } from '../../../shared/settings.js';
@@ -18,6 +19,33 @@ const POINT_FIELDS = [
 ] as const;
 type PointKey = (typeof POINT_FIELDS)[number]['key'];
 
+/** The built-in chat commands, as the form names them; their cooldowns are shown in seconds, kept in ms. */
+const COMMANDS = [
+  { key: 'points', label: 'Points command', about: "answers with the viewer's points" },
+  { key: 'top', label: 'Top command', about: "answers with the stream's top three by points" },
+] as const;
+type CommandKey = (typeof COMMANDS)[number]['key'];
+interface CommandDraft {
+  enabled: boolean;
+  trigger: string;
+  text: string;
+  cooldown: string;
+  userCooldown: string;
+}
+const COMMAND_FIELDS = [
+  ['trigger', 'trigger'],
+  ['text', 'text'],
+  ['cooldown', 'cooldownMs'],
+  ['user-cooldown', 'userCooldownMs'],
+] as const;
+
+const COMMAND_PLACEHOLDERS =
+  "Besides the rule placeholders ({user.nickname}, …), an answer can name {points}, the viewer's points on that platform over every stream, and {top}, the top three of this stream by points.";
+
+const secondsText = (ms: number): string => String(ms / 1000);
+/** Seconds typed → whole milliseconds (NaN stays NaN, so the schema's message shows). */
+const msFromSecondsText = (text: string): number => Math.round(numberFromText(text) * 1000);
+
 interface Draft {
   obsUrl: string;
   obsPassword: string;
@@ -28,6 +56,7 @@ interface Draft {
   blockedWords: string;
   userCooldownMs: string;
   points: Record<PointKey, string>;
+  commands: Record<CommandKey, CommandDraft>;
   retentionDays: string;
 }
 
@@ -47,7 +76,29 @@ const draftOf = (s: Settings): Draft => ({
     perFollow: String(s.points.perFollow),
     perShare: String(s.points.perShare),
   },
+  commands: {
+    points: commandDraftOf(s.commands.points),
+    top: commandDraftOf(s.commands.top),
+  },
   retentionDays: String(s.journal.retentionDays),
+});
+
+function commandDraftOf(c: Settings['commands']['points']): CommandDraft {
+  return {
+    enabled: c.enabled,
+    trigger: c.trigger,
+    text: c.text,
+    cooldown: secondsText(c.cooldownMs),
+    userCooldown: secondsText(c.userCooldownMs),
+  };
+}
+
+const commandOf = (d: CommandDraft): Settings['commands']['points'] => ({
+  enabled: d.enabled,
+  trigger: d.trigger,
+  text: d.text,
+  cooldownMs: msFromSecondsText(d.cooldown),
+  userCooldownMs: msFromSecondsText(d.userCooldown),
 });
 
 /** The document PUT sends: the stored settings with the form's values (sources and keys untouched). */
@@ -74,6 +125,7 @@ function inputOf(stored: Settings, draft: Draft): SettingsInput {
       perFollow: numberFromText(draft.points.perFollow),
       perShare: numberFromText(draft.points.perShare),
     },
+    commands: { points: commandOf(draft.commands.points), top: commandOf(draft.commands.top) },
     journal: { ...stored.journal, retentionDays: numberFromText(draft.retentionDays) },
   };
 }
@@ -88,6 +140,11 @@ const FIELD_PATHS: Record<string, string> = {
   'set-tts-cooldown': 'tts.userCooldownMs',
   'set-journal-days': 'journal.retentionDays',
   ...Object.fromEntries(POINT_FIELDS.map((f) => [`set-points-${f.key}`, `points.${f.key}`])),
+  ...Object.fromEntries(
+    COMMANDS.flatMap((c) =>
+      COMMAND_FIELDS.map(([id, key]) => [`set-cmd-${c.key}-${id}`, `commands.${c.key}.${key}`]),
+    ),
+  ),
 };
 
 function Group(props: { title: string; children: ComponentChildren }) {
@@ -254,6 +311,45 @@ export function SettingsForm(props: { api: ControlApi; obsTest: ComponentChildre
               set({ points: { ...draft.points, [f.key]: v } }),
             ),
           )}
+        </Group>
+        <Group title="Chat commands">
+          <p class="muted">
+            A viewer who starts a chat message with a trigger gets an answer in that chat, sent as you (sign
+            in to Twitch, Kick or YouTube to send; TikTok does not allow it). {COMMAND_PLACEHOLDERS}
+          </p>
+          {COMMANDS.map((c) => {
+            const cmd = draft.commands[c.key];
+            const setCmd = (patch: Partial<CommandDraft>) =>
+              set({ commands: { ...draft.commands, [c.key]: { ...cmd, ...patch } } });
+            const id = (field: string) => `set-cmd-${c.key}-${field}`;
+            return (
+              <div key={c.key}>
+                <div class="field">
+                  <label class="check">
+                    <input
+                      type="checkbox"
+                      checked={cmd.enabled}
+                      onChange={(e) => setCmd({ enabled: e.currentTarget.checked })}
+                    />
+                    {c.label} on ({c.about})
+                  </label>
+                </div>
+                {text(id('trigger'), `${c.label}: trigger (one word, any case)`, cmd.trigger, (v) =>
+                  setCmd({ trigger: v }),
+                )}
+                {text(id('text'), `${c.label}: answer`, cmd.text, (v) => setCmd({ text: v }))}
+                {number(id('cooldown'), `${c.label}: seconds between two answers`, cmd.cooldown, (v) =>
+                  setCmd({ cooldown: v }),
+                )}
+                {number(
+                  id('user-cooldown'),
+                  `${c.label}: seconds before answering the same viewer again`,
+                  cmd.userCooldown,
+                  (v) => setCmd({ userCooldown: v }),
+                )}
+              </div>
+            );
+          })}
         </Group>
         <Group title="Event history">
           {number(
