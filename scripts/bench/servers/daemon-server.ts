@@ -3,7 +3,8 @@
 // the tsx loader, whose transform wraps every function expression in a naming helper called per request.
 //
 // Usage: daemon-server.ts --data-dir DIR [--rules FILE] [--no-journal] [--keep-rules]
-//        [--source platform:channel]… [--twitch-irc URL] [--youtube-api URL] [--kick-pusher URL] [--kick-site URL]
+//        [--source platform:channel]… [--twitch-irc URL] [--twitch-api URL] [--twitch-auth URL]
+//        [--twitch-eventsub URL] [--youtube-api URL] [--kick-pusher URL] [--kick-site URL]
 // Sources reach only the addresses given here (anything else points at a closed loopback port).
 // The demo rule of a fresh data directory is removed at start (rules.json = []), so an event costs
 // what it costs a streamer without rules: broadcast, rules engine with nothing to fire, widget
@@ -25,6 +26,9 @@ const { values } = parseArgs({
     'keep-rules': { type: 'boolean' },
     source: { type: 'string', multiple: true },
     'twitch-irc': { type: 'string' },
+    'twitch-api': { type: 'string' },
+    'twitch-auth': { type: 'string' },
+    'twitch-eventsub': { type: 'string' },
     'youtube-api': { type: 'string' },
     'kick-pusher': { type: 'string' },
     'kick-site': { type: 'string' },
@@ -33,9 +37,9 @@ const { values } = parseArgs({
 const closed = 'http://127.0.0.1:9';
 const platformUrls = {
   twitchIrc: values['twitch-irc'] ?? 'ws://127.0.0.1:9',
-  twitchEventSub: 'ws://127.0.0.1:9/ws',
-  twitchApi: `${closed}/helix`,
-  twitchAuth: closed,
+  twitchEventSub: values['twitch-eventsub'] ?? 'ws://127.0.0.1:9/ws',
+  twitchApi: values['twitch-api'] ?? `${closed}/helix`,
+  twitchAuth: values['twitch-auth'] ?? closed,
   youtubeApi: values['youtube-api'] ?? `${closed}/youtube/v3`,
   kickPusher: values['kick-pusher'] ?? 'ws://127.0.0.1:9/app/closed',
   kickSite: values['kick-site'] ?? closed,
