@@ -1,5 +1,5 @@
 // Settings (settings.json through /api/settings): the form's groups (OBS, Streamer.bot, speech, viewer
-// points, event history; settings-form.tsx), a voice sample, and backups.
+// points, chat commands, event history; settings-form.tsx), a voice sample, and backups.
 import { useEffect, useState } from 'preact/hooks';
 import { backupFileName, type PendingRestore } from '../../../shared/backup.js';
 import type { ControlApi } from './api.js';
