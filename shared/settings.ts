@@ -180,7 +180,7 @@ const commandCooldown = (fallback: number) =>
  */
 const ChatCommand = (trigger: string, text: string) =>
   v.object({
-    enabled: v.optional(v.boolean(), false),
+    enabled: v.optional(v.boolean(), true),
     trigger: v.optional(
       v.pipe(
         v.string(),

@@ -45,7 +45,9 @@ describe('chat commands in Settings', () => {
       await group.getByLabel('Top command: seconds before answering the same viewer again').inputValue(),
     ).toBe('30');
 
-    await group.getByLabel(/^Points command on/).check();
+    // Both answer by default; the streamer turns !top off.
+    expect(await group.getByLabel(/^Points command on/).isChecked()).toBe(true);
+    await group.getByLabel(/^Top command on/).uncheck();
     await group.getByLabel('Points command: trigger (one word, any case)').fill('!score');
     await group.getByLabel('Points command: answer').fill('{user.nickname}: {points}');
     await group.getByLabel('Points command: seconds between two answers').fill('2.5');

@@ -159,14 +159,14 @@ describe('the commands settings', () => {
     const initial = await settings();
     expect(initial.commands).toEqual({
       points: {
-        enabled: false,
+        enabled: true,
         trigger: '!points',
         text: '{user.nickname} has {points} points',
         cooldownMs: 10_000,
         userCooldownMs: 30_000,
       },
       top: {
-        enabled: false,
+        enabled: true,
         trigger: '!top',
         text: 'Top: {top}',
         cooldownMs: 10_000,

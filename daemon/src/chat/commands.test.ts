@@ -65,17 +65,17 @@ function setup(settings: CommandsSettings = commands()) {
 }
 
 describe('the built-in chat commands', () => {
-  it('are off until enabled, with the documented triggers, texts and cooldowns', () => {
+  it('are on by default, with the documented triggers, texts and cooldowns', () => {
     expect(DEFAULT_SETTINGS.commands).toEqual({
       points: {
-        enabled: false,
+        enabled: true,
         trigger: '!points',
         text: '{user.nickname} has {points} points',
         cooldownMs: 10_000,
         userCooldownMs: 30_000,
       },
       top: {
-        enabled: false,
+        enabled: true,
         trigger: '!top',
         text: 'Top: {top}',
         cooldownMs: 10_000,
@@ -83,8 +83,8 @@ describe('the built-in chat commands', () => {
       },
     });
     const { said } = setup(DEFAULT_SETTINGS.commands);
-    expect(said(chat('!points'))).toBeUndefined();
-    expect(said(chat('!top'))).toBeUndefined();
+    expect(said(chat('!points'))).toBeDefined();
+    expect(said(chat('!top'))).toBeDefined();
   });
 
   it("answer !points with the viewer's points on the platform the message came from", () => {
