@@ -3,6 +3,8 @@
 // phone is for (Status, Actions, Test events, History) first in the navigation.
 // With PHONE_SCREENSHOTS=1 it also writes docs/images/phone-<view>.png, the pictures in docs/dashboard.md.
 import { readFile } from 'node:fs/promises';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +21,14 @@ let context: BrowserContext;
 let page: Page;
 let adminKey: string;
 let overlayId: string;
+
+/** A webhook receiver that never answers: each call holds its queue until the call's timeout. */
+const held: ServerResponse[] = [];
+const receiver = createServer((req, res) => {
+  req.resume();
+  held.push(res);
+});
+const receiverUrl = () => `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 
 async function api(path: string, init: RequestInit = {}): Promise<Response> {
   return fetch(`${daemon.url}${path}`, {
@@ -85,7 +95,11 @@ const smallTargets = () =>
   }, TOUCH);
 
 beforeAll(async () => {
-  [daemon, browser] = await Promise.all([startTestDaemon(), launchChromium()]);
+  [daemon, browser] = await Promise.all([
+    startTestDaemon(),
+    launchChromium(),
+    new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve)),
+  ]);
   adminKey = (await readFile(join(daemon.dataDir.root, 'admin.key'), 'utf8')).trim();
   const res = await api('/api/overlays', {
     method: 'POST',
@@ -123,6 +137,16 @@ beforeAll(async () => {
       method: 'POST',
       body: JSON.stringify({ type: 'chat', user: viewer('Fan'), data: { comment } }),
     });
+  // A rule whose actions go to a named queue, for the Actions view's queues (and a rule in Rules).
+  const rules = [
+    {
+      id: 'camera',
+      name: 'Camera on new followers',
+      trigger: 'follow',
+      actions: [{ kind: 'webhook', url: `${receiverUrl()}/camera`, queue: 'camera-moves' }],
+    },
+  ];
+  await api('/api/rules', { method: 'PUT', body: JSON.stringify(rules) });
   context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 1, hasTouch: true });
   context.setDefaultTimeout(10_000);
   page = await context.newPage();
@@ -133,6 +157,9 @@ afterAll(async () => {
   await context?.close();
   await browser?.close();
   await daemon?.stop();
+  for (const res of held.splice(0)) res.end();
+  receiver.closeAllConnections();
+  receiver.close();
 });
 
 describe('the dashboard at 390×844', () => {
@@ -154,6 +181,35 @@ describe('the dashboard at 390×844', () => {
     }));
     expect(nav.overflowX).toBe('auto');
     expect(nav.wraps).toBe('nowrap');
+  });
+
+  it('shows the queues with Skip and Clear a finger can hit, without sideways scrolling', async () => {
+    // The camera rule's webhook never answers: the first follow's call runs, the others wait in its queue
+    // (and stay there through the screenshots below: each call holds the queue for its 5 s timeout).
+    for (let i = 0; i < 40; i++) {
+      await api('/api/events?test=true', {
+        method: 'POST',
+        body: JSON.stringify({
+          type: 'follow',
+          user: { uniqueId: `fan${i}`, nickname: `Fan ${i}` },
+          data: {},
+        }),
+      });
+    }
+    await show(VIEWS[1]);
+    const row = page.locator('tr[data-queue="camera-moves"]');
+    const waiting = async () => Number(await row.locator('td').nth(2).textContent());
+    await expect.poll(waiting).toBeGreaterThan(30);
+    for (const name of ['Skip', 'Clear']) {
+      const box = await row.getByRole('button', { name }).boundingBox();
+      expect(box?.width, `${name} width`).toBeGreaterThanOrEqual(TOUCH);
+      expect(box?.height, `${name} height`).toBeGreaterThanOrEqual(TOUCH);
+    }
+    const widths = await page.evaluate(() => [
+      document.documentElement.scrollWidth,
+      document.body.scrollWidth,
+    ]);
+    expect(Math.max(...widths)).toBeLessThanOrEqual(PHONE.width);
   });
 
   for (const view of VIEWS) {
