@@ -3,21 +3,12 @@
 // HTTP (the front door) and WebSocket upgrades (closed when the device is revoked).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DeviceRole, DeviceView } from '../../../shared/protocol/index.js';
+import type { AuditLog } from '../devices/audit.js';
 import { DEVICE_COOKIE } from '../devices/pairing.js';
 import { constantTimeEqual, type DeviceStore } from '../devices/store.js';
 
-/** What the audit keeps of one accepted change a device made. */
-export interface AuditRecord {
-  deviceId: string;
-  deviceName: string;
-  method: string;
-  path: string;
-  status: number;
-}
-
-export interface AuditSink {
-  record(entry: AuditRecord): void;
-}
+/** Where a device's accepted changes go (the audit, devices/audit.ts). */
+export type AuditSink = Pick<AuditLog, 'record'>;
 
 export const CSRF_HEADER = 'x-overlay-csrf';
 
