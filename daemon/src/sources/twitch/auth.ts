@@ -9,7 +9,8 @@ import { parseWith } from '../../../../shared/protocol/index.js';
 import { DaemonError, type DaemonErrorCode, errorMessage } from '../../errors.js';
 import { FetchError, fetchJson } from '../../http-client/fetch-json.js';
 import { readPrivateJson, writePrivateJson } from '../../store/private-json-file.js';
-import { pollInterval, systemTimers, type Timers } from '../../timers.js';
+import { systemTimers, type Timers } from '../../timers.js';
+import { pollDeviceToken, SIGN_IN_CANCELLED } from '../device-flow.js';
 
 /** The scope of sending chat as the signed-in user (Helix `POST /chat/messages`). */
 export const TWITCH_CHAT_SCOPE = 'user:write:chat';
@@ -146,7 +147,7 @@ async function call<S extends v.GenericSchema | undefined = undefined>(
     return { ok: true, value: answer.value as S extends v.GenericSchema ? v.InferOutput<S> : undefined };
   } catch (err) {
     if (!(err instanceof FetchError)) throw err;
-    if (err.code === 'aborted') throw new TwitchAuthError('aborted', 'the sign-in was cancelled');
+    if (err.code === 'aborted') throw new TwitchAuthError('aborted', SIGN_IN_CANCELLED);
     if (err.code === 'bad_response')
       throw new TwitchAuthError(
         'bad_response',
@@ -238,16 +239,13 @@ export async function startDeviceFlow(options: DeviceFlowOptions): Promise<Devic
   const device = answer.value;
 
   async function poll(signal: AbortSignal | undefined): Promise<TwitchTokens> {
-    const deadline = Date.now() + device.expires_in * 1000;
-    let intervalS = device.interval;
-    let failures = 0;
-    for (;;) {
-      // As Twitch asks, kept from 1 s to 5 min: a huge interval would overflow the timer.
-      await sleep(timers, pollInterval(intervalS * 1000), signal);
-      if (Date.now() > deadline) throw expired();
-      let reply: Reply<v.InferOutput<typeof TokenResponse>>;
-      try {
-        reply = await call(doFetch, `${authUrl}/oauth2/token`, {
+    const granted = await pollDeviceToken({
+      intervalS: device.interval,
+      expiresInS: device.expires_in,
+      timers,
+      signal,
+      requestToken: (signal) =>
+        call(doFetch, `${authUrl}/oauth2/token`, {
           form: {
             client_id: options.clientId,
             scopes,
@@ -258,45 +256,29 @@ export async function startDeviceFlow(options: DeviceFlowOptions): Promise<Devic
           schema: TokenResponse,
           what: 'the sign-in',
           secrets: [device.device_code],
-        });
-      } catch (err) {
-        // A network blip while the streamer is still typing the code: try again, a few times.
-        if (err instanceof TwitchAuthError && err.code === 'unreachable' && ++failures < 3) continue;
-        throw err;
-      }
-      if (reply.ok) {
-        const granted = reply.value;
-        const who = await validate(doFetch, authUrl, granted.access_token);
-        const tokens = parseOrThrow({
-          accessToken: granted.access_token,
-          refreshToken: granted.refresh_token,
-          expiresAt: new Date(Date.now() + granted.expires_in * 1000).toISOString(),
-          // The scopes Twitch's token check gives are the ones the token has (chat sending depends on them).
-          scopes: who.scopes ?? granted.scope ?? [],
-          userId: who.user_id,
-          login: who.login,
-          clientId: options.clientId,
-        });
-        if (options.dataDir) await writeTwitchTokens(options.dataDir, tokens);
-        return tokens;
-      }
-      const error = reply.error;
-      if (reply.status >= 500 && ++failures < 3) continue;
-      failures = 0;
-      if (error === 'authorization_pending') continue;
-      // RFC 8628 §3.5: wait 5 s longer between polls from now on.
-      if (error === 'slow_down') {
-        intervalS += 5;
-        continue;
-      }
-      if (error === 'expired_token' || error === 'invalid device code') throw expired();
-      if (error === 'access_denied')
-        throw new TwitchAuthError(
-          'denied',
-          'the sign-in was declined on Twitch; run the sign-in again to retry',
-        );
-      throw new TwitchAuthError('rejected', `Twitch refused the sign-in (${statusOf(reply)})`);
-    }
+        }),
+      // Twitch says "invalid device code" of a code that ran out.
+      errorOf: (reply) => (reply.error === 'invalid device code' ? 'expired_token' : reply.error),
+      errorClass: TwitchAuthError,
+      words: {
+        expired: 'the code expired before it was entered on Twitch; start the sign-in again',
+        denied: 'the sign-in was declined on Twitch; run the sign-in again to retry',
+        refused: (reply) => `Twitch refused the sign-in (${statusOf(reply)})`,
+      },
+    });
+    const who = await validate(doFetch, authUrl, granted.access_token);
+    const tokens = parseOrThrow({
+      accessToken: granted.access_token,
+      refreshToken: granted.refresh_token,
+      expiresAt: new Date(Date.now() + granted.expires_in * 1000).toISOString(),
+      // The scopes Twitch's token check gives are the ones the token has (chat sending depends on them).
+      scopes: who.scopes ?? granted.scope ?? [],
+      userId: who.user_id,
+      login: who.login,
+      clientId: options.clientId,
+    });
+    if (options.dataDir) await writeTwitchTokens(options.dataDir, tokens);
+    return tokens;
   }
 
   return {
@@ -305,29 +287,6 @@ export async function startDeviceFlow(options: DeviceFlowOptions): Promise<Devic
     expiresInS: device.expires_in,
     wait: (signal) => poll(signal),
   };
-}
-
-function expired(): TwitchAuthError {
-  return new TwitchAuthError(
-    'expired',
-    'the code expired before it was entered on Twitch; start the sign-in again',
-  );
-}
-
-function sleep(timers: Timers, ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const cancelled = () => new TwitchAuthError('aborted', 'the sign-in was cancelled');
-    if (signal?.aborted) return reject(cancelled());
-    const onAbort = () => {
-      timers.clearTimeout(handle);
-      reject(cancelled());
-    };
-    const handle = timers.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 export interface TwitchAuthOptions {

@@ -8,8 +8,9 @@ import type { RemoteConfig } from '../../../../shared/config.js';
 import { parseWith } from '../../../../shared/protocol/index.js';
 import { DaemonError, type DaemonErrorCode, errorMessage } from '../../errors.js';
 import { FetchError, fetchJson } from '../../http-client/fetch-json.js';
-import { pollInterval, systemTimers, type Timers } from '../../timers.js';
+import { systemTimers, type Timers } from '../../timers.js';
 import type { ConfigArrival } from '../credentials.js';
+import { pollDeviceToken, SIGN_IN_CANCELLED } from '../device-flow.js';
 import { DEFAULT_PLATFORM_URLS } from '../platform-urls.js';
 import {
   readYouTubeTokens,
@@ -150,7 +151,7 @@ async function post<S extends v.GenericSchema>(
     return { ok: true, value: answer.value };
   } catch (err) {
     if (!(err instanceof FetchError)) throw err;
-    if (err.code === 'aborted') throw new GoogleAuthError('aborted', 'the sign-in was cancelled');
+    if (err.code === 'aborted') throw new GoogleAuthError('aborted', SIGN_IN_CANCELLED);
     if (err.code === 'bad_response')
       throw new GoogleAuthError(
         'bad_response',
@@ -246,15 +247,13 @@ export async function startYouTubeDeviceFlow(options: YouTubeDeviceFlowOptions):
   const device = started.value;
 
   async function poll(signal: AbortSignal | undefined): Promise<YouTubeTokens> {
-    const deadline = timers.now() + device.expires_in * 1000;
-    let intervalS = device.interval;
-    let failures = 0;
-    for (;;) {
-      await sleep(timers, pollInterval(intervalS * 1000), signal);
-      if (timers.now() >= deadline) throw expired();
-      let reply: Reply<v.InferOutput<typeof TokenResponse>>;
-      try {
-        reply = await post(
+    const granted = await pollDeviceToken({
+      intervalS: device.interval,
+      expiresInS: device.expires_in,
+      timers,
+      signal,
+      requestToken: (signal) =>
+        post(
           doFetch,
           `${authUrl}/token`,
           {
@@ -267,48 +266,29 @@ export async function startYouTubeDeviceFlow(options: YouTubeDeviceFlowOptions):
           'the sign-in',
           [clientSecret, device.device_code],
           signal,
-        );
-      } catch (err) {
-        // A network blip while the streamer is still typing the code: try again, a few times.
-        if (err instanceof GoogleAuthError && err.code === 'unreachable' && ++failures < 3) continue;
-        throw err;
-      }
-      if (reply.ok) {
-        const granted = reply.value;
-        if (!granted.refresh_token)
-          throw new GoogleAuthError('bad_response', 'Google gave no refresh token; start the sign-in again');
-        const channel = await myChannel(doFetch, options.youtubeApi, granted.access_token);
-        const tokens: YouTubeTokens = {
-          accessToken: granted.access_token,
-          refreshToken: granted.refresh_token,
-          expiresAt: new Date(Date.now() + granted.expires_in * 1000).toISOString(),
-          scopes: granted.scope ? granted.scope.split(' ').filter(Boolean) : [YOUTUBE_SCOPE],
-          clientId,
-          ...channel,
-        };
-        if (options.dataDir) await writeYouTubeTokens(options.dataDir, tokens);
-        return tokens;
-      }
-      if (reply.status >= 500 && ++failures < 3) continue;
-      failures = 0;
-      switch (reply.error) {
-        case 'authorization_pending':
-          continue;
-        case 'slow_down':
-          // RFC 8628 §3.5: 5 s longer between polls from now on.
-          intervalS += 5;
-          continue;
-        case 'expired_token':
-          throw expired();
-        case 'access_denied':
-          throw new GoogleAuthError(
-            'denied',
-            'the sign-in was refused on Google; run "overlay-daemon connect youtube" again to retry',
-          );
-        default:
-          throw new GoogleAuthError('rejected', `Google refused the sign-in (${refusal(reply)})`);
-      }
-    }
+        ),
+      errorOf: (reply) => reply.error,
+      errorClass: GoogleAuthError,
+      words: {
+        expired:
+          'the code expired before it was entered at Google; run "overlay-daemon connect youtube" again',
+        denied: 'the sign-in was refused on Google; run "overlay-daemon connect youtube" again to retry',
+        refused: (reply) => `Google refused the sign-in (${refusal(reply)})`,
+      },
+    });
+    if (!granted.refresh_token)
+      throw new GoogleAuthError('bad_response', 'Google gave no refresh token; start the sign-in again');
+    const channel = await myChannel(doFetch, options.youtubeApi, granted.access_token);
+    const tokens: YouTubeTokens = {
+      accessToken: granted.access_token,
+      refreshToken: granted.refresh_token,
+      expiresAt: new Date(Date.now() + granted.expires_in * 1000).toISOString(),
+      scopes: granted.scope ? granted.scope.split(' ').filter(Boolean) : [YOUTUBE_SCOPE],
+      clientId,
+      ...channel,
+    };
+    if (options.dataDir) await writeYouTubeTokens(options.dataDir, tokens);
+    return tokens;
   }
 
   return {
@@ -317,29 +297,6 @@ export async function startYouTubeDeviceFlow(options: YouTubeDeviceFlowOptions):
     expiresInS: device.expires_in,
     wait: (signal) => poll(signal),
   };
-}
-
-function expired(): GoogleAuthError {
-  return new GoogleAuthError(
-    'expired',
-    'the code expired before it was entered at Google; run "overlay-daemon connect youtube" again',
-  );
-}
-
-function sleep(timers: Timers, ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const cancelled = () => new GoogleAuthError('aborted', 'the sign-in was cancelled');
-    if (signal?.aborted) return reject(cancelled());
-    const onAbort = () => {
-      timers.clearTimeout(handle);
-      reject(cancelled());
-    };
-    const handle = timers.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** Renews an access token (`grant_type=refresh_token`); `undefined` when Google no longer accepts the refresh token. */
