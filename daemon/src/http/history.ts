@@ -3,7 +3,7 @@
 // schema each; a bad one names its field.
 import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Polka, Request } from 'polka';
+import type { Polka } from 'polka';
 import * as v from 'valibot';
 import {
   type EventPage,
@@ -15,20 +15,12 @@ import {
   type StreamEvent,
 } from '../../../shared/protocol/index.js';
 import type { Journal } from '../journal/journal.js';
+import { pageLimit, queryOf, wholeNumber } from './query.js';
 import { sendError, sendJson } from './responses.js';
-
-/** A whole number in a query string. */
-const wholeNumber = (max: number) =>
-  v.pipe(
-    v.string(),
-    v.regex(/^\d{1,15}$/, 'must be a whole number'),
-    v.transform(Number),
-    v.maxValue(max, `must be at most ${max}`),
-  );
 
 const EventsQuery = v.object({
   after: v.optional(wholeNumber(Number.MAX_SAFE_INTEGER), '0'),
-  limit: v.optional(v.pipe(wholeNumber(500), v.minValue(1, 'must be at least 1')), '100'),
+  limit: v.optional(pageLimit(500), '100'),
   type: v.optional(v.picklist(STREAM_EVENT_TYPES, `must be one of ${STREAM_EVENT_TYPES.join(', ')}`)),
 });
 
@@ -38,19 +30,8 @@ const LeaderboardQuery = v.object({
     v.picklist(LEADERBOARD_METRICS, `must be one of ${LEADERBOARD_METRICS.join(', ')}`),
     'diamonds',
   ),
-  limit: v.optional(v.pipe(wholeNumber(100), v.minValue(1, 'must be at least 1')), '10'),
+  limit: v.optional(pageLimit(100), '10'),
 });
-
-/** The query string as one value per name (a repeated name is refused by the schema's types). */
-function queryOf(req: Request): Record<string, unknown> {
-  const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
-  const out: Record<string, unknown> = {};
-  for (const key of new Set(query.keys())) {
-    const all = query.getAll(key);
-    out[key] = all.length === 1 ? all[0] : all;
-  }
-  return out;
-}
 
 /** A CSV cell: quoted when needed, and never read as a formula by a spreadsheet. */
 function cell(value: unknown): string {
