@@ -10,20 +10,16 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../daemon/src/cli/main.js';
 import { rotateAdminKey } from '../../daemon/src/store/data-dir.js';
-import { api, rawRequest, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
-import { FakeTimers } from '../support/fake-timers.js';
+import { api, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
+import type { FakeTimers } from '../support/fake-timers.js';
+import { PHONE_IP, startTunnelledDaemon, TUNNEL, viaTunnel } from '../support/tunnel-phone.js';
 import { until } from '../support/wait.js';
 
-const TUNNEL = 'o-abc.tunnel.example';
-const PHONE_IP = '203.0.113.9';
 let daemon: TestDaemon;
 let clock: FakeTimers;
 
 beforeEach(async () => {
-  clock = new FakeTimers();
-  clock.advance(1_800_000_000_000);
-  daemon = await startTestDaemon({ now: () => clock.now() });
-  daemon.tunnelHost = TUNNEL;
+  ({ daemon, clock } = await startTunnelledDaemon());
 });
 afterEach(async () => {
   await daemon.stop();
@@ -58,19 +54,16 @@ function tunnel(method: string, path: string, call: Call = {}) {
   const csrf = call.csrf === undefined ? call.as?.csrf : call.csrf;
   const cookie = call.cookie ?? call.as?.cookie;
   const host = call.host ?? TUNNEL;
-  return rawRequest(daemon.port, {
-    method,
-    path,
+  return viaTunnel(daemon, method, path, {
+    body: call.body,
+    ip: call.ip,
+    host,
     headers: {
-      Host: host,
-      'CF-Connecting-IP': call.ip ?? PHONE_IP,
       ...(cookie ? { Cookie: cookie } : {}),
       ...(change ? { Origin: `https://${host}` } : {}),
       ...(change && csrf ? { 'X-Overlay-CSRF': csrf } : {}),
-      ...(call.body === undefined ? {} : { 'Content-Type': 'application/json' }),
       ...call.headers,
     },
-    ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
   });
 }
 

@@ -2,10 +2,10 @@
 // licence or while Kick is not linked (the events feed knows), the Worker's refusals in words (401 with one
 // licence refresh, 409, 429 with Retry-After, 502), and Kick's message id handed back.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChatSendError } from '../../daemon/src/chat/types.js';
 import { createKickChatSender } from '../../daemon/src/sources/kick/chat-send.js';
 import { KickEdgeFeed } from '../../daemon/src/sources/kick/edge-events.js';
 import { systemTimers } from '../../daemon/src/timers.js';
+import { sendRefusal } from '../support/chat-refusal.js';
 import { type FakeKickGatekeeper, startFakeKickGatekeeper } from '../support/fakes/kick-gatekeeper.js';
 import { waitFor } from '../support/wait.js';
 
@@ -61,15 +61,6 @@ async function start(options: { feedState?: 'connected' | 'not_connected' } = {}
   return createKickChatSender({ gatekeeperUrl: gk.url, licence, link: () => linked.status() });
 }
 
-async function refusal(promise: Promise<unknown>): Promise<ChatSendError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ChatSendError);
-  return err as ChatSendError;
-}
-
 const chatRequests = () => gk.requests.filter((r) => r === 'POST /kick/chat');
 
 describe('sending Kick chat through the Gatekeeper', () => {
@@ -95,7 +86,7 @@ describe('sending Kick chat through the Gatekeeper', () => {
     expect(sender.unavailable()).toBe(
       'no licence: sign in (overlay-daemon login), then link Kick in Sources (overlay-daemon connect kick)',
     );
-    const err = await refusal(sender.send('hi', 'event'));
+    const err = await sendRefusal(sender.send('hi', 'event'));
     expect(err.message).toBe(sender.unavailable());
     expect(chatRequests()).toEqual([]);
   });
@@ -105,7 +96,7 @@ describe('sending Kick chat through the Gatekeeper', () => {
     expect(sender.unavailable()).toBe(
       'Kick is not linked: link Kick in Sources (overlay-daemon connect kick)',
     );
-    await refusal(sender.send('hi', 'event'));
+    await sendRefusal(sender.send('hi', 'event'));
     expect(chatRequests()).toEqual([]);
     // Linked from the dashboard: the feed asks again, and sending works.
     gk.approve();
@@ -118,7 +109,7 @@ describe('sending Kick chat through the Gatekeeper', () => {
   it('the Gatekeeper answering 409 (the link gone since): the words say to link Kick', async () => {
     // No feed to know better: the Gatekeeper's answer says it.
     const sender = createKickChatSender({ gatekeeperUrl: gk.url, licence });
-    const err = await refusal(sender.send('hi', 'event'));
+    const err = await sendRefusal(sender.send('hi', 'event'));
     expect(err.status).toBe(409);
     expect(err.message).toBe(
       'Kick is not linked or no longer accepts the link (Kick is not connected for this member: connect Kick first (POST /kick/connect)): link Kick in Sources (overlay-daemon connect kick)',
@@ -141,7 +132,7 @@ describe('sending Kick chat through the Gatekeeper', () => {
     gk.approve();
     const sender = await start();
     gk.accept = () => false;
-    const err = await refusal(sender.send('hi', 'event'));
+    const err = await sendRefusal(sender.send('hi', 'event'));
     expect(err.status).toBe(401);
     expect(err.message).toBe(
       'the Gatekeeper refused the licence (the licence is not valid): sign in (overlay-daemon login) again',
@@ -159,12 +150,12 @@ describe('sending Kick chat through the Gatekeeper', () => {
       message: 'Kick refused the message: too many chat messages; try again later',
       retryAfterS: 12,
     });
-    const limited = await refusal(sender.send('too fast', 'event'));
+    const limited = await sendRefusal(sender.send('too fast', 'event'));
     expect(limited.status).toBe(429);
     expect(limited.retryAfterMs).toBe(12_000);
     expect(limited.message).toBe("Kick's chat limit is used up: the next message may go in 12 s");
     gk.failNextChat({ status: 429, code: 'rate_limited', message: 'too many' });
-    expect((await refusal(sender.send('too fast', 'event'))).retryAfterMs).toBe(30_000);
+    expect((await sendRefusal(sender.send('too fast', 'event'))).retryAfterMs).toBe(30_000);
     expect(gk.chat).toEqual([]);
   });
 
@@ -172,13 +163,13 @@ describe('sending Kick chat through the Gatekeeper', () => {
     gk.approve();
     const sender = await start();
     gk.failNextChat({ status: 403, code: 'forbidden', message: 'This licence may not do that' });
-    const forbidden = await refusal(sender.send('hi', 'event'));
+    const forbidden = await sendRefusal(sender.send('hi', 'event'));
     expect(forbidden.status).toBe(403);
     expect(forbidden.message).toBe(
       'the Gatekeeper does not let this licence send Kick chat: This licence may not do that',
     );
     gk.failNextChat({ status: 502, code: 'upstream_error', message: 'Kick refused the message (HTTP 503)' });
-    const upstream = await refusal(sender.send('hi', 'event'));
+    const upstream = await sendRefusal(sender.send('hi', 'event'));
     expect(upstream.status).toBe(502);
     expect(upstream.message).toBe(
       'Kick did not take the message (HTTP 502): Kick refused the message (HTTP 503)',
@@ -190,7 +181,7 @@ describe('sending Kick chat through the Gatekeeper', () => {
     const sender = createKickChatSender({ gatekeeperUrl: url, licence });
     await gk.close();
     gk = await startFakeKickGatekeeper();
-    const err = await refusal(sender.send('hi', 'event'));
+    const err = await sendRefusal(sender.send('hi', 'event'));
     expect(err.status).toBe(0);
     expect(err.message).toMatch(/cannot reach the Gatekeeper/);
   });

@@ -6,35 +6,23 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../daemon/src/cli/main.js';
 import { rotateAdminKey } from '../../daemon/src/store/data-dir.js';
-import { api, rawRequest, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
-import { FakeTimers } from '../support/fake-timers.js';
+import { api, type TestDaemon, waitFor } from '../support/daemon.js';
+import type { FakeTimers } from '../support/fake-timers.js';
+import { PHONE_IP, startTunnelledDaemon, TUNNEL, viaTunnel } from '../support/tunnel-phone.js';
 
-const TUNNEL = 'o-abc.tunnel.example';
 let daemon: TestDaemon;
 let clock: FakeTimers;
 
 beforeEach(async () => {
-  clock = new FakeTimers();
-  clock.advance(1_800_000_000_000);
-  daemon = await startTestDaemon({ now: () => clock.now() });
-  daemon.tunnelHost = TUNNEL;
+  ({ daemon, clock } = await startTunnelledDaemon());
 });
 afterEach(async () => {
   await daemon.stop();
 });
 
 /** The phone's request through the tunnel: the tunnel's Host and the real client in CF-Connecting-IP. */
-function phone(method: string, path: string, body?: unknown, ip = '203.0.113.9') {
-  return rawRequest(daemon.port, {
-    method,
-    path,
-    headers: {
-      Host: TUNNEL,
-      'CF-Connecting-IP': ip,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
+function phone(method: string, path: string, body?: unknown, ip = PHONE_IP) {
+  return viaTunnel(daemon, method, path, { body, ip });
 }
 
 async function offer(role?: string): Promise<{ code: string; url: string; role: string; expiresAt: string }> {

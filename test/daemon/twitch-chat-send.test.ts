@@ -6,7 +6,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChatSendError } from '../../daemon/src/chat/types.js';
 import { DEFAULT_PLATFORM_URLS } from '../../daemon/src/sources/platform-urls.js';
 import { writeTwitchTokens } from '../../daemon/src/sources/twitch/auth.js';
 import { TwitchChat } from '../../daemon/src/sources/twitch/chat.js';
@@ -15,6 +14,7 @@ import { TwitchSignInService } from '../../daemon/src/sources/twitch/sign-in.js'
 import { TwitchSource } from '../../daemon/src/sources/twitch/source.js';
 import { systemTimers } from '../../daemon/src/timers.js';
 import type { StreamEvent } from '../../shared/protocol/index.js';
+import { sendRefusal } from '../support/chat-refusal.js';
 import { type FakeTwitch, startFakeTwitch, storedTokens } from '../support/fakes/twitch.js';
 import { type FakeTwitchIrc, startFakeTwitchIrc } from '../support/fakes/twitch-irc.js';
 import { waitFor } from '../support/wait.js';
@@ -62,15 +62,6 @@ async function start(watchIntervalMs = 0): Promise<TwitchChatSender> {
 }
 
 const chatRequests = () => twitch.requests.filter((r) => r.path === '/helix/chat/messages');
-
-async function refusal(promise: Promise<unknown>): Promise<ChatSendError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ChatSendError);
-  return err as ChatSendError;
-}
 
 describe('sending Twitch chat', () => {
   it('sends as the signed-in user to its own channel, and the message comes back in chat', async () => {
@@ -143,7 +134,7 @@ describe('sending Twitch chat', () => {
     await signIn(['moderator:read:followers', 'channel:read:subscriptions', 'bits:read']);
     const s = await start();
     expect(s.unavailable()).toBe(RENEW);
-    const err = await refusal(s.send('hi', 'own'));
+    const err = await sendRefusal(s.send('hi', 'own'));
     expect(err.message).toBe(RENEW);
     expect(chatRequests()).toEqual([]);
     // The dashboard's Twitch box says the same.
@@ -169,11 +160,11 @@ describe('sending Twitch chat', () => {
     await writeTwitchTokens(dataDir, storedTokens(token, { scopes: ['bits:read', 'user:write:chat'] }));
     const s = await start();
     expect(s.unavailable()).toBeUndefined();
-    const err = await refusal(s.send('hi', 'own'));
+    const err = await sendRefusal(s.send('hi', 'own'));
     expect(err.status).toBe(401);
     expect(err.message).toBe(RENEW);
     expect(s.unavailable()).toBe(RENEW);
-    await refusal(s.send('again', 'own'));
+    await sendRefusal(s.send('again', 'own'));
     expect(chatRequests()).toHaveLength(1);
   });
 
@@ -220,7 +211,7 @@ describe('sending Twitch chat', () => {
     const s = await start();
     expect(s.unavailable()).toMatch(/^not signed in to Twitch: connect Twitch in Sources/);
     expect(s.senderName()).toBeUndefined();
-    await refusal(s.send('hi', 'own'));
+    await sendRefusal(s.send('hi', 'own'));
     expect(chatRequests()).toEqual([]);
   });
 
@@ -237,7 +228,7 @@ describe('sending Twitch chat', () => {
     await signIn();
     const s = await start();
     twitch.forgetAllTokens();
-    const err = await refusal(s.send('hi', 'own'));
+    const err = await sendRefusal(s.send('hi', 'own'));
     expect(err.status).toBe(401);
     expect(err.message).toMatch(/Twitch sign-in has ended .*sign in to Twitch again in Sources/);
     expect(s.unavailable()).toBe(err.message);
@@ -256,7 +247,7 @@ describe('sending Twitch chat', () => {
     watched = 'otherchannel';
     twitch.banFromChat(OTHER.id, twitch.user.id);
     const s = await start();
-    const err = await refusal(s.send('hi', 'event'));
+    const err = await sendRefusal(s.send('hi', 'event'));
     expect(err.status).toBe(403);
     expect(err.message).toMatch(/^Twitch does not let streamer write in otherchannel's chat/);
     expect(err.message).toContain('not permitted to send chat messages');
@@ -270,7 +261,7 @@ describe('sending Twitch chat', () => {
     await signIn();
     const s = await start();
     twitch.limitNext(20);
-    const err = await refusal(s.send('hi', 'own'));
+    const err = await sendRefusal(s.send('hi', 'own'));
     expect(err.status).toBe(429);
     expect(err.retryAfterMs).toBeGreaterThan(15_000);
     expect(err.retryAfterMs).toBeLessThanOrEqual(21_000);
@@ -282,7 +273,7 @@ describe('sending Twitch chat', () => {
     await signIn();
     const s = await start();
     twitch.dropNextChat('msg_duplicate', 'This message is identical to the previous one.');
-    const err = await refusal(s.send('same again', 'own'));
+    const err = await sendRefusal(s.send('same again', 'own'));
     expect(err.message).toBe(
       'Twitch did not send the message: This message is identical to the previous one. (msg_duplicate)',
     );
@@ -295,7 +286,7 @@ describe('sending Twitch chat', () => {
     const token = await signIn();
     const s = await start();
     twitch.limitNext(20);
-    const err = await refusal(s.send('hi', 'own'));
+    const err = await sendRefusal(s.send('hi', 'own'));
     expect(err.message).not.toContain(token.accessToken);
   });
 });

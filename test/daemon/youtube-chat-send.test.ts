@@ -4,7 +4,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChatSendError, type ChatSender } from '../../daemon/src/chat/types.js';
+import type { ChatSender } from '../../daemon/src/chat/types.js';
 import { DEFAULT_PLATFORM_URLS } from '../../daemon/src/sources/platform-urls.js';
 import type { SourceContext } from '../../daemon/src/sources/source.js';
 import {
@@ -17,6 +17,7 @@ import { readYouTubeTokens, writeYouTubeTokens } from '../../daemon/src/sources/
 import { systemTimers } from '../../daemon/src/timers.js';
 import { DEFAULT_CONFIG, type RemoteConfig } from '../../shared/config.js';
 import type { StreamEvent } from '../../shared/protocol/index.js';
+import { sendRefusal } from '../support/chat-refusal.js';
 import { makeDataDir } from '../support/daemon.js';
 import { type FakeYouTube, startFakeYouTube } from '../support/fakes/youtube.js';
 import { waitFor } from '../support/wait.js';
@@ -88,15 +89,6 @@ function live(): string {
   return liveChatId;
 }
 
-async function refusal(promise: Promise<unknown>): Promise<ChatSendError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ChatSendError);
-  return err as ChatSendError;
-}
-
 describe('the YouTube chat sender', () => {
   it('inserts the message into the live chat the YouTube source reads, which echoes it back', async () => {
     await signedIn();
@@ -162,7 +154,7 @@ describe('the YouTube chat sender', () => {
     expect(s.unavailable()).toBe(
       'no YouTube sign-in to write in chat with: run "overlay-daemon connect youtube"',
     );
-    expect((await refusal(s.send('hi', 'event'))).message).toMatch(/no YouTube sign-in/);
+    expect((await sendRefusal(s.send('hi', 'event'))).message).toMatch(/no YouTube sign-in/);
 
     await writeFile(join(dataDir, 'youtube.json'), '{"accessToken": ');
     expect(s.unavailable()).toMatch(/the YouTube sign-in cannot be read .*connect youtube" again/);
@@ -207,7 +199,7 @@ describe('the YouTube chat sender', () => {
 
     await signedIn({ expiresInMs: -1000 });
     youtube.revokeRefreshTokens();
-    const err = await refusal(s.send('two', 'event'));
+    const err = await sendRefusal(s.send('two', 'event'));
     expect(err.message).toBe(
       'the YouTube sign-in has ended (revoked at Google, or unused for too long): run "overlay-daemon connect youtube" again',
     );
@@ -225,7 +217,7 @@ describe('the YouTube chat sender', () => {
     youtube.invalidateAccessTokens();
     // The renewed token is refused too (an account whose access was withdrawn meanwhile).
     youtube.failNextInsert(401, 'authError');
-    const err = await refusal(s.send('hi', 'event'));
+    const err = await sendRefusal(s.send('hi', 'event'));
     expect(err.status).toBe(401);
     expect(err.message).toMatch(
       /refused the sign-in even after renewing it: run "overlay-daemon connect youtube" again/,
@@ -250,14 +242,14 @@ describe('the YouTube chat sender', () => {
     ];
     for (const [status, reason, words] of cases) {
       youtube.failNextInsert(status, reason);
-      const err = await refusal(s.send('hi', 'event'));
+      const err = await sendRefusal(s.send('hi', 'event'));
       expect(err.status).toBe(status);
       expect(err.message).toMatch(words);
       expect(err.message).not.toContain(tokens.accessToken);
       expect(err.retryAfterMs).toBeUndefined();
     }
     youtube.endStream();
-    const ended = await refusal(s.send('hi', 'event'));
+    const ended = await sendRefusal(s.send('hi', 'event'));
     expect(ended.status).toBe(403);
     expect(ended.message).toBe('the YouTube live chat has ended (liveChatEnded)');
     expect(youtube.inserted).toHaveLength(0);
@@ -268,13 +260,13 @@ describe('the YouTube chat sender', () => {
     live();
     const s = sender();
     youtube.failNextInsert(429, 'rateLimitExceeded', { 'Retry-After': '7' });
-    const limited = await refusal(s.send('hi', 'event'));
+    const limited = await sendRefusal(s.send('hi', 'event'));
     expect(limited.status).toBe(429);
     expect(limited.retryAfterMs).toBe(7000);
     expect(limited.message).toMatch(/send less often \(rateLimitExceeded\)/);
     // YouTube's chat says it with a 403 and no Retry-After: a wait all the same.
     youtube.failNextInsert(403, 'rateLimitExceeded');
-    const again = await refusal(s.send('hi', 'event'));
+    const again = await sendRefusal(s.send('hi', 'event'));
     expect(again.status).toBe(403);
     expect(again.retryAfterMs).toBeGreaterThan(0);
     // And then it goes through.

@@ -1,12 +1,16 @@
-// What the end-to-end suites share: the daemon's readiness lines, the real daemon as a child process, a Premium
-// member's sign-in through the fake platform without a browser, and the daemon's TCP sockets to a port.
+// What the end-to-end suites share: the daemon's readiness lines, the real daemon as a child process, the
+// remote-access stack (Gatekeeper, stand-in connector, the daemon started by its CLI), a Premium member's sign-in
+// through the fake platform without a browser, and the daemon's TCP sockets to a port.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type CliIo, main } from '../../daemon/src/cli/main.js';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
 import type { LicenceRecord } from '../../daemon/src/licence/licence-file.js';
 import { login } from '../../daemon/src/licence/login.js';
 import { type CliRun, spawnCli } from '../support/cli.js';
+import { freePort, type LocalStack, makeEdgeCertificate, startLocalStack } from '../support/local-stack.js';
 import { until } from '../support/wait.js';
 
 // wrangler dev, the connector and Chromium answer more slowly than the in-process daemon: a longer bound.
@@ -76,6 +80,108 @@ export async function startDaemonProcess(
       headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers },
     });
   return { port, pid: run.child.pid ?? 0, output, api, stop };
+}
+
+/** The tunnels' domain of the remote-access stack: *.overlays.test stands for the internet. */
+export const TUNNEL_DOMAIN = 'overlays.test';
+const STANDIN = resolve('test/support/cloudflared-standin');
+/** What the stand-in connector reads from the environment. */
+const STANDIN_ENV = [
+  'STANDIN_ORIGIN',
+  'STANDIN_FAKE_CLOUDFLARE',
+  'STANDIN_PUBLIC_PORT',
+  'STANDIN_TLS_CERT',
+  'STANDIN_TLS_KEY',
+];
+
+export interface RemoteStack {
+  /** The daemon's data directory. */
+  dataDir: string;
+  stack: LocalStack;
+  /** The stand-in connector's TLS port: the edge's public side. */
+  publicPort: number;
+  daemonPort: number;
+  /** Runs one CLI command to completion, the way a user would in another terminal. */
+  cli(...args: string[]): Promise<{ code: number; out: string; err: string }>;
+  /** Stops the daemon and the stack, and removes their directories. */
+  close(): Promise<void>;
+}
+
+/**
+ * The whole remote-access path on one machine: the Gatekeeper under `wrangler dev` with the fake Patreon and fake
+ * Cloudflare API, the edge's certificate for *.overlays.test, the stand-in connector's public port, and
+ * `overlay-daemon start` left running (in this process) like in a terminal, the connector pointed at it.
+ */
+export async function startRemoteStack(prefix: string): Promise<RemoteStack> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const dataDir = join(dir, 'data');
+  let stack: LocalStack | undefined;
+  let stopDaemon: () => void = () => {};
+  let daemonExit: Promise<number> | undefined;
+  const close = async () => {
+    stopDaemon();
+    await daemonExit;
+    await stack?.close();
+    for (const name of STANDIN_ENV) delete process.env[name];
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    stack = await startLocalStack({ stateDir: join(dir, 'wrangler'), tunnelDomain: TUNNEL_DOMAIN });
+    const gatekeeperUrl = stack.gatekeeperUrl;
+    const tls = makeEdgeCertificate(dir, TUNNEL_DOMAIN, 1);
+    const publicPort = await freePort();
+    Object.assign(process.env, {
+      STANDIN_FAKE_CLOUDFLARE: stack.cloudflare.url,
+      STANDIN_PUBLIC_PORT: String(publicPort),
+      STANDIN_TLS_CERT: tls.cert,
+      STANDIN_TLS_KEY: tls.key,
+    });
+
+    const daemonOut: string[] = [];
+    const io: CliIo = {
+      out: (t) => daemonOut.push(t),
+      err: (t) => daemonOut.push(t),
+      stopSignal: () =>
+        new Promise((r) => {
+          stopDaemon = () => r('SIGTERM');
+        }),
+    };
+    daemonExit = main(
+      [
+        'start',
+        '--port',
+        '0',
+        '--data-dir',
+        dataDir,
+        '--gatekeeper',
+        gatekeeperUrl,
+        '--cloudflared',
+        STANDIN,
+      ],
+      io,
+    );
+    const daemonPort = await daemonReady(() => daemonOut.join(''));
+    // The tunnel's ingress says localhost:7890; this daemon listens elsewhere, so tell the connector.
+    process.env.STANDIN_ORIGIN = `http://127.0.0.1:${daemonPort}`;
+
+    const cli = async (...args: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await main(
+        [...args, '--data-dir', dataDir, '--gatekeeper', gatekeeperUrl, '--cloudflared', STANDIN],
+        {
+          out: (t) => out.push(t),
+          err: (t) => err.push(t),
+          stopSignal: () => new Promise(() => {}),
+        },
+      );
+      return { code, out: out.join(''), err: err.join('') };
+    };
+    return { dataDir, stack, publicPort, daemonPort, cli, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }
 
 /**

@@ -1,33 +1,22 @@
 // Paired devices end to end (decisions-3 §11): the Gatekeeper under `wrangler dev` with the fake Patreon and fake
 // Cloudflare API, the daemon's CLI, the stand-in connector on a TLS "public" port, and Chromium as the streamer's
 // phones at https://<subdomain>.overlays.test: pairing, a moderator's and an owner's dashboard, revocation.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliIo, main } from '../../daemon/src/cli/main.js';
 import { launchChromium } from '../support/chromium.js';
 import { openTab } from '../support/dashboard.js';
-import { freePort, type LocalStack, makeEdgeCertificate, startLocalStack } from '../support/local-stack.js';
+import type { LocalStack } from '../support/local-stack.js';
 import { until } from '../support/wait.js';
-import { daemonReady, STACK_WAIT_MS, signIn } from './harness.js';
+import { type RemoteStack, STACK_WAIT_MS, signIn, startRemoteStack, TUNNEL_DOMAIN } from './harness.js';
 
-const STANDIN = resolve('test/support/cloudflared-standin');
-const DOMAIN = 'overlays.test';
-const STANDIN_ENV = [
-  'STANDIN_ORIGIN',
-  'STANDIN_FAKE_CLOUDFLARE',
-  'STANDIN_PUBLIC_PORT',
-  'STANDIN_TLS_CERT',
-  'STANDIN_TLS_KEY',
-];
 const DEVICE_COOKIE = '__Host-overlay_device';
 const PHONE = { width: 390, height: 844 };
 
-let dir: string;
+let remote: RemoteStack;
 let dataDir: string;
 let stack: LocalStack;
 let publicPort: number;
@@ -36,25 +25,10 @@ let daemonPort: number;
 let adminKey: string;
 let tunnelHost: string;
 let overlayId: string;
-let stopDaemon: () => void = () => {};
-let daemonExit: Promise<number>;
-const daemonOut: string[] = [];
 const contexts: BrowserContext[] = [];
 
 /** Runs one CLI command to completion, the way a user would in another terminal. */
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(
-    [...args, '--data-dir', dataDir, '--gatekeeper', stack.gatekeeperUrl, '--cloudflared', STANDIN],
-    {
-      out: (t) => out.push(t),
-      err: (t) => err.push(t),
-      stopSignal: () => new Promise(() => {}),
-    },
-  );
-  return { code, out: out.join(''), err: err.join('') };
-}
+const cli = (...args: string[]) => remote.cli(...args);
 
 /** The control API on this computer, with the admin key. */
 function local(method: string, path: string, body?: unknown): Promise<Response> {
@@ -185,45 +159,9 @@ const navigation = (page: Page) =>
   page.getByRole('navigation', { name: 'Sections' }).getByRole('button').allTextContents();
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'e2e-devices-'));
-  dataDir = join(dir, 'data');
-  stack = await startLocalStack({ stateDir: join(dir, 'wrangler'), tunnelDomain: DOMAIN });
-  const tls = makeEdgeCertificate(dir, DOMAIN, 1);
-  publicPort = await freePort();
-  Object.assign(process.env, {
-    STANDIN_FAKE_CLOUDFLARE: stack.cloudflare.url,
-    STANDIN_PUBLIC_PORT: String(publicPort),
-    STANDIN_TLS_CERT: tls.cert,
-    STANDIN_TLS_KEY: tls.key,
-  });
-
-  // `overlay-daemon start`, left running like in a terminal.
-  const io: CliIo = {
-    out: (t) => daemonOut.push(t),
-    err: (t) => daemonOut.push(t),
-    stopSignal: () =>
-      new Promise((r) => {
-        stopDaemon = () => r('SIGTERM');
-      }),
-  };
-  daemonExit = main(
-    [
-      'start',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--gatekeeper',
-      stack.gatekeeperUrl,
-      '--cloudflared',
-      STANDIN,
-    ],
-    io,
-  );
-  daemonPort = await daemonReady(() => daemonOut.join(''));
+  remote = await startRemoteStack('e2e-devices-');
+  ({ dataDir, stack, publicPort, daemonPort } = remote);
   adminKey = (await readFile(join(dataDir, 'admin.key'), 'utf8')).trim();
-  // The tunnel's ingress says localhost:7890; this daemon listens elsewhere, so tell the connector.
-  process.env.STANDIN_ORIGIN = `http://127.0.0.1:${daemonPort}`;
 
   // A Premium member signs in; the running daemon validates the licence; `tunnel up` gives it a tunnel.
   await signIn(stack.gatekeeperUrl, stack.patreon.url, join(dataDir, 'license.json'));
@@ -239,7 +177,7 @@ beforeAll(async () => {
   expect(up.code).toBe(0);
   const subdomain = /Tunnel ready: https:\/\/(o-[a-z2-7]{16})\.overlays\.test/.exec(up.out)?.[1];
   expect(subdomain).toBeDefined();
-  tunnelHost = `${subdomain}.${DOMAIN}`;
+  tunnelHost = `${subdomain}.${TUNNEL_DOMAIN}`;
   overlayId = /\/overlay\/([0-9a-f-]{36})/.exec(up.out)?.[1] ?? '';
   expect(overlayId).not.toBe('');
   await until(
@@ -267,18 +205,14 @@ beforeAll(async () => {
   ).toBe(200);
 
   // *.overlays.test is "the internet": it resolves to the connector's public port, as DNS would to the edge.
-  browser = await launchChromium({ hostMap: { [`*.${DOMAIN}`]: `127.0.0.1:${publicPort}` } });
+  browser = await launchChromium({ hostMap: { [`*.${TUNNEL_DOMAIN}`]: `127.0.0.1:${publicPort}` } });
 });
 
 afterAll(async () => {
   for (const context of contexts) await context.close();
   await browser?.close();
   if (tunnelHost) await cli('tunnel', 'down');
-  stopDaemon();
-  await daemonExit;
-  await stack?.close();
-  for (const name of STANDIN_ENV) delete process.env[name];
-  await rm(dir, { recursive: true, force: true });
+  await remote?.close();
 });
 
 describe('paired devices end to end', () => {

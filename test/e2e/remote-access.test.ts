@@ -1,56 +1,29 @@
 // The whole remote-access path on one machine: the Gatekeeper Worker under `wrangler dev` with the fake Patreon and
 // fake Cloudflare API, the daemon's CLI, the stand-in connector on a TLS "public" port, and Chromium as the viewer.
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { type CliIo, main } from '../../daemon/src/cli/main.js';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
 import { readLicence } from '../../daemon/src/licence/licence-file.js';
 import { login } from '../../daemon/src/licence/login.js';
 import { launchChromium } from '../support/chromium.js';
-import { freePort, type LocalStack, makeEdgeCertificate, startLocalStack } from '../support/local-stack.js';
+import type { LocalStack } from '../support/local-stack.js';
 import { until } from '../support/wait.js';
-import { daemonReady, STACK_WAIT_MS } from './harness.js';
+import { type RemoteStack, STACK_WAIT_MS, startRemoteStack, TUNNEL_DOMAIN } from './harness.js';
 
-const STANDIN = resolve('test/support/cloudflared-standin');
-const DOMAIN = 'overlays.test';
-const STANDIN_ENV = [
-  'STANDIN_ORIGIN',
-  'STANDIN_FAKE_CLOUDFLARE',
-  'STANDIN_PUBLIC_PORT',
-  'STANDIN_TLS_CERT',
-  'STANDIN_TLS_KEY',
-];
-
-let dir: string;
+let remote: RemoteStack;
 let dataDir: string;
 let stack: LocalStack;
 let publicPort: number;
 let browser: Browser;
 let context: BrowserContext;
 let daemonPort: number;
-let stopDaemon: () => void = () => {};
-let daemonExit: Promise<number>;
-const daemonOut: string[] = [];
 
 /** Runs one CLI command to completion, the way a user would in another terminal. */
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(
-    [...args, '--data-dir', dataDir, '--gatekeeper', stack.gatekeeperUrl, '--cloudflared', STANDIN],
-    {
-      out: (t) => out.push(t),
-      err: (t) => err.push(t),
-      stopSignal: () => new Promise(() => {}),
-    },
-  );
-  return { code, out: out.join(''), err: err.join('') };
-}
+const cli = (...args: string[]) => remote.cli(...args);
 
 const local = (path: string, init: RequestInit = {}) => fetch(`http://127.0.0.1:${daemonPort}${path}`, init);
 
@@ -98,59 +71,18 @@ async function wsVia(
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'e2e-remote-'));
-  dataDir = join(dir, 'data');
-  stack = await startLocalStack({ stateDir: join(dir, 'wrangler'), tunnelDomain: DOMAIN });
-  // The edge's certificate for *.overlays.test (Chromium is told to accept it).
-  const tls = makeEdgeCertificate(dir, DOMAIN, 1);
-  publicPort = await freePort();
-  Object.assign(process.env, {
-    STANDIN_FAKE_CLOUDFLARE: stack.cloudflare.url,
-    STANDIN_PUBLIC_PORT: String(publicPort),
-    STANDIN_TLS_CERT: tls.cert,
-    STANDIN_TLS_KEY: tls.key,
-  });
-
-  // `overlay-daemon start`, left running like in a terminal.
-  const io: CliIo = {
-    out: (t) => daemonOut.push(t),
-    err: (t) => daemonOut.push(t),
-    stopSignal: () =>
-      new Promise((r) => {
-        stopDaemon = () => r('SIGTERM');
-      }),
-  };
-  daemonExit = main(
-    [
-      'start',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--gatekeeper',
-      stack.gatekeeperUrl,
-      '--cloudflared',
-      STANDIN,
-    ],
-    io,
-  );
-  daemonPort = await daemonReady(() => daemonOut.join(''));
-  // The tunnel's ingress says localhost:7890; this daemon listens elsewhere, so tell the connector.
-  process.env.STANDIN_ORIGIN = `http://127.0.0.1:${daemonPort}`;
+  remote = await startRemoteStack('e2e-remote-');
+  ({ dataDir, stack, publicPort, daemonPort } = remote);
 
   // *.overlays.test is "the internet": it resolves to the connector's public port, as DNS would to the edge.
-  browser = await launchChromium({ hostMap: { [`*.${DOMAIN}`]: `127.0.0.1:${publicPort}` } });
+  browser = await launchChromium({ hostMap: { [`*.${TUNNEL_DOMAIN}`]: `127.0.0.1:${publicPort}` } });
   context = await browser.newContext({ ignoreHTTPSErrors: true });
 });
 
 afterAll(async () => {
   await context?.close();
   await browser?.close();
-  stopDaemon();
-  await daemonExit;
-  await stack?.close();
-  for (const name of STANDIN_ENV) delete process.env[name];
-  await rm(dir, { recursive: true, force: true });
+  await remote?.close();
 });
 
 describe('remote access end to end', () => {
@@ -241,7 +173,7 @@ describe('remote access end to end', () => {
       socketUrl = ws.url();
       ws.on('framereceived', (frame) => frames.push(String(frame.payload)));
     });
-    const response = await page.goto(`https://${subdomain}.${DOMAIN}/overlay/${overlayId}`);
+    const response = await page.goto(`https://${subdomain}.${TUNNEL_DOMAIN}/overlay/${overlayId}`);
     expect(response?.status()).toBe(200);
     await until(
       () => (frames.some((f) => f.includes('"type":"init"')) ? true : undefined),
