@@ -267,8 +267,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
       if (err instanceof JournalWriteError) return sendError(res, 'unavailable', err.message);
       throw err;
     }
-    const receipt: EventReceipt = { accepted: true, firedRules };
-    ctx.hub.afterWrites(() => sendJson(res, 202, receipt));
+    sendJson(res, 202, { accepted: true, firedRules } satisfies EventReceipt);
   });
 
   app.get('/api/rules', (_req, res) => {

@@ -163,8 +163,6 @@ export class Hub {
   #closing = false;
   /** Connections corked in this turn, uncorked together once it ends. */
   #corked: ClientState[] = [];
-  /** Run once this turn's messages are written (`afterWrites`). */
-  #afterUncork: (() => void)[] = [];
   readonly #uncorkAll = (): void => {
     const corked = this.#corked;
     this.#corked = [];
@@ -172,9 +170,6 @@ export class Hub {
       state.corked = false;
       state.socket.uncork();
     }
-    const after = this.#afterUncork;
-    this.#afterUncork = [];
-    for (const run of after) run();
   };
   /** The listeners every connection shares; `this` is the connection. */
   readonly #listeners: {
@@ -388,16 +383,6 @@ export class Hub {
     }
     ws.send(data, SEND_TEXT);
     return true;
-  }
-
-  /**
-   * Runs `fn` once the messages of this turn have been written to their sockets (at once when none
-   * wait): the answer to a POSTed event goes out after the event itself, so the poster's wake-up does
-   * not hold up the overlays', and a 202 means the overlays were sent the event.
-   */
-  afterWrites(fn: () => void): void {
-    if (this.#corked.length === 0) fn();
-    else this.#afterUncork.push(fn);
   }
 
   /** Sends one serialised message to every client of an overlay; returns how many got it. */
