@@ -4,10 +4,9 @@
 // template with the rule placeholders plus `{points}` (the viewer's all-time points on that platform) and
 // `{top}` (the first three of the session leaderboard by points, "name (points), …"). Each command waits
 // `cooldownMs` between two answers, and `userCooldownMs` between two answers to one viewer.
-import { describeEvent } from '../../../shared/describe-event.js';
 import type { Platform, StreamEvent } from '../../../shared/protocol/index.js';
 import type { ChatCommandSettings, CommandsSettings } from '../../../shared/settings.js';
-import type { FiredAction } from '../rules/engine.js';
+import { type FiredAction, templateContext } from '../rules/engine.js';
 import { compileTemplate, parseTemplate, type TemplateContext } from '../rules/template.js';
 
 export const COMMAND_NAMES = ['points', 'top'] as const;
@@ -124,12 +123,7 @@ export class ChatCommands {
       this.#compiled.set(name, compiled);
     }
     const { figures } = this.#options;
-    const context: Record<string, unknown> = {
-      type: event.type,
-      user: event.user,
-      data: event.data,
-      summary: describeEvent(event),
-    };
+    const context: Record<string, unknown> = { ...templateContext(event) };
     if (compiled.points) context.points = figures.points(event.platform, event.user.uniqueId);
     if (compiled.top) context.top = topText(figures.top(TOP_COUNT));
     return compiled.render(context);

@@ -277,7 +277,8 @@ export class RuleEngine {
 }
 
 /** What templates see of an event; built once per event, whatever number of rules it fires. */
-function templateContext(event: StreamEvent): TemplateContext {
+/** What every template reads of an event: `{type}`, `{user.…}`, `{data.…}` and `{summary}`. */
+export function templateContext(event: StreamEvent): TemplateContext {
   // `{summary}`: the event in one line, gifts in their platform's unit ("Bob cheered 100 bits").
   return { type: event.type, user: event.user, data: event.data, summary: describeEvent(event) };
 }
