@@ -5,6 +5,7 @@ import { ErrorBody } from '../../../../shared/protocol/errors.js';
 import { parseWith } from '../../../../shared/protocol/index.js';
 import { KickChatAnswer } from '../../../../shared/protocol/kick-account.js';
 import { formatWait } from '../../../../shared/timers.js';
+import { chatText } from '../../chat/cut.js';
 import { type ChatDestination, ChatSendError, type ChatSender, type ChatSent } from '../../chat/types.js';
 import { FetchError, fetchJson, redact } from '../../http-client/fetch-json.js';
 import type { KickEdgeLicence, KickEdgeStatus } from './edge-events.js';
@@ -56,8 +57,9 @@ export function createKickChatSender(options: KickChatSenderOptions): ChatSender
   }
 
   async function send(text: string, _destination: ChatDestination): Promise<ChatSent> {
-    // Kick takes one line (no control characters): line breaks of a template become spaces.
-    const content = text.replace(/\p{Cc}+/gu, ' ').trim();
+    // Kick takes one line without control characters: the chat action's own cut makes it so, here too
+    // for a caller that did not cut.
+    const content = chatText(text, 'kick');
     if (!content) throw new ChatSendError('the message is empty', 0);
     const reason = unavailable();
     if (reason) throw new ChatSendError(reason, 0);
