@@ -348,7 +348,7 @@ function oneLine(text: string): string {
 }
 
 /** Retry-After in milliseconds: delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
-function retryAfter(header: string | null): number | undefined {
+export function retryAfter(header: string | null): number | undefined {
   if (header === null || header.trim() === '') return undefined;
   const value = header.trim();
   if (/^\d+$/.test(value)) return Number(value) * 1000;

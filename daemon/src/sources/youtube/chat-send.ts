@@ -8,7 +8,7 @@ import type { RemoteConfig } from '../../../../shared/config.js';
 import { parseWith } from '../../../../shared/protocol/index.js';
 import { type ChatDestination, ChatSendError, type ChatSender, type ChatSent } from '../../chat/types.js';
 import { errorMessage } from '../../errors.js';
-import { FetchError, fetchJson, redact } from '../../http-client/fetch-json.js';
+import { FetchError, fetchJson, redact, retryAfter } from '../../http-client/fetch-json.js';
 import type { ConfigArrival } from '../credentials.js';
 import type { PlatformUrls } from '../platform-urls.js';
 import type { EventSource } from '../source.js';
@@ -98,15 +98,6 @@ function refusalWords(status: number, reason: string | undefined, message: strin
   }
   const said = message ? `: ${message.slice(0, 200)}` : '';
   return `YouTube refused the message${tag}${said}`;
-}
-
-/** Retry-After in milliseconds, when the answer names one. */
-function retryAfterOf(headers: Headers | undefined): number | undefined {
-  const value = headers?.get('retry-after')?.trim();
-  if (!value) return undefined;
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : undefined;
 }
 
 class YouTubeChatSender implements ChatSender {
@@ -234,7 +225,7 @@ class YouTubeChatSender implements ChatSender {
           error: new ChatSendError(
             `YouTube asks to send less often${reason ? ` (${reason})` : ''}`,
             err.status,
-            err.retryAfterMs ?? retryAfterOf(err.headers) ?? RATE_LIMIT_WAIT_MS,
+            err.retryAfterMs ?? retryAfter(err.headers?.get('retry-after') ?? null) ?? RATE_LIMIT_WAIT_MS,
           ),
         };
       return {
