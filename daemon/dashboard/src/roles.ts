@@ -1,5 +1,6 @@
 // What the dashboard shows to whom: the admin key sees every view; a paired device only what its role may do
 // (decisions-3 §11), so a phone never offers a button the daemon would refuse.
+import { roleAllows } from '../../../shared/device-roles.js';
 import type { DeviceRole } from '../../../shared/protocol/devices.js';
 
 /** Who signed in: the admin key on this computer, or a paired device with its role. */
@@ -31,29 +32,9 @@ export const TABS: readonly { id: Tab; label: string }[] = [
 /** On a phone the views a phone is for come first: Status, Actions (skip, clear), Test events, History. */
 const PHONE_FIRST: readonly Tab[] = ['status', 'actions', 'test', 'history'];
 
-/**
- * What a moderator may do, and nothing else: read status, history, leaderboards and the action log, send
- * test events, test a rule, skip or clear queues, and read the overlay and rule lists those views show
- * (the daemon's table is daemon/src/http/device-access.ts).
- */
-const MODERATOR_ALLOWS: readonly { method: string; path: RegExp }[] = [
-  { method: 'GET', path: /^\/api\/(status|session|clients|leaderboard|events|sessions|overlays|rules)$/ },
-  { method: 'GET', path: /^\/api\/sessions\/[^/]+\/(minutes|events\.csv)$/ },
-  { method: 'GET', path: /^\/api\/actions\/(log|queues)$/ },
-  { method: 'POST', path: /^\/api\/actions\/queues\/[^/]+\/(skip|clear)$/ },
-  { method: 'POST', path: /^\/api\/(events|rules\/test)$/ },
-];
-
-/** What an owner may not do: pairing, the devices, their audit, backups and restores. */
-const OWNER_REFUSED = /^\/api\/(pairings|devices|audit|backup|restore)(\/.*)?$/;
-
-/** Whether `signer` may call `method path` (the query is not looked at); the daemon decides the same way. */
+/** Whether `signer` may call `method path`; a device by the daemon's own table (shared/device-roles.ts). */
 export function allows(signer: Signer, method: string, path: string): boolean {
-  const bare = path.split('?', 1)[0]?.toLowerCase() ?? '';
-  const verb = method.toUpperCase() === 'HEAD' ? 'GET' : method.toUpperCase();
-  if (signer === 'admin') return true;
-  if (signer === 'owner') return !OWNER_REFUSED.test(bare);
-  return MODERATOR_ALLOWS.some((rule) => rule.method === verb && rule.path.test(bare));
+  return signer === 'admin' || roleAllows(signer, method, path);
 }
 
 /** Only the admin key changes a secret (the OBS password, the YouTube key); an owner's saves keep them. */
