@@ -66,22 +66,32 @@ export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] =
   return (event, options) => {
     // The daemon's own chat is dropped here, before anything keeps it (no rules, points or leaderboard).
     if (ctx.isEcho?.(event)) return { firedRules: [] };
-    // Written first: once this returns, a crash loses nothing (accepted means kept).
+    // Sent, then written, in this one call: the pages get the event without waiting for the disk, and the
+    // 202 still follows the write (a crash after it loses nothing). The seq is taken first, so the pages
+    // and the journal number it alike; a write that fails leaves a gap in the numbers, never a repeat.
     let seq: number | undefined;
     // Serialised once: the journal stores this text and the hub sends it.
     const json = JSON.stringify(event);
-    if (ctx.journal) {
-      try {
-        seq = ctx.journal.append(event, event.platform, json, options?.test === true);
-      } catch (err) {
-        const message = `the event journal could not be written: ${errorMessage(err)}`;
-        // The control API refuses the event; a live source still shows it on the overlays.
-        if (options?.requireJournal) throw new JournalWriteError(message);
-        ctx.log(`[journal] ${message}`);
-      }
+    const journalFailed = (err: unknown) => {
+      const message = `the event journal could not be written: ${errorMessage(err)}`;
+      // The control API refuses the event (its rules do not run); a live source's event goes on as usual.
+      if (options?.requireJournal) throw new JournalWriteError(message);
+      ctx.log(`[journal] ${message}`);
+    };
+    try {
+      seq = ctx.journal?.nextSeq();
+    } catch (err) {
+      journalFailed(err);
     }
     // interface §6.2: every stream event reaches every subscribed client as `stream-event`.
     ctx.hub.broadcastEvent(event, seq, Date.now(), json);
+    if (ctx.journal && seq !== undefined) {
+      try {
+        ctx.journal.append(event, event.platform, json, options?.test === true, seq);
+      } catch (err) {
+        journalFailed(err);
+      }
+    }
     const firedRules: string[] = [];
     for (const handler of extraHandlers) {
       try {

@@ -367,7 +367,13 @@ export class Journal {
   readonly #db: Database.Database;
   readonly #options: JournalOptions;
   readonly #insert: Database.Statement;
-  readonly #append: (event: StreamEvent, source: string, json?: string, test?: boolean) => number;
+  readonly #append: (
+    event: StreamEvent,
+    source: string,
+    json?: string,
+    test?: boolean,
+    seq?: number,
+  ) => number;
   readonly #reserve: (to: number) => void;
   #nextSeq: number;
   #reservedTo: number;
@@ -499,9 +505,15 @@ export class Journal {
         this.#session = { id: Number(newSession.run(seq, seq, now, now).lastInsertRowid), lastAt: now };
       if (seq > this.#reservedTo) this.#reserve(seq + SEQ_BLOCK);
     });
-    this.#append = (event: StreamEvent, source: string, json?: string, test = false): number => {
+    this.#append = (
+      event: StreamEvent,
+      source: string,
+      json?: string,
+      test = false,
+      given?: number,
+    ): number => {
       const now = this.#now();
-      const seq = this.#nextSeq;
+      const seq = given ?? this.#nextSeq;
       if (!this.#session || now - this.#session.lastAt > SESSION_IDLE_MS || seq > this.#reservedTo)
         prepare(now, seq);
       const session = this.#session as { id: number; lastAt: number };
@@ -530,7 +542,7 @@ export class Journal {
         event.platform,
         c.currency ?? null,
       );
-      this.#nextSeq = seq + 1;
+      if (seq >= this.#nextSeq) this.#nextSeq = seq + 1;
       session.lastAt = now;
       return seq;
     };
@@ -617,10 +629,11 @@ export class Journal {
 
   /**
    * Writes one accepted event and answers its `seq` (in the file when this returns). `json`: the event
-   * already serialised (the hub sends the same text), so it is not serialised twice.
+   * already serialised (the hub sends the same text), so it is not serialised twice. `seq`: the number
+   * taken for it with `nextSeq()` (the pages got it under that number before the write); else the next.
    */
-  append(event: StreamEvent, source: string, json?: string, test = false): number {
-    return this.#append(event, source, json, test);
+  append(event: StreamEvent, source: string, json?: string, test = false, seq?: number): number {
+    return this.#append(event, source, json, test, seq);
   }
 
   /** Writes several events in one transaction (one commit), answering their `seq`s in order. */

@@ -12,6 +12,7 @@ import {
 } from '../../../shared/protocol/index.js';
 import type { PageTokens } from './page-tokens.js';
 import { type ReplayEntry, ReplayLog, type ReplayStore } from './replay.js';
+import { WriteTurns } from './write-turns.js';
 
 /** Close codes of RFC 6455 §7.4.1 that the daemon uses. */
 const CLOSE = {
@@ -75,7 +76,7 @@ interface ClientState {
   /** Holds one of the address's slots (subscribed), given back on close. */
   holdsSlot: boolean;
   initTimer: NodeJS.Timeout | undefined;
-  /** The connection's TCP socket, corked while this turn's messages gather (see `#deliver`). */
+  /** The connection's TCP socket, corked while this turn's messages gather (write-turns.ts). */
   socket: Duplex;
   corked: boolean;
 }
@@ -161,16 +162,8 @@ export class Hub {
   readonly #replay: ReplayLog;
   readonly #heartbeat: NodeJS.Timeout;
   #closing = false;
-  /** Connections corked in this turn, uncorked together once it ends. */
-  #corked: ClientState[] = [];
-  readonly #uncorkAll = (): void => {
-    const corked = this.#corked;
-    this.#corked = [];
-    for (const state of corked) {
-      state.corked = false;
-      state.socket.uncork();
-    }
-  };
+  /** Whether a message leaves at once or with the rest of its turn (write-turns.ts). */
+  readonly #turns = new WriteTurns();
   /** The listeners every connection shares; `this` is the connection. */
   readonly #listeners: {
     pong: (this: WebSocket) => void;
@@ -308,7 +301,7 @@ export class Hub {
       reply = Buffer.from(encodeServerMessage(pageInit(overlay)));
       this.#initReplies.set(overlay, reply);
     }
-    this.#deliver(ws, reply);
+    this.#deliverOne(ws, reply);
     // All in this turn: nothing live can come between the replayed messages and `resumed`.
     if (resumeFrom !== undefined) this.#resume(ws, overlayId, resumeFrom);
   }
@@ -316,7 +309,8 @@ export class Hub {
   /** What the page missed after `from`, each marked `replayed`, then `resumed`. */
   #resume(ws: WebSocket, overlayId: string, from: number): void {
     const { entries, gap } = this.#replay.since(overlayId, from);
-    for (const entry of entries) this.#deliver(ws, encodeReplayed(entry));
+    const gather = this.#turns.gather();
+    for (const entry of entries) this.#deliver(ws, encodeReplayed(entry), gather);
     this.#deliver(
       ws,
       encodeServerMessage({
@@ -326,6 +320,7 @@ export class Hub {
         replayed: entries.length,
         gap,
       }),
+      gather,
     );
   }
 
@@ -364,31 +359,30 @@ export class Hub {
    * passes the message already encoded as UTF-8 (`binary: false` keeps it a text frame), so that ws
    * neither measures nor encodes the string again for every client.
    */
-  #deliver(ws: WebSocket, data: string | Buffer): boolean {
+  #deliver(ws: WebSocket, data: string | Buffer, gather: boolean): boolean {
     if (ws.readyState !== ws.OPEN) return false;
     if (ws.bufferedAmount > this.#options.maxBufferedBytes) {
       this.#options.log(`[ws] dropping a client of overlay ${this.#clients.get(ws)?.overlayId}: not reading`);
       ws.terminate();
       return false;
     }
-    // Write coalescing: the first message of a turn corks the socket and one `setImmediate` uncorks
-    // every corked socket after the events of this turn of the loop are handled, so events that
-    // arrive together (a burst, several POSTs read in one poll) leave in one write per client
-    // instead of one each. A lone event waits only for the end of its own turn.
-    const state = this.#clients.get(ws);
-    if (state && !state.corked) {
-      state.corked = true;
-      state.socket.cork();
-      if (this.#corked.push(state) === 1) setImmediate(this.#uncorkAll);
+    if (gather) {
+      const state = this.#clients.get(ws);
+      if (state) this.#turns.hold(state);
     }
     ws.send(data, SEND_TEXT);
     return true;
   }
 
+  /** Sends one message to one client, at once or with its turn (write-turns.ts). */
+  #deliverOne(ws: WebSocket, data: string | Buffer): boolean {
+    return this.#deliver(ws, data, this.#turns.gather());
+  }
+
   /** Sends one serialised message to every client of an overlay; returns how many got it. */
-  #sendToOverlay(overlayId: string, data: Buffer): number {
+  #sendToOverlay(overlayId: string, data: Buffer, gather = this.#turns.gather()): number {
     let sent = 0;
-    for (const ws of this.#byOverlay.get(overlayId) ?? []) if (this.#deliver(ws, data)) sent++;
+    for (const ws of this.#byOverlay.get(overlayId) ?? []) if (this.#deliver(ws, data, gather)) sent++;
     return sent;
   }
 
@@ -419,8 +413,10 @@ export class Hub {
     if (this.#pageObservers.size !== 0)
       for (const overlayId of this.#pageObservers.keys()) this.#observe(overlayId, text);
     const data = Buffer.from(text);
+    // One decision for every client: the first event of a quiet turn reaches them all at once.
+    const gather = this.#turns.gather();
     let sent = 0;
-    for (const overlayId of this.#byOverlay.keys()) sent += this.#sendToOverlay(overlayId, data);
+    for (const overlayId of this.#byOverlay.keys()) sent += this.#sendToOverlay(overlayId, data, gather);
     return sent;
   }
 

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { type HeldSocket, WriteTurns } from './write-turns.js';
+
+/** A socket that records what reached "the wire": writes while uncorked go at once, corked ones on uncork. */
+function fakeSocket(name: string, wire: string[]) {
+  let corks = 0;
+  const pending: string[] = [];
+  const held: HeldSocket & { write(text: string): void } = {
+    corked: false,
+    socket: {
+      cork: () => {
+        corks++;
+      },
+      uncork: () => {
+        corks--;
+        if (corks === 0) wire.push(...pending.splice(0).map((text) => `${name}:${text}`));
+      },
+    },
+    write(text) {
+      if (corks > 0) pending.push(text);
+      else wire.push(`${name}:${text}`);
+    },
+  };
+  return held;
+}
+
+/** Ends the current turn of the event loop (the check phase runs what setImmediate queued). */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** What the hub does for one message: one decision, then each socket held (if gathering) and written. */
+function send(turns: WriteTurns, sockets: ReturnType<typeof fakeSocket>[], text: string): void {
+  const gather = turns.gather();
+  for (const socket of sockets) {
+    if (gather) turns.hold(socket);
+    socket.write(text);
+  }
+}
+
+describe('write turns', () => {
+  it('writes the first message of a quiet daemon at once, to every socket', () => {
+    const wire: string[] = [];
+    const sockets = [fakeSocket('a', wire), fakeSocket('b', wire)];
+    send(new WriteTurns(), sockets, 'gift');
+    expect(wire).toEqual(['a:gift', 'b:gift']);
+  });
+
+  it('gathers what follows in the same turn into one write per socket, in order, at the end of the turn', async () => {
+    const wire: string[] = [];
+    const turns = new WriteTurns();
+    const sockets = [fakeSocket('a', wire), fakeSocket('b', wire)];
+    send(turns, sockets, '1');
+    send(turns, sockets, '2');
+    send(turns, sockets, '3');
+    expect(wire).toEqual(['a:1', 'b:1']);
+    await nextTurn();
+    expect(wire).toEqual(['a:1', 'b:1', 'a:2', 'a:3', 'b:2', 'b:3']);
+    for (const socket of sockets) expect(socket.corked).toBe(false);
+  });
+
+  it('keeps gathering while turns keep bringing messages, and writes at once again after a quiet turn', async () => {
+    const wire: string[] = [];
+    const turns = new WriteTurns();
+    const socket = fakeSocket('a', wire);
+    send(turns, [socket], '1');
+    await nextTurn();
+    // The very next turn sends again: the daemon is busy, so this one waits for its turn's end.
+    send(turns, [socket], '2');
+    expect(wire).toEqual(['a:1']);
+    await nextTurn();
+    expect(wire).toEqual(['a:1', 'a:2']);
+    // Two turns without anything: quiet again.
+    await nextTurn();
+    await nextTurn();
+    send(turns, [socket], '3');
+    expect(wire).toEqual(['a:1', 'a:2', 'a:3']);
+  });
+
+  it('corks a socket once per turn however many messages it gets', async () => {
+    const wire: string[] = [];
+    const turns = new WriteTurns();
+    let corks = 0;
+    const socket = fakeSocket('a', wire);
+    const cork = socket.socket.cork;
+    (socket.socket as { cork(): void }).cork = () => {
+      corks++;
+      cork();
+    };
+    send(turns, [socket], '1');
+    for (let i = 2; i <= 10; i++) send(turns, [socket], String(i));
+    expect(corks).toBe(1);
+    await nextTurn();
+    expect(wire).toHaveLength(10);
+    expect(wire.at(-1)).toBe('a:10');
+  });
+});
