@@ -149,6 +149,29 @@ describe('overlay widgets in Chromium', () => {
     await page.close();
   });
 
+  it('clears an alert on reset: the one on screen goes, the waiting ones are dropped, the next shows at once', async () => {
+    const page = await openOverlay();
+    const alert = page.locator('[data-widget-id="alerts"] [data-alert]');
+    for (const name of ['First', 'Second', 'Third'])
+      await sendEvent({ type: 'follow', user: user(name), data: {} });
+    await expect.poll(() => visible(alert)).toBe('First followed');
+    await sendCommand({ command: 'reset', widgetId: 'alerts', payload: {} });
+    await expect.poll(() => alert.count()).toBe(0);
+    // The box stays in place, empty; nothing that waited comes back.
+    expect(await page.locator('[data-widget-id="alerts"]').count()).toBe(1);
+    await sendEvent({ type: 'follow', user: user('Fourth'), data: {} });
+    // The first alert to show after the reset is the one sent after it.
+    await alert.waitFor();
+    expect(await visible(alert)).toBe('Fourth followed');
+    await sendCommand({ command: 'reset', widgetId: 'alerts', payload: {} });
+    await expect.poll(() => alert.count()).toBe(0);
+    // A reset with nothing on screen changes nothing.
+    await sendCommand({ command: 'reset', widgetId: 'alerts', payload: {} });
+    expect(await page.locator('[data-widget-id="alerts"]').count()).toBe(1);
+    expect(await alert.count()).toBe(0);
+    await page.close();
+  });
+
   it('applies set-text and ignores unknown commands and widgets', async () => {
     const page = await openOverlay();
     await sendCommand({ command: 'dance', widgetId: 'title', payload: {} });

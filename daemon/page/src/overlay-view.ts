@@ -230,8 +230,11 @@ export class OverlayView {
       const rt = this.rt(widget.id);
       if (widget.type === 'chat') rt.lines.length = 0;
       else if (widget.type === 'event-list') rt.events.length = 0;
-      else if (widget.type === 'alert') rt.alerts?.clear();
-      else if (widget.type === 'goal') this.widgets = this.swap({ ...widget, current: 0 });
+      else if (widget.type === 'alert') {
+        // The queue redraws the widget itself when an alert was on screen; otherwise nothing changes.
+        rt.alerts?.clear();
+        return;
+      } else if (widget.type === 'goal') this.widgets = this.swap({ ...widget, current: 0 });
       else if (widget.type === 'counter') this.widgets = this.swap({ ...widget, value: 0 });
       else if (widget.type === 'top-gifters') this.widgets = this.swap({ ...widget, entries: [] });
       else return;
