@@ -272,9 +272,18 @@ export class OverlayView {
     rt.alerts ??= new AlertQueue(PAGE_TIMERS, (alert) => {
       if (alert?.sound) this.audio.enqueue({ url: soundUrl(alert.sound), volume: 1 });
       const current = this.widgets.find((w) => w.id === widget.id);
-      if (current) this.redraw(current);
+      if (current?.type === 'alert') this.redrawAlert(current);
     });
     return rt.alerts;
+  }
+
+  /** An alert widget's box stays as it is: only its card changes (the one now shown, or none). */
+  private redrawAlert(widget: WidgetOf<'alert'>): void {
+    const box = this.elements.get(widget.id);
+    if (!box) return;
+    const card = this.alertCard(widget, this.runtime.get(widget.id)?.alerts?.current);
+    if (card) box.replaceChildren(card);
+    else box.replaceChildren();
   }
 
   private redraw(widget: Widget): void {
@@ -308,9 +317,11 @@ export class OverlayView {
         box.append(img);
         break;
       }
-      case 'alert':
-        this.buildAlert(box, widget, rt?.alerts?.current);
+      case 'alert': {
+        const card = this.alertCard(widget, rt?.alerts?.current);
+        if (card) box.append(card);
         break;
+      }
       case 'goal': {
         const share = Math.min(1, widget.current / widget.target);
         const bar = el('div', 'goal-bar');
@@ -376,8 +387,8 @@ export class OverlayView {
    * duration and leaves (one CSS animation over `--alert-ms`), with the sender's picture and the
    * gift's when the event carries them, and the widget's image.
    */
-  private buildAlert(box: HTMLElement, widget: WidgetOf<'alert'>, alert: QueuedAlert | undefined): void {
-    if (!alert) return;
+  private alertCard(widget: WidgetOf<'alert'>, alert: QueuedAlert | undefined): HTMLElement | undefined {
+    if (!alert) return undefined;
     const card = el('div', `alert-card alert-${widget.style ?? 'pop'}`);
     card.style.setProperty('--alert-ms', `${alert.duration}ms`);
     const pictures = el('div', 'alert-pictures');
@@ -408,6 +419,6 @@ export class OverlayView {
     const text = el('div', 'alert-text', alert.text);
     text.dataset.alert = '';
     card.append(text);
-    box.append(card);
+    return card;
   }
 }
