@@ -11,7 +11,7 @@ import { fmt, ratio, type Summary, summarize } from './stats.js';
  * Gifts per round, and rounds. The headline pools every round: a p99 of 900 events is set by the nine
  * slowest, where one of 150 was set by the two slowest, whatever else the two cores ran at that moment.
  */
-const EVENTS = 300;
+const EVENTS = 500;
 const ROUNDS = 3;
 const WARMUP = 10;
 const STEP_TIMEOUT_MS = 5000;
