@@ -17,10 +17,21 @@ function clockTicks(): number {
 
 /** VmRSS of /proc/<pid>/status, in bytes. */
 export async function rssBytes(pid: number): Promise<number> {
+  return (await residentBytes(pid)).rss;
+}
+
+/**
+ * VmRSS, and its anonymous part (RssAnon: heap, buffers, stacks: what the process allocated, as opposed
+ * to the pages of its executable and libraries, which the host may drop from an idle process at will).
+ */
+export async function residentBytes(pid: number): Promise<{ rss: number; anon: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
-  if (!match?.[1]) throw new Error(`no VmRSS for process ${pid}`);
-  return Number(match[1]) * 1024;
+  const field = (name: string) => {
+    const match = new RegExp(`^${name}:\\s+(\\d+)\\s+kB$`, 'm').exec(status);
+    if (!match?.[1]) throw new Error(`no ${name} for process ${pid}`);
+    return Number(match[1]) * 1024;
+  };
+  return { rss: field('VmRSS'), anon: field('RssAnon') };
 }
 
 interface StatFields {
