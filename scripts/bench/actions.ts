@@ -25,7 +25,7 @@ const N = 100;
 /** Paced events per latency round, and rounds (the median round's figures are reported). */
 const LATENCY_EVENTS = 300;
 const LATENCY_ROUNDS = 3;
-const ROUNDS = 3;
+const ROUNDS = 6;
 const OBS_EVENTS = 300;
 /** Speech: texts of 100 characters, and of 300 to see how time grows with length. */
 const SPEECH_TEXTS = 20;
@@ -150,7 +150,7 @@ export async function runActions(ctx: BenchContext): Promise<Section> {
     const bareRounds = await medianLatencyRound([bareSide, busySide], LATENCY_EVENTS, LATENCY_ROUNDS);
     const rounds = new Map<Side, ThroughputFigures[]>(sides.map((s) => [s, []]));
     for (let round = 0; round < ROUNDS; round++) {
-      // Each server goes first, second and last once, so drift over the rounds hits all alike.
+      // Each server goes first, second and last twice, so drift over the rounds hits all alike.
       const order = [0, 1, 2].map((i) => sides[(i + round) % sides.length] as Side);
       for (const side of order) {
         rounds.get(side)?.push(

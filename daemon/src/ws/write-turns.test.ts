@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type HeldSocket, WriteTurns } from './write-turns.js';
+import { type HeldSocket, QUIET_MS, WriteTurns } from './write-turns.js';
 
 /** A socket that records what reached "the wire": writes while uncorked go at once, corked ones on uncork. */
 function fakeSocket(name: string, wire: string[]) {
@@ -57,20 +57,21 @@ describe('write turns', () => {
     for (const socket of sockets) expect(socket.corked).toBe(false);
   });
 
-  it('keeps gathering while turns keep bringing messages, and writes at once again after a quiet turn', async () => {
+  it('keeps gathering while turns follow each other closely, and writes at once again once the daemon was quiet', async () => {
     const wire: string[] = [];
-    const turns = new WriteTurns();
+    let now = 1000;
+    const turns = new WriteTurns(() => now);
     const socket = fakeSocket('a', wire);
     send(turns, [socket], '1');
     await nextTurn();
-    // The very next turn sends again: the daemon is busy, so this one waits for its turn's end.
+    // A turn that comes right after one that sent: the daemon is busy, so this one waits for its turn's end.
+    now += QUIET_MS / 2;
     send(turns, [socket], '2');
     expect(wire).toEqual(['a:1']);
     await nextTurn();
     expect(wire).toEqual(['a:1', 'a:2']);
-    // Two turns without anything: quiet again.
-    await nextTurn();
-    await nextTurn();
+    // Quiet for a while: straight again.
+    now += QUIET_MS;
     send(turns, [socket], '3');
     expect(wire).toEqual(['a:1', 'a:2', 'a:3']);
   });
