@@ -63,6 +63,12 @@ export class JournalWriteError extends DaemonError {
 
 export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] = []): Ingest {
   const fail = (err: unknown) => ctx.log(`[ingest] handling an event failed: ${errorMessage(err)}`);
+  const journalFailed = (err: unknown, requireJournal: boolean | undefined) => {
+    const message = `the event journal could not be written: ${errorMessage(err)}`;
+    // The control API refuses the event (its rules do not run); a live source's event goes on as usual.
+    if (requireJournal) throw new JournalWriteError(message);
+    ctx.log(`[journal] ${message}`);
+  };
   return (event, options) => {
     // The daemon's own chat is dropped here, before anything keeps it (no rules, points or leaderboard).
     if (ctx.isEcho?.(event)) return { firedRules: [] };
@@ -72,16 +78,10 @@ export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] =
     let seq: number | undefined;
     // Serialised once: the journal stores this text and the hub sends it.
     const json = JSON.stringify(event);
-    const journalFailed = (err: unknown) => {
-      const message = `the event journal could not be written: ${errorMessage(err)}`;
-      // The control API refuses the event (its rules do not run); a live source's event goes on as usual.
-      if (options?.requireJournal) throw new JournalWriteError(message);
-      ctx.log(`[journal] ${message}`);
-    };
     try {
       seq = ctx.journal?.nextSeq();
     } catch (err) {
-      journalFailed(err);
+      journalFailed(err, options?.requireJournal);
     }
     // interface §6.2: every stream event reaches every subscribed client as `stream-event`.
     ctx.hub.broadcastEvent(event, seq, Date.now(), json);
@@ -89,7 +89,7 @@ export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] =
       try {
         ctx.journal.append(event, event.platform, json, options?.test === true, seq);
       } catch (err) {
-        journalFailed(err);
+        journalFailed(err, options?.requireJournal);
       }
     }
     const firedRules: string[] = [];
