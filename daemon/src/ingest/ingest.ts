@@ -26,7 +26,7 @@ export interface IngestContext {
   overlays: OverlayStore;
   rules: RulesStore;
   log: (line: string) => void;
-  /** events.db: an event is written there before anything else happens to it. */
+  /** events.db: an event is written there before its 202 and before any rule runs for it. */
   journal?: Journal;
   /** Chat the daemon itself sent, come back from the platform: not an event (decisions-3 §12). */
   isEcho?: (event: StreamEvent) => boolean;
