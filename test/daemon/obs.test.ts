@@ -321,6 +321,19 @@ describe('OBS on a fake clock', () => {
     await waitFor(() => fake.scene === 'Back', 3000, 'an answered request');
   });
 
+  it('a burst of requests in one turn reaches OBS whole and in order, each answered; a lone one after it too', async () => {
+    await start();
+    // Twenty gifts read together: their requests share one write, and nothing is lost or reordered.
+    const answers = Array.from({ length: 20 }, (_, i) =>
+      connection.call('SetCurrentProgramScene', { sceneName: `Burst ${i}` }),
+    );
+    await Promise.all(answers);
+    expect(switches()).toEqual(Array.from({ length: 20 }, (_, i) => `Burst ${i}`));
+    expect(fake.scene).toBe('Burst 19');
+    await connection.call('SetCurrentProgramScene', { sceneName: 'Alone' });
+    expect(fake.scene).toBe('Alone');
+  });
+
   it('a frame from OBS over 4 MiB closes the connection and fails the action at once; a normal one is taken', async () => {
     await start();
     fake.replyPadding = 3 * 1024 * 1024;

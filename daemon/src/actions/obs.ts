@@ -10,6 +10,7 @@ import type { ObsStatus, ObsTestResult } from '../../../shared/protocol/index.js
 import { backoffDelay } from '../../../shared/timers.js';
 import { errorMessage } from '../errors.js';
 import { systemTimers, type TimerHandle, type Timers } from '../timers.js';
+import { type HeldSocket, WriteTurns } from '../ws/write-turns.js';
 
 /** obs-websocket's close code for a refused password. */
 const AUTHENTICATION_FAILED = 4009;
@@ -27,9 +28,12 @@ export const OBS_MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
 /**
  * obs-websocket-js with a bound on the frames it takes: the same connection as the library's own
- * (obs-websocket-js 5.0.x `createConnection`), with the `ws` option `maxPayload`.
+ * (obs-websocket-js 5.0.x `createConnection`), with the `ws` option `maxPayload`. It keeps the
+ * connection's TCP socket, so the requests of a busy turn leave in one write.
  */
 class BoundedObsWebSocket extends OBSWebSocket {
+  held: HeldSocket | undefined;
+
   constructor() {
     super();
     const self = this as unknown as {
@@ -47,6 +51,9 @@ class BoundedObsWebSocket extends OBSWebSocket {
       const hello = self.internalEventPromise('op:0');
       const socket = new WebSocket(url, self.protocol, { maxPayload: OBS_MAX_FRAME_BYTES });
       self.socket = socket;
+      socket.once('upgrade', (response) => {
+        this.held = { corked: false, socket: response.socket };
+      });
       socket.onopen = self.onOpen.bind(self);
       socket.onmessage = self.onMessage.bind(self);
       socket.onerror = self.onError.bind(self);
@@ -69,7 +76,12 @@ export class ObsConnection {
   readonly #settings: () => ObsSettings;
   readonly #log: (line: string) => void;
   readonly #clock: Timers;
-  #obs: OBSWebSocket | undefined;
+  #obs: BoundedObsWebSocket | undefined;
+  /**
+   * A request finding OBS quiet is written at once; the requests of a busy turn (a gift burst firing
+   * the same rule) are gathered into one write, as the hub gathers its messages (ws/write-turns.ts).
+   */
+  readonly #turns = new WriteTurns();
   /** Requests waiting for OBS's answer: failed at once when the connection closes. */
   readonly #waiting = new Set<(err: Error) => void>();
   /** Requests in a row that got no answer in time. */
@@ -152,6 +164,7 @@ export class ObsConnection {
     try {
       // The request names are checked by the action schema; obs-websocket-js types them by name.
       const call = obs.call.bind(obs) as (type: string, data?: object) => Promise<unknown>;
+      if (obs.held && this.#turns.gather()) this.#turns.hold(obs.held);
       const answer = await this.#answered(obs, requestType, call(requestType, requestData));
       return typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>) : {};
     } catch (err) {

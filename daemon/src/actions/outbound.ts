@@ -22,10 +22,10 @@ export class OutboundCalls {
     this.#clock = clock;
   }
 
-  /** Throws (`dropped: …`) when `origin` already holds 32 unanswered requests: the call is not made at all. */
-  admit(origin: string): void {
-    if ((this.#unanswered.get(origin) ?? 0) < MAX_UNANSWERED_PER_ORIGIN) return;
-    throw withoutStack(`dropped: ${MAX_UNANSWERED_PER_ORIGIN} requests to ${origin} are still unanswered`);
+  /** Why no call to `origin` is made now (`dropped: …`: it holds 32 unanswered requests), or undefined. */
+  refusal(origin: string): string | undefined {
+    if ((this.#unanswered.get(origin) ?? 0) < MAX_UNANSWERED_PER_ORIGIN) return undefined;
+    return `dropped: ${MAX_UNANSWERED_PER_ORIGIN} requests to ${origin} are still unanswered`;
   }
 
   /**
@@ -35,7 +35,8 @@ export class OutboundCalls {
    */
   async request(url: string, call: OutboundCall): Promise<void> {
     const origin = originOf(url);
-    this.admit(origin);
+    const refused = this.refusal(origin);
+    if (refused !== undefined) throw new Error(refused);
     this.#unanswered.set(origin, (this.#unanswered.get(origin) ?? 0) + 1);
     const controller = new AbortController();
     this.#requests.add(controller);
@@ -61,20 +62,6 @@ export class OutboundCalls {
   /** Shutdown: every request under way ends now. */
   close(): void {
     for (const controller of this.#requests) controller.abort(new Error('the daemon is stopping'));
-  }
-}
-
-/**
- * An error for a refusal that is routine during a flood (every webhook of every gift while a tool does not
- * answer): only its message is logged, and capturing a stack would cost more than the rest of the refusal.
- */
-function withoutStack(message: string): Error {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return new Error(message);
-  } finally {
-    Error.stackTraceLimit = limit;
   }
 }
 

@@ -67,7 +67,7 @@ export class ActionRunner {
       now: () => options.now?.() ?? Date.now(),
       wait: (ms) => this.#wait(ms),
       closed: () => this.#closed,
-      admit: (origin) => this.#calls.admit(origin),
+      refusal: (origin) => this.#calls.refusal(origin),
       request: (url, init) => this.#calls.request(url, init),
     });
   }
@@ -167,6 +167,10 @@ export class ActionRunner {
     try {
       let executed = execute(this.#executors, action);
       if (executed instanceof Promise) executed = await executed;
+      else if (executed && 'refused' in executed) {
+        this.#log.add(action, started, executed.refused);
+        return undefined;
+      }
       if (executed?.outcome)
         executed.outcome.then(
           () => this.#log.add(action, started, undefined),

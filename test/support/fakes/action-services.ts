@@ -37,7 +37,7 @@ export function fakeActionServices(overrides: Partial<ActionServices> = {}): Fak
         }, ms);
       }),
     closed: () => closed,
-    admit: (origin) => calls.admit(origin),
+    refusal: (origin) => calls.refusal(origin),
     request: (url, call) => calls.request(url, call),
     shutDown: () => {
       closed = true;

@@ -6,10 +6,10 @@ import { obs } from './obs.js';
 import { overlay } from './overlay.js';
 import { speak } from './speak.js';
 import { streamerbot } from './streamerbot.js';
-import type { ActionServices, Executed, Executor, ExecutorFactory } from './types.js';
+import type { ActionServices, Executed, Executor, ExecutorFactory, Refused } from './types.js';
 import { webhook } from './webhook.js';
 
-export type { ActionServices, Executed, Executor, ExecutorFactory } from './types.js';
+export type { ActionServices, Executed, Executor, ExecutorFactory, Refused } from './types.js';
 export { ActionSkipped } from './types.js';
 
 type Kind = FiredAction['kind'];
@@ -37,6 +37,6 @@ export function makeExecutors(services: ActionServices): Executors {
 export function execute(
   executors: Executors,
   action: FiredAction,
-): Executed | undefined | Promise<Executed | undefined> {
+): Executed | Refused | undefined | Promise<Executed | undefined> {
   return (executors[action.kind] as Executor<Kind>)(action as never);
 }

@@ -24,6 +24,15 @@ export interface Executed {
 }
 
 /**
+ * An action turned away before it started, for a refusal that is routine during a flood (every webhook of
+ * every gift while a tool does not answer): the runner logs it as failed with `refused` as the reason,
+ * and no exception is made for it.
+ */
+export interface Refused {
+  refused: string;
+}
+
+/**
  * Thrown by an executor (or the rejection of `Executed.outcome`) when its action cannot run and is skipped,
  * not failed (decisions-3 §12): the log entry is `ok: true` with `skipped` saying why.
  */
@@ -35,13 +44,13 @@ export class ActionSkipped extends Error {
 }
 
 /**
- * Runs one action. It throws (or rejects) to fail the action: the runner writes the message to the
- * action log and the daemon's log and goes on. An executor that returns without a promise ran in the
- * caller's turn.
+ * Runs one action. It throws (or rejects) to fail the action, or returns `Refused`: the runner writes the
+ * message to the action log and the daemon's log and goes on. An executor that returns without a promise
+ * ran in the caller's turn.
  */
 export type Executor<K extends FiredAction['kind']> = (
   action: ActionOf<K>,
-) => Executed | undefined | Promise<Executed | undefined>;
+) => Executed | Refused | undefined | Promise<Executed | undefined>;
 
 /**
  * Makes a kind's executor for one runner. What the kind keeps between actions (the viewers spoken for
@@ -79,11 +88,11 @@ export interface ActionServices {
   wait: (ms: number) => Promise<boolean>;
   /** Whether the runner closed (the daemon is stopping): nothing more should go out. */
   closed: () => boolean;
-  /** Throws (`dropped: …`) when `origin` already holds as many unanswered requests as one address may. */
-  admit: (origin: string) => void;
+  /** Why a call to `origin` is not made (`dropped: …`, it holds as many unanswered requests as one address may), or undefined. */
+  refusal: (origin: string) => string | undefined;
   /**
    * One HTTP request: 5 s at most, redirects not followed, never retried; a status outside 2xx fails.
-   * Calls `admit` first.
+   * Fails with the `refusal` when there is one.
    */
   request: (url: string, call: OutboundCall) => Promise<void>;
 }
