@@ -174,6 +174,20 @@ export const MIGRATIONS: readonly string[] = [
      INSERT INTO viewer_points (platform, user_id, points) VALUES (COALESCE(NEW.platform, 'api'), NEW.user_id, NEW.points)
      ON CONFLICT (platform, user_id) DO UPDATE SET points = points + excluded.points;
    END;`,
+  // Overlay commands are kept a row per overlay per turn (at most COMMANDS_PER_ROW), not a row each: a
+  // rule set firing 40 commands per gift writes one row, not 40. `last_seq` is the highest number in the
+  // row, `at` its newest time, `commands` a JSON array of [seq, at, command] in order. The table of single
+  // commands stays, empty.
+  `CREATE TABLE IF NOT EXISTS command_rows (
+     last_seq INTEGER PRIMARY KEY,
+     at INTEGER NOT NULL,
+     overlay TEXT NOT NULL,
+     count INTEGER NOT NULL,
+     commands TEXT NOT NULL
+   );
+   INSERT INTO command_rows (last_seq, at, overlay, count, commands)
+     SELECT seq, at, overlay, 1, '[[' || seq || ',' || at || ',' || command || ']]' FROM commands;
+   DELETE FROM commands;`,
 ];
 
 /** How many schema versions this daemon knows (a newer journal is not opened). */
@@ -194,6 +208,8 @@ const COMMANDS_KEPT_MAX = 20_000;
 /** Past the count limit the oldest commands go down to this many below it, so a steady stream of
  * commands deletes once per this many rather than at every write. */
 const COMMANDS_PRUNE_SLACK = 1000;
+/** The most commands one row holds (rows go whole when the oldest are let go). */
+const COMMANDS_PER_ROW = 100;
 
 /** Past this many minutes a session's chart is not filled with quiet minutes (two weeks). */
 const MINUTES_FILLED_MAX = 14 * 24 * 60;
@@ -204,6 +220,50 @@ const TIE_ORDER = 'nickname COLLATE NOCASE ASC, uniqueId ASC';
 const FILE_MODE = 0o600;
 
 /** A `seq` read from a file: a whole number from 0 to SEQ_MAX, else undefined (never NaN). */
+/** An overlay command recorded and not yet written. */
+interface PendingCommand {
+  seq: number;
+  at: number;
+  overlay: string;
+  command: OverlayCommandInput;
+}
+
+/** A row of `command_rows`: up to COMMANDS_PER_ROW commands of one overlay, in order. */
+interface CommandRow {
+  lastSeq: number;
+  at: number;
+  overlay: string;
+  count: number;
+  commands: string;
+}
+
+/** A turn's commands as rows: one per overlay, in order, split past COMMANDS_PER_ROW. */
+function commandRows(pending: readonly PendingCommand[]): CommandRow[] {
+  const open = new Map<string, { row: CommandRow; parts: string[] }>();
+  const rows: CommandRow[] = [];
+  const close = (entry: { row: CommandRow; parts: string[] }) => {
+    entry.row.commands = `[${entry.parts.join(',')}]`;
+    rows.push(entry.row);
+  };
+  for (const c of pending) {
+    let entry = open.get(c.overlay);
+    if (!entry) {
+      entry = { row: { lastSeq: c.seq, at: c.at, overlay: c.overlay, count: 0, commands: '' }, parts: [] };
+      open.set(c.overlay, entry);
+    }
+    entry.parts.push(`[${c.seq},${c.at},${JSON.stringify(c.command)}]`);
+    entry.row.lastSeq = c.seq;
+    entry.row.at = Math.max(entry.row.at, c.at);
+    entry.row.count++;
+    if (entry.row.count === COMMANDS_PER_ROW) {
+      close(entry);
+      open.delete(c.overlay);
+    }
+  }
+  for (const entry of open.values()) close(entry);
+  return rows;
+}
+
 function seqFrom(value: unknown): number | undefined {
   const n = typeof value === 'string' && /^\d{1,16}$/.test(value.trim()) ? Number(value.trim()) : value;
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= SEQ_MAX ? n : undefined;
@@ -380,7 +440,6 @@ export class Journal {
   #session: { id: number; lastAt: number } | undefined;
   readonly #checkpointTimer: NodeJS.Timeout;
   readonly #checkpointer: Checkpointer | undefined;
-  readonly #insertCommand: Database.Statement;
   /** Commands kept in the table (counted at open, then kept up to date), for the count limit. */
   #commandCount: number;
   #commandsSincePrune = 0;
@@ -389,13 +448,12 @@ export class Journal {
    * the table): a rule firing 40 overlay commands costs one commit, not 40, and none of it holds up the
    * event that fired it. Events are never buffered: each is written before `append` returns.
    */
-  #pendingCommands: [seq: number, at: number, overlay: string, command: string][] = [];
+  #pendingCommands: PendingCommand[] = [];
   #commandFlush: NodeJS.Immediate | undefined;
-  readonly #writeCommands: (rows: [number, number, string, string][]) => void;
-  readonly #oldestCommand: Database.Statement<[], { seq: number; at: number }>;
-  readonly #commandsFromOldest: Database.Statement<[number], { seq: number; at: number }>;
-  readonly #nthOldestCommand: Database.Statement<[number], { seq: number }>;
-  readonly #deleteCommandsUpTo: Database.Statement<[number]>;
+  readonly #writeCommands: (rows: CommandRow[]) => void;
+  /** The oldest rows of commands: the highest number in each, its newest time, how many it holds. */
+  readonly #oldestRows: Database.Statement<[number], { seq: number; at: number; count: number }>;
+  readonly #deleteCommandsUpTo: Database.Statement<[number], { count: number }>;
   readonly #getMeta: Database.Statement<[string], { value: string }>;
   readonly #setMeta: Database.Statement<[string, string]>;
   /** A viewer's points on a platform (prepared when first asked). */
@@ -411,7 +469,9 @@ export class Journal {
     this.#getMeta = meta;
     this.#setMeta = setMeta;
     const maxSeqRow = db.prepare('SELECT MAX(seq) AS m FROM events').get() as { m: number | null };
-    const maxCommandRow = db.prepare('SELECT MAX(seq) AS m FROM commands').get() as { m: number | null };
+    const maxCommandRow = db.prepare('SELECT MAX(last_seq) AS m FROM command_rows').get() as {
+      m: number | null;
+    };
     for (const [what, value] of [
       ['an event', maxSeqRow.m],
       ['a command', maxCommandRow.m],
@@ -453,21 +513,21 @@ export class Journal {
       setMeta.run('seq_reserved', String(to));
       writeSeqFile(seqFile, to, options.log);
     };
-    this.#insertCommand = db.prepare('INSERT INTO commands (seq, at, overlay, command) VALUES (?, ?, ?, ?)');
-    this.#writeCommands = db.transaction((rows: [number, number, string, string][]) => {
-      for (const row of rows) this.#insertCommand.run(row);
+    const insertRow = db.prepare<[number, number, string, number, string]>(
+      'INSERT INTO command_rows (last_seq, at, overlay, count, commands) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.#writeCommands = db.transaction((rows: CommandRow[]) => {
+      for (const row of rows) insertRow.run(row.lastSeq, row.at, row.overlay, row.count, row.commands);
     });
-    this.#commandCount = (db.prepare('SELECT COUNT(*) AS n FROM commands').get() as { n: number }).n;
-    this.#oldestCommand = db.prepare<[], { seq: number; at: number }>(
-      'SELECT seq, at FROM commands ORDER BY seq LIMIT 1',
+    this.#commandCount = (
+      db.prepare('SELECT COALESCE(SUM(count), 0) AS n FROM command_rows').get() as { n: number }
+    ).n;
+    this.#oldestRows = db.prepare<[number], { seq: number; at: number; count: number }>(
+      'SELECT last_seq AS seq, at, count FROM command_rows ORDER BY last_seq LIMIT ?',
     );
-    this.#commandsFromOldest = db.prepare<[number], { seq: number; at: number }>(
-      'SELECT seq, at FROM commands ORDER BY seq LIMIT ?',
+    this.#deleteCommandsUpTo = db.prepare<[number], { count: number }>(
+      'DELETE FROM command_rows WHERE last_seq <= ? RETURNING count',
     );
-    this.#nthOldestCommand = db.prepare<[number], { seq: number }>(
-      'SELECT seq FROM commands ORDER BY seq LIMIT 1 OFFSET ?',
-    );
-    this.#deleteCommandsUpTo = db.prepare<[number]>('DELETE FROM commands WHERE seq <= ?');
     // The WAL is folded into the database every few seconds, by a connection of its own in a worker
     // thread: a checkpoint writes and syncs the database file, and events arriving meanwhile would wait
     // for it. When the worker cannot run, this connection does it, between events.
@@ -656,55 +716,58 @@ export class Journal {
    * cannot be written is logged and still sent.
    */
   recordCommand(overlayId: string, seq: number, at: number, command: OverlayCommandInput): void {
-    this.#pendingCommands.push([seq, at, overlayId, JSON.stringify(command)]);
+    this.#pendingCommands.push({ seq, at, overlay: overlayId, command });
     this.#commandFlush ??= setImmediate(() => this.#flushCommands());
   }
 
-  /** Writes the commands recorded since the last flush, in one transaction. */
+  /** Writes the commands recorded since the last flush, in one transaction: a row per overlay (or per 100). */
   #flushCommands(): void {
     if (this.#commandFlush) clearImmediate(this.#commandFlush);
     this.#commandFlush = undefined;
-    const rows = this.#pendingCommands;
-    if (rows.length === 0 || !this.#db.open) return;
+    const pending = this.#pendingCommands;
+    if (pending.length === 0 || !this.#db.open) return;
     this.#pendingCommands = [];
     try {
-      this.#writeCommands(rows);
-      this.#commandCount += rows.length;
-      this.#commandsSincePrune += rows.length;
+      this.#writeCommands(commandRows(pending));
+      this.#commandCount += pending.length;
+      this.#commandsSincePrune += pending.length;
       if (this.#commandsSincePrune >= 100 || this.#commandCount > COMMANDS_KEPT_MAX) this.#pruneCommands();
     } catch (err) {
       this.#options.log(
-        `[journal] ${rows.length === 1 ? 'an overlay command' : `${rows.length} overlay commands`} could not be kept: ${errorMessage(err)}`,
+        `[journal] ${pending.length === 1 ? 'an overlay command' : `${pending.length} overlay commands`} could not be kept: ${errorMessage(err)}`,
       );
     }
   }
 
   /**
-   * Commands older than an hour go, and past 20,000 the oldest down to 19,000; the highest number gone is kept. Rows
-   * are in time order, so the aged ones are found from the oldest on, and the count is kept in memory:
-   * neither limit reads the whole table.
+   * Rows whose commands are all older than an hour go, and past 20,000 commands the oldest rows, whole,
+   * down to no fewer than 19,000; the highest number gone is kept. Rows are in time order, so both are
+   * found from the oldest on, and the count is kept in memory: neither limit reads the whole table.
    */
   #pruneCommands(): void {
     this.#commandsSincePrune = 0;
     const cutoff = this.#now() - COMMANDS_KEPT_MS;
-    let upTo = 0;
-    if ((this.#oldestCommand.get()?.at ?? cutoff) < cutoff) {
-      // The aged prefix, a block at a time (a block that ends aged may be followed by more).
-      for (let block = 1024; ; block *= 4) {
-        const rows = this.#commandsFromOldest.all(block);
-        for (const row of rows) if (row.at < cutoff) upTo = Math.max(upTo, row.seq);
-        const last = rows[rows.length - 1];
-        if (rows.length < block || (last !== undefined && last.at >= cutoff)) break;
-      }
-    }
     const excess =
       this.#commandCount > COMMANDS_KEPT_MAX
         ? this.#commandCount - (COMMANDS_KEPT_MAX - COMMANDS_PRUNE_SLACK)
         : 0;
-    if (excess > 0) upTo = Math.max(upTo, this.#nthOldestCommand.get(excess - 1)?.seq ?? 0);
+    let upTo = 0;
+    let going = 0;
+    // The oldest rows, a block at a time, while they are aged or too many.
+    search: for (let block = 16; ; block *= 4) {
+      const rows = this.#oldestRows.all(block);
+      going = 0;
+      upTo = 0;
+      for (const row of rows) {
+        if (row.at >= cutoff && going + row.count > excess) break search;
+        going += row.count;
+        upTo = row.seq;
+      }
+      if (rows.length < block) break;
+    }
     if (upTo === 0) return;
     this.#db.transaction(() => {
-      this.#commandCount -= this.#deleteCommandsUpTo.run(upTo).changes;
+      for (const row of this.#deleteCommandsUpTo.all(upTo)) this.#commandCount -= row.count;
       this.#raiseMeta('commands_pruned_to', upTo);
     })();
   }
@@ -735,7 +798,10 @@ export class Journal {
   forgetCommands(overlayId: string): void {
     this.#flushCommands();
     try {
-      this.#commandCount -= this.#db.prepare('DELETE FROM commands WHERE overlay = ?').run(overlayId).changes;
+      const gone = this.#db
+        .prepare<[string], { count: number }>('DELETE FROM command_rows WHERE overlay = ? RETURNING count')
+        .all(overlayId);
+      for (const row of gone) this.#commandCount -= row.count;
     } catch (err) {
       this.#options.log(
         `[journal] the commands of a deleted overlay could not be removed: ${errorMessage(err)}`,
@@ -772,19 +838,17 @@ export class Journal {
       )?.value,
     );
     if (pruned !== undefined) eventsPrunedUpTo = Math.max(eventsPrunedUpTo, pruned);
-    const commands = (
-      this.#db.prepare('SELECT seq, at, overlay, command FROM commands ORDER BY seq').all() as {
-        seq: number;
-        at: number;
-        overlay: string;
-        command: string;
-      }[]
-    ).map((r) => ({
-      seq: r.seq,
-      at: r.at,
-      overlayId: r.overlay,
-      command: JSON.parse(r.command) as OverlayCommandInput,
-    }));
+    const commands: KeptForReplay['commands'] = [];
+    const stored = this.#db
+      .prepare<[], { overlay: string; commands: string }>(
+        'SELECT overlay, commands FROM command_rows ORDER BY last_seq',
+      )
+      .all();
+    for (const row of stored)
+      for (const [seq, at, command] of JSON.parse(row.commands) as [number, number, OverlayCommandInput][])
+        commands.push({ seq, at, overlayId: row.overlay, command });
+    // Rows of different overlays from one turn interleave.
+    commands.sort((a, b) => a.seq - b.seq);
     return {
       events: rows.map((r) => ({ seq: r.seq, at: r.at, event: JSON.parse(r.event) as StreamEvent })),
       eventsPrunedUpTo,
