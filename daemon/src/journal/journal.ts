@@ -754,7 +754,7 @@ export class Journal {
     let upTo = 0;
     let going = 0;
     // The oldest rows, a block at a time, while they are aged or too many.
-    search: for (let block = 16; ; block *= 4) {
+    search: for (let block = excess > 0 ? 64 : 1; ; block *= 4) {
       const rows = this.#oldestRows.all(block);
       going = 0;
       upTo = 0;

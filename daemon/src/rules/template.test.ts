@@ -13,6 +13,21 @@ describe('templates', () => {
     expect(render(event)).toBe('Rosa sent 99 × Rose');
   });
 
+  it('gives each event its own text when many rules use the same template', () => {
+    const text = '{user.nickname} sent {data.giftName}';
+    const first = compileTemplate(text);
+    const second = compileTemplate(text);
+    const rosa = { ...event };
+    const ann = { ...event, user: { uniqueId: 'ann', nickname: 'Ann' }, data: { giftName: 'Lion' } };
+    expect([first(rosa), second(rosa), first(ann), second(ann), first(rosa)]).toEqual([
+      'Rosa sent Rose',
+      'Rosa sent Rose',
+      'Ann sent Lion',
+      'Ann sent Lion',
+      'Rosa sent Rose',
+    ]);
+  });
+
   it('renders missing paths, objects and non-finite numbers as empty', () => {
     const render = compileTemplate('[{user.missing}][{data.nested}][{nope.at.all}][{data.nan}][{data.tags}]');
     expect(render({ ...event, data: { ...event.data, nan: Number.NaN } })).toBe('[][][][][]');

@@ -85,6 +85,7 @@ export function compileTemplate(
     const text = parts.join('');
     return () => text;
   }
+  if (!escapeValue) return shared(template, parts);
   return (context) => {
     let out = '';
     let index = 0;
@@ -98,6 +99,33 @@ export function compileTemplate(
     }
     return out;
   };
+}
+
+/** Plain templates by their text: rules that say the same thing render it once per event. */
+const SHARED = new Map<string, (context: TemplateContext) => string>();
+const SHARED_MAX = 10_000;
+
+/**
+ * One renderer per template text, remembering its last context and text: forty rules showing the same
+ * alert text render it once for a gift, not forty times. A context is made once per event and never
+ * changed, so the same context always renders the same text.
+ */
+function shared(template: string, parts: readonly Part[]): (context: TemplateContext) => string {
+  let render = SHARED.get(template);
+  if (render) return render;
+  let lastContext: TemplateContext | undefined;
+  let lastText = '';
+  render = (context) => {
+    if (context === lastContext) return lastText;
+    let out = '';
+    for (const part of parts) out += typeof part === 'string' ? part : display(lookup(context, part));
+    lastContext = context;
+    lastText = out;
+    return out;
+  };
+  if (SHARED.size >= SHARED_MAX) SHARED.clear();
+  SHARED.set(template, render);
+  return render;
 }
 
 /** Where a placeholder of a URL template stands. */
