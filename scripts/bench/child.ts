@@ -7,8 +7,11 @@ import { ChildMessage, type Command, type ReadyMessage } from './ipc.js';
 export interface ServerChild {
   pid: number;
   ready: ReadyMessage;
-  /** Full GC in the child (it runs with --expose-gc); resolves to the V8 heap then in use (bytes). */
-  gc(): Promise<number>;
+  /**
+   * Full GC in the child (it runs with --expose-gc); resolves to the V8 heap then in use and the young
+   * generation's committed size (bytes).
+   */
+  gc(): Promise<HeapAfterGc>;
   stop(): Promise<void>;
 }
 
@@ -22,6 +25,11 @@ interface ChildOptions {
 
 const STOP_TIMEOUT_MS = 10_000;
 
+export interface HeapAfterGc {
+  heapUsed: number;
+  young: number;
+}
+
 /** Runs `scripts/bench/servers/<name>.ts` through tsx with --expose-gc; resolves when it reports `ready`. */
 export async function startServerChild(name: string, options: ChildOptions = {}): Promise<ServerChild> {
   const script = fileURLToPath(new URL(`./servers/${name}.ts`, import.meta.url));
@@ -32,7 +40,7 @@ export async function startServerChild(name: string, options: ChildOptions = {})
   });
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start ${name}`);
-  const waiting = new Map<number, (heapUsed: number) => void>();
+  const waiting = new Map<number, (heap: HeapAfterGc) => void>();
   let nextId = 1;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
@@ -50,14 +58,14 @@ export async function startServerChild(name: string, options: ChildOptions = {})
         clearTimeout(timer);
         resolve(message);
       } else {
-        waiting.get(message.id)?.(message.heapUsed ?? 0);
+        waiting.get(message.id)?.({ heapUsed: message.heapUsed ?? 0, young: message.young ?? 0 });
         waiting.delete(message.id);
       }
     });
   });
 
   const send = (command: Command['command']) =>
-    new Promise<number>((resolve, reject) => {
+    new Promise<HeapAfterGc>((resolve, reject) => {
       const id = nextId++;
       waiting.set(id, resolve);
       sendTo(child, { id, command }, reject);

@@ -1,4 +1,5 @@
 // The messages between the bench process and its server children (over Node's IPC channel), validated on arrival.
+import { getHeapSpaceStatistics } from 'node:v8';
 import * as v from 'valibot';
 
 /** Child → parent once listening. */
@@ -18,8 +19,16 @@ export type ReadyMessage = v.InferOutput<typeof ReadyMessage>;
 export const Command = v.object({ id: v.number(), command: v.picklist(['gc', 'stop']) });
 export type Command = v.InferOutput<typeof Command>;
 
-/** Child → parent when a command is done; after `gc`, the V8 heap in use (bytes). */
-const Done = v.object({ type: v.literal('done'), id: v.number(), heapUsed: v.optional(v.number()) });
+/**
+ * Child → parent when a command is done; after `gc`, the V8 heap in use and the young generation's
+ * committed size (bytes).
+ */
+const Done = v.object({
+  type: v.literal('done'),
+  id: v.number(),
+  heapUsed: v.optional(v.number()),
+  young: v.optional(v.number()),
+});
 
 export const ChildMessage = v.variant('type', [ReadyMessage, Done]);
 export type ChildMessage = v.InferOutput<typeof ChildMessage>;
@@ -35,7 +44,10 @@ export function serveCommands(close: () => Promise<void>): void {
       // Two passes: the first may only queue finalisers that free more on the second.
       gc?.();
       gc?.();
-      process.send?.({ type: 'done', id, heapUsed: process.memoryUsage().heapUsed });
+      const young = getHeapSpaceStatistics()
+        .filter((space) => space.space_name === 'new_space' || space.space_name === 'new_large_object_space')
+        .reduce((sum, space) => sum + space.space_size, 0);
+      process.send?.({ type: 'done', id, heapUsed: process.memoryUsage().heapUsed, young });
       return;
     }
     void close().finally(() => {
