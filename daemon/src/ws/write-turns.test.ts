@@ -57,23 +57,29 @@ describe('write turns', () => {
     for (const socket of sockets) expect(socket.corked).toBe(false);
   });
 
-  it('keeps gathering while turns follow each other closely, and writes at once again once the daemon was quiet', async () => {
+  it('keeps gathering while the daemon does not wait between turns, however long they take, and writes at once after a pause', async () => {
     const wire: string[] = [];
-    let now = 1000;
-    const turns = new WriteTurns(() => now);
+    // How long the event loop has waited for work: only a pause moves it, never work.
+    let idle = 1000;
+    const turns = new WriteTurns(() => idle);
     const socket = fakeSocket('a', wire);
     send(turns, [socket], '1');
     await nextTurn();
-    // A turn that comes right after one that sent: the daemon is busy, so this one waits for its turn's end.
-    now += QUIET_MS / 2;
+    // The next turn comes after a short wait: the daemon is busy, so this one waits for its turn's end.
+    idle += QUIET_MS / 2;
     send(turns, [socket], '2');
     expect(wire).toEqual(['a:1']);
     await nextTurn();
     expect(wire).toEqual(['a:1', 'a:2']);
-    // Quiet for a while: straight again.
-    now += QUIET_MS;
+    // A turn after long work (a hundred rules) but no wait: still busy.
     send(turns, [socket], '3');
+    expect(wire).toEqual(['a:1', 'a:2']);
+    await nextTurn();
     expect(wire).toEqual(['a:1', 'a:2', 'a:3']);
+    // The loop waited for work: quiet, straight again.
+    idle += QUIET_MS;
+    send(turns, [socket], '4');
+    expect(wire).toEqual(['a:1', 'a:2', 'a:3', 'a:4']);
   });
 
   it('corks a socket once per turn however many messages it gets', async () => {

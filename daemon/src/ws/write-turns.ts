@@ -1,13 +1,13 @@
 // When the hub's messages leave the process: at once while the daemon is quiet, gathered into one write
 // per socket per turn of the event loop while it is busy.
 //
-// A message that finds the daemon quiet (no turn sent anything in the last QUIET_MS) goes straight to
-// the socket: an alert after a lone gift does not wait for the rest of its turn (the journal, the rules,
-// the 202). Every message after it in the same turn, and every message while turns keep bringing
-// messages (a burst, POSTs read together, the commands a hundred rules fire), corks its socket, and all
-// corked sockets are uncorked together when the turn ends, so a busy daemon makes one write per socket
-// per turn instead of one per message. Order is kept: a socket is written straight only when no socket
-// is corked.
+// A message that finds the daemon quiet (its event loop sat waiting for work for QUIET_MS or more since
+// the last turn that sent something) goes straight to the socket: an alert after a lone gift does not
+// wait for the rest of its turn (the journal, the rules, the 202). Every message after it in the same
+// turn, and every message while the daemon has no such pause (a burst, POSTs read together, the commands
+// a hundred rules fire, however long their work takes), corks its socket, and all corked sockets are
+// uncorked together when the turn ends, so a busy daemon makes one write per socket per turn instead of
+// one per message. Order is kept: a socket is written straight only when no socket is corked.
 
 /** What a turn corks: a connection's TCP socket, with the mark that says it is corked in this turn. */
 export interface HeldSocket {
@@ -16,20 +16,24 @@ export interface HeldSocket {
 }
 
 /**
- * How long after a turn that sent something the daemon still counts as busy. Under load the turns that
- * send follow each other well within this; a viewer's next gift, a command after an alert or anything a
- * person does comes later than this.
+ * How long the event loop must have waited for work since the last turn that sent something for the
+ * daemon to count as quiet. Under load it hardly waits between turns; before a viewer's next gift, a
+ * command after an alert or anything a person does, it waits longer than this.
  */
 export const QUIET_MS = 1;
+
+/** The time the event loop has spent waiting for work since it started, in ms. */
+const loopIdleMs = (): number => performance.eventLoopUtilization().idle;
 
 export class WriteTurns {
   #corked: HeldSocket[] = [];
   /** The end of this turn is scheduled: what is sent now is gathered. */
   #inTurn = false;
-  /** When the last turn that sent something ended. */
-  #lastEnd = Number.NEGATIVE_INFINITY;
+  /** The loop's waiting time when the last turn that sent something ended. */
+  #idleAtLastEnd = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly now: () => number = performance.now.bind(performance)) {}
+  /** `idleMs`: how long the event loop has waited for work so far (a counter in tests). */
+  constructor(private readonly idleMs: () => number = loopIdleMs) {}
 
   readonly #endTurn = (): void => {
     this.#inTurn = false;
@@ -39,7 +43,7 @@ export class WriteTurns {
       held.corked = false;
       held.socket.uncork();
     }
-    this.#lastEnd = this.now();
+    this.#idleAtLastEnd = this.idleMs();
   };
 
   /**
@@ -51,7 +55,7 @@ export class WriteTurns {
     if (this.#inTurn) return true;
     this.#inTurn = true;
     setImmediate(this.#endTurn);
-    return this.now() - this.#lastEnd < QUIET_MS;
+    return this.idleMs() - this.#idleAtLastEnd < QUIET_MS;
   }
 
   /** Corks a socket until the end of this turn (once: a socket already held stays as it is). */
