@@ -50,7 +50,10 @@ export class ActionSkipped extends Error {
  */
 export type Executor<K extends FiredAction['kind']> = (
   action: ActionOf<K>,
-) => Executed | Refused | undefined | Promise<Executed | undefined>;
+) => (K extends RefusingKind ? Refused : never) | Executed | undefined | Promise<Executed | undefined>;
+
+/** The kinds whose executor may turn an action away before it starts (`Refused`). */
+type RefusingKind = 'webhook';
 
 /**
  * Makes a kind's executor for one runner. What the kind keeps between actions (the viewers spoken for
