@@ -102,6 +102,12 @@ async function measure(child: ServerChild, target: Target, overlayId: string): P
 const perConnection = (m: MemoryFigures, at: 'burst' | 'idle', field: Exclude<keyof Reading, 'young'>) =>
   (m[at][field] - m.before[field]) / N;
 
+/** One server's figure with its three readings and the young generation at each, for the log. */
+function readingsLine(who: string, m: MemoryFigures): string {
+  const three = (field: 'anon' | 'young') => [m.first, m.idle, m.after].map((r) => kib(r[field])).join(' / ');
+  return `memory: ${who} ${kib(perConnection(m, 'idle', 'anon'))} per idle connection (RssAnon before / idle / after ${three('anon')}, young generation ${three('young')})`;
+}
+
 export async function runMemory(ctx: BenchContext): Promise<Section> {
   const daemon = await startDaemonChild(ctx);
   let d: MemoryFigures;
@@ -110,9 +116,7 @@ export async function runMemory(ctx: BenchContext): Promise<Section> {
   } finally {
     await daemon.stop();
   }
-  ctx.log(
-    `memory: daemon ${kib(perConnection(d, 'idle', 'anon'))} per idle connection (RssAnon before / idle / after ${kib(d.first.anon)} / ${kib(d.idle.anon)} / ${kib(d.after.anon)}, young generation ${kib(d.first.young)} / ${kib(d.idle.young)} / ${kib(d.after.young)})`,
-  );
+  ctx.log(readingsLine('daemon', d));
   const bare = await startBaselineChild(ctx, 'bare-broadcast-server');
   let b: MemoryFigures;
   try {
@@ -120,9 +124,7 @@ export async function runMemory(ctx: BenchContext): Promise<Section> {
   } finally {
     await bare.stop();
   }
-  ctx.log(
-    `memory: baseline ${kib(perConnection(b, 'idle', 'anon'))} per idle connection (RssAnon before / idle / after ${kib(b.first.anon)} / ${kib(b.idle.anon)} / ${kib(b.after.anon)}, young generation ${kib(b.first.young)} / ${kib(b.idle.young)} / ${kib(b.after.young)})`,
-  );
+  ctx.log(readingsLine('baseline', b));
   const mib = (r: Reading) => `${fmt(r.rss / 2 ** 20)} / ${fmt(r.anon / 2 ** 20)} MiB`;
   const row = (name: string, m: MemoryFigures) => [
     name,

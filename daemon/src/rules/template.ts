@@ -85,8 +85,7 @@ export function compileTemplate(
     const text = parts.join('');
     return () => text;
   }
-  if (!escapeValue) return shared(template, parts);
-  return (context) => {
+  const render = (context: TemplateContext): string => {
     let out = '';
     let index = 0;
     for (const part of parts) {
@@ -99,6 +98,7 @@ export function compileTemplate(
     }
     return out;
   };
+  return escapeValue ? render : shared(template, render);
 }
 
 /** Plain templates by their text: rules that say the same thing render it once per event. */
@@ -110,22 +110,24 @@ const SHARED_MAX = 10_000;
  * alert text render it once for a gift, not forty times. A context is made once per event and never
  * changed, so the same context always renders the same text.
  */
-function shared(template: string, parts: readonly Part[]): (context: TemplateContext) => string {
-  let render = SHARED.get(template);
-  if (render) return render;
+function shared(
+  template: string,
+  render: (context: TemplateContext) => string,
+): (context: TemplateContext) => string {
+  let remembering = SHARED.get(template);
+  if (remembering) return remembering;
   let lastContext: TemplateContext | undefined;
   let lastText = '';
-  render = (context) => {
-    if (context === lastContext) return lastText;
-    let out = '';
-    for (const part of parts) out += typeof part === 'string' ? part : display(lookup(context, part));
-    lastContext = context;
-    lastText = out;
-    return out;
+  remembering = (context) => {
+    if (context !== lastContext) {
+      lastText = render(context);
+      lastContext = context;
+    }
+    return lastText;
   };
   if (SHARED.size >= SHARED_MAX) SHARED.clear();
-  SHARED.set(template, render);
-  return render;
+  SHARED.set(template, remembering);
+  return remembering;
 }
 
 /** Where a placeholder of a URL template stands. */
