@@ -20,8 +20,12 @@ const TARGET_P99_MS = 16.7;
 /** Wall-clock milliseconds on the same footing as the page's `performance.timeOrigin + performance.now()`. */
 const nodeNow = () => performance.timeOrigin + performance.now();
 
+/** The median of some figures (summarize's p50). */
+const med = (values: number[]) => summarize(values).p50;
+
 interface Screen {
-  name: 'daemon' | 'baseline';
+  /** `control`: a second bare server and page, measured like the others, to show the measure's own spread. */
+  name: 'daemon' | 'baseline' | 'control';
   page: Page;
   control: ControlClient;
   /** Resets the alert widget so the next alert shows at once (the queue would otherwise hold it). */
@@ -36,8 +40,27 @@ interface Screen {
   dom: number[];
   /** Every round's figures, pooled. */
   allDom: number[];
+  /** POST → the page's WebSocket `message` event, and that event → alert in the DOM (pooled, warm-up left out). */
+  toMessage: number[];
+  onPage: number[];
+  /** The page-clock time of the last message, as the page reported it with the alert. */
+  lastMessageAt: number;
   frame: number[];
 }
+
+/**
+ * Runs before the page's own scripts: every WebSocket the page opens stamps the time of each message
+ * before the page's listeners see it, so a figure can be split at the message's arrival.
+ */
+const MESSAGE_STAMP = `(() => {
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', () => { window.__benchMessageAt = performance.timeOrigin + performance.now(); });
+    }
+  };
+})()`;
 
 /** The page observes #stage: when an alert appears or goes, it reports the time (and, for appearing, the next frame). */
 const OBSERVER = `(() => {
@@ -54,7 +77,7 @@ const OBSERVER = `(() => {
       const index = count++;
       requestAnimationFrame(() => window.__benchFrames.push([index, performance.timeOrigin + performance.now()]));
     }
-    window.__benchMark(now ? 'shown' : 'cleared', t);
+    window.__benchMark(now ? 'shown' : 'cleared', t, window.__benchMessageAt);
   }).observe(stage, { childList: true, subtree: true });
 })()`;
 
@@ -106,11 +129,16 @@ async function openScreen(
     sent: [],
     dom: [],
     allDom: [],
+    toMessage: [],
+    onPage: [],
+    lastMessageAt: Number.NaN,
     frame: [],
   };
-  await page.exposeFunction('__benchMark', (kind: unknown, t: unknown) => {
+  await page.addInitScript(MESSAGE_STAMP);
+  await page.exposeFunction('__benchMark', (kind: unknown, t: unknown, messageAt: unknown) => {
     const waiting = screen.waiting;
     if (typeof t !== 'number' || !waiting || waiting.kind !== kind) return;
+    screen.lastMessageAt = typeof messageAt === 'number' ? messageAt : Number.NaN;
     screen.waiting = undefined;
     waiting.resolve(t);
   });
@@ -135,7 +163,11 @@ async function oneEvent(screen: Screen, seq: number, record: boolean): Promise<v
   if (res.status !== 202) throw new Error(`${screen.name}: POST /api/events answered ${res.status}`);
   const at = await shown;
   screen.sent.push(t0);
-  if (record) screen.dom.push(at - screen.offset - t0);
+  if (record) {
+    screen.dom.push(at - screen.offset - t0);
+    screen.toMessage.push(screen.lastMessageAt - screen.offset - t0);
+    screen.onPage.push(at - screen.lastMessageAt);
+  }
   const cleared = awaitMark(screen, 'cleared');
   const reset = await screen.control.call('POST', screen.resetPath, {
     command: 'reset',
@@ -150,8 +182,10 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
   if (!chromiumAvailable()) throw new Error('Chromium is not installed (sudo apt-get install -y chromium)');
   const daemon = await startDaemonChild(ctx);
   const bare = await startBaselineChild(ctx, 'bare-broadcast-server');
+  const second = await startBaselineChild(ctx, 'bare-broadcast-server');
   const daemonControl = new ControlClient({ port: daemon.port, adminKey: daemon.adminKey });
   const bareControl = new ControlClient({ port: bare.ready.port });
+  const secondControl = new ControlClient({ port: second.ready.port });
   let browser: Browser | undefined;
   try {
     const overlayId = daemon.overlayIds[0] ?? '';
@@ -182,11 +216,17 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
         bareControl,
         '/api/commands',
       ),
+      await openScreen(
+        browser,
+        'control',
+        `http://127.0.0.1:${second.ready.port}/overlay/bare`,
+        secondControl,
+        '/api/commands',
+      ),
     ];
-    // Events alternate between the two pages, so load from elsewhere on the machine hits both alike. A p99
-    // of 200 is set by the two slowest events, which meet whatever else the two cores run: rounds, and the
-    // round whose ratio is the median is the one reported.
-    const rounds: { d: Summary; b: Summary; ratio: number }[] = [];
+    // Events go to the three pages in turn, so load from elsewhere on the machine hits them alike. Each
+    // round's ratios are reported beside the pooled figures.
+    const rounds: { ratio: number; control: number }[] = [];
     let seq = 0;
     for (let round = 0; round < ROUNDS; round++) {
       for (const screen of screens) screen.dom = [];
@@ -195,10 +235,9 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
         for (const screen of screens) await oneEvent(screen, seq, i >= warmup);
         seq++;
       }
-      const [rd, rb] = screens;
-      if (!rd || !rb) throw new Error('screens missing');
-      const figures = { d: summarize(rd.dom), b: summarize(rb.dom) };
-      rounds.push({ ...figures, ratio: figures.d.p99 / figures.b.p99 });
+      const [rd, rb, rc] = screens.map((screen) => summarize(screen.dom));
+      if (!rd || !rb || !rc) throw new Error('screens missing');
+      rounds.push({ ratio: rd.p99 / rb.p99, control: rc.p99 / rb.p99 });
       for (const screen of screens) screen.allDom.push(...screen.dom);
     }
     for (const screen of screens) {
@@ -210,11 +249,11 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
         if (entry[0] >= WARMUP && sent !== undefined) screen.frame.push(entry[1] - screen.offset - sent);
       }
     }
-    const [d, b] = screens;
-    if (!d || !b) throw new Error('screens missing');
-    const dom = { d: summarize(d.allDom), b: summarize(b.allDom) };
+    const [d, b, c] = screens;
+    if (!d || !b || !c) throw new Error('screens missing');
+    const dom = { d: summarize(d.allDom), b: summarize(b.allDom), c: summarize(c.allDom) };
     ctx.log(
-      `screen: daemon p50 ${fmt(dom.d.p50)} ms p99 ${fmt(dom.d.p99)} ms; baseline p50 ${fmt(dom.b.p50)} p99 ${fmt(dom.b.p99)}`,
+      `screen: daemon p50 ${fmt(dom.d.p50)} ms p99 ${fmt(dom.d.p99)} ms; baseline p50 ${fmt(dom.b.p50)} p99 ${fmt(dom.b.p99)}; second bare p99 ${ratio(dom.c.p99, dom.b.p99)} the baseline`,
     );
     const row = (name: string, s: Summary, base: Summary) => [
       name,
@@ -227,12 +266,14 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
       title: '5. Event to screen',
       diagnosis: [
         `In this run the daemon's page showed the alert at p50 ${fmt(dom.d.p50)} ms and p99 ${fmt(dom.d.p99)} ms, the bare page at`,
-        `p50 ${fmt(dom.b.p50)} ms and p99 ${fmt(dom.b.p99)} ms. The daemon's part of the path is the same as in benchmark 1`,
-        "(POST → `stream-event`); the page's part (validate the message, queue the alert, rebuild the widget) shows in",
-        `the p50 difference. The p99 is set by the slowest ${ROUNDS * EVENTS - Math.ceil(0.99 * ROUNDS * EVENTS) + 1} of ${ROUNDS * EVENTS} events, those during which Chromium,`,
-        'both servers or the bench were descheduled on the two shared cores; a single round of 150 (its p99 the two',
-        'slowest) read anywhere from 0.8× to 1.8× on the same code. On a busy machine read the ratio; for the 16.7 ms',
-        'target, rerun idle.',
+        `p50 ${fmt(dom.b.p50)} ms and p99 ${fmt(dom.b.p99)} ms. Split at the page's WebSocket \`message\` event: POST → message p50`,
+        `${fmt(med(d.toMessage))} against ${fmt(med(b.toMessage))} ms (the daemon's checks, validation and journal against a pass-through),`,
+        `message → alert p50 ${fmt(med(d.onPage))} against ${fmt(med(b.onPage))} ms (validation and the alert widget against one \`div\`).`,
+        `The p99 is set by the slowest ${ROUNDS * EVENTS - Math.ceil(0.99 * ROUNDS * EVENTS) + 1} of ${ROUNDS * EVENTS} events, those during which Chromium, the servers or the`,
+        'bench were descheduled on the two shared cores. The second bare page is the same server and page as the',
+        `baseline: its p99 ratio to the baseline, ${ratio(dom.c.p99, dom.b.p99)} in this run (rounds: ${rounds.map((r) => `${fmt(r.control, 3)}×`).join(', ')}), is how far`,
+        'this measure moves between two identical pages, and a daemon ratio within that distance of 1.0× is no',
+        'difference the run can show. On a busy machine read the ratios; for the 16.7 ms target, rerun idle.',
       ],
       headlines: [
         {
@@ -251,19 +292,28 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
         '`performance.timeOrigin + performance.now()` when the alert element appears; node stamps the same clock just',
         'before the POST. Both clocks start from the system clock; the offset between them is estimated from the',
         '`page.evaluate` round trip with the smallest delay (of 50) and applied only when larger than its own error',
-        `(this run: daemon page ${fmt(d.measuredOffset, 3)} ± ${fmt(d.offsetError, 3)} ms, baseline page ${fmt(b.measuredOffset, 3)} ± ${fmt(b.offsetError, 3)} ms;`,
-        `applied: ${fmt(d.offset, 3)} and ${fmt(b.offset, 3)} ms). After each alert a \`reset\` command clears the`,
-        "widget so the next alert is shown at once instead of waiting in the widget's queue. Baseline: the bare",
+        `(this run: daemon page ${fmt(d.measuredOffset, 3)} ± ${fmt(d.offsetError, 3)} ms, baseline page ${fmt(b.measuredOffset, 3)} ± ${fmt(b.offsetError, 3)} ms,`,
+        `second bare page ${fmt(c.measuredOffset, 3)} ± ${fmt(c.offsetError, 3)} ms; applied: ${fmt(d.offset, 3)}, ${fmt(b.offset, 3)} and ${fmt(c.offset, 3)} ms). After each`,
+        'alert a `reset` command clears the widget so the next alert is shown at once instead of waiting in the',
+        "widget's queue. Baseline: the bare",
         'broadcast server and a page with a WebSocket that appends the alert on `stream-event` (no validation, no',
-        'queue, no widgets). "Next frame" is the first requestAnimationFrame after the alert was inserted, an upper',
-        'bound of when it is painted. Events alternate between the two pages. Every row pools the rounds (p99 ratio',
-        `of each round alone: ${rounds.map((r) => `${fmt(r.ratio, 3)}×`).join(', ')}).`,
+        'queue, no widgets); a second copy of both runs beside it as a control. "Message" is the page\'s WebSocket',
+        "`message` event, stamped by a listener that a script run before the page's own adds to every socket (all",
+        'three pages alike; Chromium gives pages 0.1 ms steps, so the split rows show in tenths). "Next frame" is',
+        'the first requestAnimationFrame after the alert was inserted, an upper bound of when it is painted. Events',
+        'go to the three pages in turn. Every row pools the rounds (daemon p99 ratio of each round alone:',
+        `${rounds.map((r) => `${fmt(r.ratio, 3)}×`).join(', ')}).`,
         '',
         ...table(
           ['measure', 'p50 ms', 'p99 ms', 'max ms', 'p99 ratio to baseline'],
           [
             row('daemon: POST → alert in DOM', dom.d, dom.b),
             row('baseline: POST → alert in DOM', dom.b, dom.b),
+            row('second bare page (control): POST → alert in DOM', dom.c, dom.b),
+            row('daemon: POST → message', summarize(d.toMessage), summarize(b.toMessage)),
+            row('baseline: POST → message', summarize(b.toMessage), summarize(b.toMessage)),
+            row('daemon: message → alert in DOM', summarize(d.onPage), summarize(b.onPage)),
+            row('baseline: message → alert in DOM', summarize(b.onPage), summarize(b.onPage)),
             row('daemon: POST → next frame', summarize(d.frame), summarize(b.frame)),
             row('baseline: POST → next frame', summarize(b.frame), summarize(b.frame)),
           ],
@@ -274,6 +324,7 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
     await browser?.close();
     daemonControl.close();
     bareControl.close();
-    await Promise.all([daemon.stop(), bare.stop()]);
+    secondControl.close();
+    await Promise.all([daemon.stop(), bare.stop(), second.stop()]);
   }
 }
