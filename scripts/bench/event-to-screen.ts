@@ -24,8 +24,8 @@ const nodeNow = () => performance.timeOrigin + performance.now();
 const med = (values: number[]) => summarize(values).p50;
 
 interface Screen {
-  /** `control`: a second bare server and page, measured like the others, to show the measure's own spread. */
-  name: 'daemon' | 'baseline' | 'control';
+  /** `second`: another bare server and page, measured like the others, to show the measure's own spread. */
+  name: 'daemon' | 'baseline' | 'second';
   page: Page;
   control: ControlClient;
   /** Resets the alert widget so the next alert shows at once (the queue would otherwise hold it). */
@@ -155,6 +155,12 @@ async function openScreen(
   return screen;
 }
 
+/** The bare server's page, reset by its own command route. */
+function openBareScreen(browser: Browser, name: Screen['name'], control: ControlClient): Promise<Screen> {
+  const { port } = control.target;
+  return openScreen(browser, name, `http://127.0.0.1:${port}/overlay/bare`, control, '/api/commands');
+}
+
 /** One gift: POST, alert in the DOM, then a reset so that the next one shows at once. */
 async function oneEvent(screen: Screen, seq: number, record: boolean): Promise<void> {
   const shown = awaitMark(screen, 'shown');
@@ -209,24 +215,12 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
         daemonControl,
         `/api/overlays/${overlayId}/commands`,
       ),
-      await openScreen(
-        browser,
-        'baseline',
-        `http://127.0.0.1:${bare.ready.port}/overlay/bare`,
-        bareControl,
-        '/api/commands',
-      ),
-      await openScreen(
-        browser,
-        'control',
-        `http://127.0.0.1:${second.ready.port}/overlay/bare`,
-        secondControl,
-        '/api/commands',
-      ),
+      await openBareScreen(browser, 'baseline', bareControl),
+      await openBareScreen(browser, 'second', secondControl),
     ];
     // Events go to the three pages in turn, so load from elsewhere on the machine hits them alike. Each
     // round's ratios are reported beside the pooled figures.
-    const rounds: { ratio: number; control: number }[] = [];
+    const rounds: { ratio: number; second: number }[] = [];
     let seq = 0;
     for (let round = 0; round < ROUNDS; round++) {
       for (const screen of screens) screen.dom = [];
@@ -237,7 +231,7 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
       }
       const [rd, rb, rc] = screens.map((screen) => summarize(screen.dom));
       if (!rd || !rb || !rc) throw new Error('screens missing');
-      rounds.push({ ratio: rd.p99 / rb.p99, control: rc.p99 / rb.p99 });
+      rounds.push({ ratio: rd.p99 / rb.p99, second: rc.p99 / rb.p99 });
       for (const screen of screens) screen.allDom.push(...screen.dom);
     }
     for (const screen of screens) {
@@ -271,7 +265,7 @@ export async function runEventToScreen(ctx: BenchContext): Promise<Section> {
         `message → alert p50 ${fmt(med(d.onPage))} against ${fmt(med(b.onPage))} ms (validation and the alert widget against one \`div\`).`,
         `The p99 is set by the slowest ${ROUNDS * EVENTS - Math.ceil(0.99 * ROUNDS * EVENTS) + 1} of ${ROUNDS * EVENTS} events, those during which Chromium, the servers or the`,
         'bench were descheduled on the two shared cores. The second bare page is the same server and page as the',
-        `baseline: its p99 ratio to the baseline, ${ratio(dom.c.p99, dom.b.p99)} in this run (rounds: ${rounds.map((r) => `${fmt(r.control, 3)}×`).join(', ')}), is how far`,
+        `baseline: its p99 ratio to the baseline, ${ratio(dom.c.p99, dom.b.p99)} in this run (rounds: ${rounds.map((r) => `${fmt(r.second, 3)}×`).join(', ')}), is how far`,
         'this measure moves between two identical pages, and a daemon ratio within that distance of 1.0× is no',
         'difference the run can show. On a busy machine read the ratios; for the 16.7 ms target, rerun idle.',
       ],
