@@ -219,7 +219,6 @@ const TIE_ORDER = 'nickname COLLATE NOCASE ASC, uniqueId ASC';
 /** The mode of events.db and its -wal and -shm: they hold every viewer's name and message. */
 const FILE_MODE = 0o600;
 
-/** A `seq` read from a file: a whole number from 0 to SEQ_MAX, else undefined (never NaN). */
 /** An overlay command recorded and not yet written. */
 interface PendingCommand {
   seq: number;
@@ -264,6 +263,7 @@ function commandRows(pending: readonly PendingCommand[]): CommandRow[] {
   return rows;
 }
 
+/** A `seq` read from a file: a whole number from 0 to SEQ_MAX, else undefined (never NaN). */
 function seqFrom(value: unknown): number | undefined {
   const n = typeof value === 'string' && /^\d{1,16}$/.test(value.trim()) ? Number(value.trim()) : value;
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= SEQ_MAX ? n : undefined;
