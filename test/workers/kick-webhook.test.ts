@@ -20,6 +20,28 @@ import { member, openSocket, type Socket } from './helpers/relay-sockets.js';
 const MIB = 1024 * 1024;
 let kick: KickWebhookSender;
 
+/** How many times the Kick stand-in has served its public key (to every Worker suite). */
+async function keyFetches(): Promise<number> {
+  const res = await fetch(`${inject('kickBase')}/__fake/public-key`);
+  return ((await res.json()) as { fetches: number }).fetches;
+}
+
+/** Base64 of `n` random bytes: a signature of that length that no key made. */
+function randomSignature(n: number): string {
+  return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(n))));
+}
+
+/**
+ * Kick's key is asked for at most once a minute: a fake clock a minute past any time this file has used
+ * (the tests before may have moved it ahead).
+ */
+let latestClock = 0;
+function aMinuteLater(): void {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  latestClock = Math.max(Date.now(), latestClock) + 61_000;
+  vi.setSystemTime(latestClock);
+}
+
 async function serveKey(pem: string): Promise<void> {
   const res = await fetch(`${inject('kickBase')}/__fake/public-key`, { method: 'PUT', body: pem });
   if (res.status !== 204) throw new Error(`the Kick stand-in refused the key: ${res.status}`);
@@ -105,6 +127,8 @@ describe('POST /kick/webhook: signatures', () => {
   it('another key: 401; after Kick rotates its key, the new key is fetched once and verifies', async () => {
     const { userId, broadcaster } = await linkedMember('kick-hook-rotation');
     const rotated = await newKickWebhookSender();
+    // The key is asked for at most once a minute: each step below is a minute after the one before.
+    aMinuteLater();
     const first = await deliver(
       'channel.followed',
       kickSamples.follow(broadcaster),
@@ -113,10 +137,11 @@ describe('POST /kick/webhook: signatures', () => {
     );
     expect(first.status).toBe(401);
     expect(await kept(userId)).toEqual([]);
-    const keyFetches = vi.spyOn(globalThis, 'fetch');
+    const fetches = vi.spyOn(globalThis, 'fetch');
     await serveKey(rotated.publicKeyPem);
+    aMinuteLater();
     try {
-      keyFetches.mockClear();
+      fetches.mockClear();
       const res = await deliver(
         'channel.followed',
         kickSamples.follow(broadcaster),
@@ -124,7 +149,7 @@ describe('POST /kick/webhook: signatures', () => {
         rotated,
       );
       expect(res.status).toBe(200);
-      const fetched = keyFetches.mock.calls.filter(([url]) => String(url).endsWith('/public/v1/public-key'));
+      const fetched = fetches.mock.calls.filter(([url]) => String(url).endsWith('/public/v1/public-key'));
       expect(fetched).toHaveLength(1);
       // The old key no longer verifies.
       expect((await deliver('channel.followed', kickSamples.follow(broadcaster))).status).toBe(401);
@@ -132,8 +157,44 @@ describe('POST /kick/webhook: signatures', () => {
     } finally {
       await serveKey(kick.publicKeyPem);
     }
+    aMinuteLater();
     // Back to the first key (fetched again on the first failure).
     expect((await deliver('channel.followed', kickSamples.follow(broadcaster))).status).toBe(200);
+  });
+
+  it('100 forged deliveries fetch Kick’s key at most once a minute, and none of another length ever does', async () => {
+    const { userId, broadcaster } = await linkedMember('kick-hook-forged');
+    // A forger's own RSA-2048 key: its signatures have the length of Kick's.
+    const forger = await newKickWebhookSender();
+    expect((await deliver('channel.followed', kickSamples.follow(broadcaster))).status).toBe(200);
+    // The key is cached, its last fetch more than a minute ago.
+    aMinuteLater();
+    const before = await keyFetches();
+    for (let i = 0; i < 100; i++) {
+      const res = await deliver('channel.followed', kickSamples.follow(broadcaster), {}, forger);
+      expect(res.status).toBe(401);
+    }
+    expect((await keyFetches()) - before).toBeLessThanOrEqual(1);
+
+    // No RSA key of Kick's sizes makes a signature of 100, 255 or 257 bytes: no fetch, however long it has been.
+    aMinuteLater();
+    const afterForged = await keyFetches();
+    for (const length of [100, 255, 257]) {
+      const delivery = await kick.signedDelivery('channel.followed', kickSamples.follow(broadcaster));
+      delivery.headers['Kick-Event-Signature'] = randomSignature(length);
+      expect((await post(delivery)).status, String(length)).toBe(401);
+    }
+    expect(await keyFetches()).toBe(afterForged);
+
+    // A minute on, one forged delivery of the key's length may ask Kick again, once.
+    aMinuteLater();
+    for (let i = 0; i < 10; i++) {
+      expect((await deliver('channel.followed', kickSamples.follow(broadcaster), {}, forger)).status).toBe(
+        401,
+      );
+    }
+    expect((await keyFetches()) - afterForged).toBe(1);
+    expect(await kept(userId)).toHaveLength(1);
   });
 
   it('Kick’s key cannot be fetched: 502 (Kick retries), nothing stored', async () => {
@@ -141,6 +202,7 @@ describe('POST /kick/webhook: signatures', () => {
     const stranger = await newKickWebhookSender();
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
     await serveKey('');
+    aMinuteLater();
     try {
       const res = await deliver('channel.followed', kickSamples.follow(broadcaster), {}, stranger);
       expect(res.status).toBe(502);

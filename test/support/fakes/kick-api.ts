@@ -68,7 +68,8 @@ const ChatRequest = v.object({
  * - `GET /__fake/users/:id` → `{subscriptions: [{id, event, version, broadcaster_user_id}], chat: [{message_id,
  *   content, type, broadcaster_user_id}], revoked: [token], token_requests, refresh_grants,
  *   last_access_token, last_refresh_token}`.
- * - `PUT /__fake/public-key` (a PEM as the body) replaces the key `/public/v1/public-key` serves.
+ * - `PUT /__fake/public-key` (a PEM as the body) replaces the key `/public/v1/public-key` serves;
+ *   `GET /__fake/public-key` → `{fetches}`, how many times `/public/v1/public-key` was asked for.
  * Authorize: `GET /oauth/authorize?…&fake_user=<id>` approves at once as that user and redirects back with
  * `code` and `state`; `fake_user=deny` redirects with `error=access_denied`; without it, a page is shown,
  * as the real site asks the person to sign in.
@@ -143,6 +144,7 @@ export function startFakeKickApi(options: FakeKickOptions = {}): Promise<FakeKic
   const clientId = options.clientId ?? 'test-kick-client-id';
   const clientSecret = options.clientSecret ?? 'test-kick-client-secret';
   let publicKeyPem = options.publicKeyPem ?? options.webhookPublicKey ?? '';
+  let publicKeyFetches = 0;
   /** Who `/oauth/authorize` approves as without `fake_user` (set by addChannel). */
   let defaultUser: number | undefined;
   const users = new Map<number, FakeUser>();
@@ -317,6 +319,7 @@ export function startFakeKickApi(options: FakeKickOptions = {}): Promise<FakeKic
   async function api(req: IncomingMessage, res: ServerResponse, url: URL) {
     const path = url.pathname;
     if (path === '/public/v1/public-key' && req.method === 'GET') {
+      publicKeyFetches += 1;
       return sendJson(res, 200, { data: { public_key: publicKeyPem }, message: 'OK' });
     }
     if (path === '/public/v1/users' && req.method === 'GET') {
@@ -467,6 +470,9 @@ export function startFakeKickApi(options: FakeKickOptions = {}): Promise<FakeKic
       publicKeyPem = await readBody(req);
       res.writeHead(204);
       return res.end();
+    }
+    if (path === '/__fake/public-key' && req.method === 'GET') {
+      return sendJson(res, 200, { fetches: publicKeyFetches });
     }
     const match = /^\/__fake\/users\/([0-9]{1,12})(\/failures|\/expire|\/subscriptions\/[a-z.]+)?$/.exec(
       path,
