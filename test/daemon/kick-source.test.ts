@@ -158,7 +158,8 @@ describe('the Kick source', () => {
       {
         type: 'chat',
         platform: 'kick',
-        user: { uniqueId: 'KickFan', nickname: 'KickFan' },
+        // One viewer, one identity: the slug Kick makes from the name, as its webhooks give it.
+        user: { uniqueId: 'kickfan', nickname: 'KickFan' },
         data: { comment: 'hello [emote:37226:KEKW]', messageId: id },
       },
       {
