@@ -284,6 +284,30 @@ describe('the Kick source', () => {
     await waitFor(() => events.length === 1);
   });
 
+  it('a close asking to come back now (4200–4299) reconnects at once the first time, then waits longer each time, up to the cap', async () => {
+    const clock = new FakeTimers();
+    const s = await start({ retryMs: 1000, retryMaxMs: 4000 }, SLUG, clock);
+    clock.advance(0);
+    await pusher.waitForSubscribed(CHATROOM);
+    await waitFor(() => s.report().state === 'connected');
+    const waits: (number | undefined)[] = [];
+    for (let n = 2; n <= 6; n++) {
+      pusher.closeClients(4200, 'Generic reconnect immediately');
+      await waitFor(() => s.report().state === 'reconnecting');
+      // Only the reconnect waits on the clock now (the socket's ping and staleness timers went with it).
+      waits.push(clock.nextDelay());
+      clock.advance(clock.nextDelay() ?? 0);
+      await pusher.waitForSubscribed(CHATROOM, n);
+      await waitFor(() => s.report().state === 'connected');
+    }
+    expect(waits).toEqual([0, 1000, 2000, 4000, 4000]);
+    // A socket that stayed up a while: the next such close is answered at once again.
+    clock.advance(61_000);
+    pusher.closeClients(4201, 'Pong reply not received');
+    await waitFor(() => s.report().state === 'reconnecting');
+    expect(clock.nextDelay()).toBe(0);
+  });
+
   it('a wrong app key is an error in words, not a fast loop', async () => {
     source = new KickSource(SLUG, {
       ...context(),
