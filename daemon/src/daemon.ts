@@ -253,7 +253,7 @@ async function startParts(
   stack.push(() => chat.close(), 'the chat senders');
   kickEdge.start(
     deliverThroughKickSource({ sources, ingest, journal, channel: () => kickEdge.feed?.status().channel }),
-    (state) => tellKickSources(sources, state === 'connected'),
+    (state) => tellKickSources(sources, state === 'connected' ? kickEdge.feed?.status().channel : undefined),
   );
   // An error no chain caught is logged and the daemon keeps serving, until it closes.
   stack.push(installLastResort(log), 'the last resort');

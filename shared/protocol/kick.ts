@@ -183,11 +183,20 @@ function cut(value: string, max: number): string {
 }
 
 /**
- * A Kick user as a stream user: `uniqueId` is the channel slug (the lowercase name in the channel's
- * address, as Twitch's login), else the user id; `nickname` the display name.
+ * A Kick user's slug (the lowercase name in the channel's address, as Twitch's login) from their display
+ * name, where a payload gives no slug: Kick makes it by lowercasing the name and turning `_` into `-`
+ * (`Cool_Guy` → `cool-guy`). One viewer is one `uniqueId` whichever way the event came.
+ */
+export function kickSlugOf(username: string): string {
+  return username.trim().toLowerCase().replace(/_/g, '-');
+}
+
+/**
+ * A Kick user as a stream user: `uniqueId` is the channel slug (from the name when the payload has none,
+ * the user id when it has neither); `nickname` the display name.
  */
 export function kickStreamUser(user: v.InferOutput<typeof KickUser>): StreamUser {
-  const uniqueId = user.channel_slug?.trim() || String(user.user_id);
+  const uniqueId = user.channel_slug?.trim() || kickSlugOf(user.username) || String(user.user_id);
   return {
     uniqueId: cut(uniqueId, 100),
     nickname: cut(user.username, 100),

@@ -312,6 +312,50 @@ describe('Kick events through the Gatekeeper', () => {
     }
   });
 
+  it('while the feed is connected only the linked channel leaves its socket’s subscription notices out; another channel keeps its own', async () => {
+    const pusher = await startFakePusher();
+    try {
+      gk.approve('streamer');
+      await writeRecord(token());
+      await start({
+        platformUrls: { ...UNREACHABLE_PLATFORMS, kickPusher: pusher.url, kickSite: 'http://127.0.0.1:9' },
+        sources: [
+          { platform: 'kick', channel: 'otherchannel', enabled: true, chatroomId: 5151 },
+          { platform: 'kick', channel: 'streamer', enabled: true, chatroomId: 4242 },
+        ],
+      });
+      await Promise.all([
+        pusher.waitForSubscribed('chatrooms.4242.v2'),
+        pusher.waitForSubscribed('chatrooms.5151.v2'),
+      ]);
+      await waitFor(() => gk.open().length === 1);
+      // The feed brings the linked channel's subscriptions; it says so once connected.
+      gk.push(chat(1));
+      await waitFor(() => journaled().length === 1);
+      pusher.event('chatrooms.4242.v2', 'App\\Events\\SubscriptionEvent', {
+        username: 'linkedsub',
+        months: 1,
+      });
+      pusher.event('chatrooms.5151.v2', 'App\\Events\\SubscriptionEvent', {
+        username: 'othersub',
+        months: 4,
+      });
+      // Chat after each on the same sockets: once they are in, the notices before them were handled too.
+      pusher.chatMessage(4242, { id: 'after-linked', content: 'after linked', sender: { username: 'a' } });
+      pusher.chatMessage(5151, { id: 'after-other', content: 'after other', sender: { username: 'b' } });
+      await waitFor(
+        () => journaled().includes('kick:after linked') && journaled().includes('kick:after other'),
+      );
+      const subscribers = daemon!.journal
+        .events({ after: 0, limit: 100 })
+        .events.flatMap((e) => (e.event.type === 'subscribe' ? [e.event.user.uniqueId] : []));
+      expect(subscribers).toEqual(['othersub']);
+    } finally {
+      await stop();
+      await pusher.close();
+    }
+  });
+
   it('without a link it says so, and picks the link up when the Gatekeeper says connected', async () => {
     await writeRecord(token());
     await start();

@@ -158,7 +158,8 @@ describe('the Kick source', () => {
       {
         type: 'chat',
         platform: 'kick',
-        user: { uniqueId: 'KickFan', nickname: 'KickFan' },
+        // One viewer, one identity: the slug Kick makes from the name, as its webhooks give it.
+        user: { uniqueId: 'kickfan', nickname: 'KickFan' },
         data: { comment: 'hello [emote:37226:KEKW]', messageId: id },
       },
       {
@@ -281,6 +282,30 @@ describe('the Kick source', () => {
     expect(logs.some((l) => /reconnecting \(chat connection lost; trying again in/.test(l))).toBe(true);
     pusher.chatMessage(CHATROOM_ID, { content: 'back', sender: { username: 'viewer' } });
     await waitFor(() => events.length === 1);
+  });
+
+  it('a close asking to come back now (4200–4299) reconnects at once the first time, then waits longer each time, up to the cap', async () => {
+    const clock = new FakeTimers();
+    const s = await start({ retryMs: 1000, retryMaxMs: 4000 }, SLUG, clock);
+    clock.advance(0);
+    await pusher.waitForSubscribed(CHATROOM);
+    await waitFor(() => s.report().state === 'connected');
+    const waits: (number | undefined)[] = [];
+    for (let n = 2; n <= 6; n++) {
+      pusher.closeClients(4200, 'Generic reconnect immediately');
+      await waitFor(() => s.report().state === 'reconnecting');
+      // Only the reconnect waits on the clock now (the socket's ping and staleness timers went with it).
+      waits.push(clock.nextDelay());
+      clock.advance(clock.nextDelay() ?? 0);
+      await pusher.waitForSubscribed(CHATROOM, n);
+      await waitFor(() => s.report().state === 'connected');
+    }
+    expect(waits).toEqual([0, 1000, 2000, 4000, 4000]);
+    // A socket that stayed up a while: the next such close is answered at once again.
+    clock.advance(61_000);
+    pusher.closeClients(4201, 'Pong reply not received');
+    await waitFor(() => s.report().state === 'reconnecting');
+    expect(clock.nextDelay()).toBe(0);
   });
 
   it('a wrong app key is an error in words, not a fast loop', async () => {

@@ -51,7 +51,7 @@ export function deliverThroughKickSource(ctx: {
   return (event) => {
     const running = ctx.sources.running();
     // The feed brings Kick's own subscription webhooks: a kick source started since it connected learns it here.
-    tellKickSources(ctx.sources, true);
+    tellKickSources(ctx.sources, ctx.channel());
     if (event.type === 'livestream') {
       const othersLive = running.some((s) => s.platform !== 'kick' && s.report().state === 'connected');
       if (!othersLive) ctx.journal.endSession();
@@ -71,12 +71,16 @@ export function deliverThroughKickSource(ctx: {
 }
 
 /**
- * While the feed is connected it brings Kick's subscription webhooks: every running kick source then leaves
- * out its socket's subscription notices, so each subscription counts once.
+ * While the feed is connected it brings Kick's subscription webhooks of the linked channel: the running kick
+ * source of that channel then leaves out its socket's subscription notices, so each subscription counts
+ * once; a source of another channel keeps its own (the feed has none of them). `linked`: the channel the
+ * connected feed covers, undefined while it is not connected.
  */
-export function tellKickSources(sources: Pick<SourceManager, 'running'>, feedConnected: boolean): void {
+export function tellKickSources(sources: Pick<SourceManager, 'running'>, linked: string | undefined): void {
+  const channel = linked?.toLowerCase();
   for (const source of sources.running())
-    if (source instanceof KickSource) source.setFeedCoversSubscriptions(feedConnected);
+    if (source instanceof KickSource)
+      source.setFeedCoversSubscriptions(channel !== undefined && source.channel.toLowerCase() === channel);
 }
 
 /** A kick source's entry in /status with the feed's state beside the chat's: "chat connected; events: …". */

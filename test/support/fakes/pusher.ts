@@ -55,6 +55,8 @@ export interface FakePusher {
   raw(text: string): void;
   /** Drops every client, keeps listening (Pusher restarting a node). */
   dropClients(): void;
+  /** Closes every client with a Pusher close code (4200–4299: "come back now"), keeps listening. */
+  closeClients(code: number, reason?: string): void;
   /** While true, pings get no pong and nothing is sent: a socket that went quiet. */
   silent: boolean;
   close(): Promise<void>;
@@ -164,6 +166,10 @@ export async function startFakePusher(options: FakePusherOptions = {}): Promise<
     },
     dropClients() {
       for (const client of clients) client.socket.terminate();
+      clients.clear();
+    },
+    closeClients(code, reason = '') {
+      for (const client of clients) client.socket.close(code, reason);
       clients.clear();
     },
     close() {

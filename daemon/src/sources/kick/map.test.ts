@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { mapKickWebhook } from '../../../../shared/protocol/kick.js';
+import { kickSamples } from '../../../../test/support/fakes/kick-webhook-signer.js';
 import { KICK_EVENTS, mapKickEvent } from './map.js';
 
 const chat = (over: Record<string, unknown> = {}) => ({
@@ -17,11 +19,43 @@ describe('mapKickEvent', () => {
       event: {
         type: 'chat',
         platform: 'kick',
-        user: { uniqueId: 'Viewer', nickname: 'Viewer' },
+        user: { uniqueId: 'viewer', nickname: 'Viewer' },
         data: { comment: 'hi', messageId: '0b3c5a1e-0000-4000-8000-00000000000a' },
       },
       messageId: '0b3c5a1e-0000-4000-8000-00000000000a',
     });
+  });
+
+  it('one viewer is one uniqueId (the slug) whether the socket or the webhooks bring them', () => {
+    const uniqueIdOf = (result: ReturnType<typeof mapKickEvent>) =>
+      'event' in result ? result.event.user : undefined;
+    // The socket names the sender by display name and slug; the webhook by slug (channel_slug).
+    const socket = mapKickEvent(
+      KICK_EVENTS.chat,
+      chat({ sender: { id: 987654321, username: 'Viewer_One', slug: 'viewer-one' } }),
+    );
+    const webhook = mapKickWebhook('chat.message.sent', kickSamples.chat());
+    expect(webhook?.type === 'chat' && webhook.user.uniqueId).toBe('viewer-one');
+    expect(uniqueIdOf(socket)).toEqual({ uniqueId: 'viewer-one', nickname: 'Viewer_One' });
+    // Events that name a viewer only by display name: the slug as Kick makes it from the name.
+    expect(uniqueIdOf(mapKickEvent(KICK_EVENTS.chat, chat({ sender: { username: 'Cool_Guy' } })))).toEqual({
+      uniqueId: 'cool-guy',
+      nickname: 'Cool_Guy',
+    });
+    expect(uniqueIdOf(mapKickEvent(KICK_EVENTS.subscription, { username: 'Viewer_One', months: 2 }))).toEqual(
+      { uniqueId: 'viewer-one', nickname: 'Viewer_One' },
+    );
+    expect(
+      uniqueIdOf(mapKickEvent(KICK_EVENTS.host, { host_username: 'Big_Raider', number_viewers: 3 })),
+    ).toEqual({ uniqueId: 'big-raider', nickname: 'Big_Raider' });
+    expect(
+      uniqueIdOf(
+        mapKickEvent(KICK_EVENTS.giftedSubscriptions, {
+          gifter_username: 'Viewer_One',
+          gifted_usernames: ['a'],
+        }),
+      ),
+    ).toEqual({ uniqueId: 'viewer-one', nickname: 'Viewer_One' });
   });
 
   it('cuts a long message to 500 characters', () => {

@@ -4,6 +4,7 @@
 // gifter. Each payload is read through one schema; one that does not fit is dropped with its reason.
 import * as v from 'valibot';
 import { parseWith, StreamEvent, type StreamUser } from '../../../../shared/protocol/index.js';
+import { kickSlugOf } from '../../../../shared/protocol/kick.js';
 
 /** The events of the chatroom channel (`chatrooms.<id>.v2`) and the channel's own (`channel.<id>`). */
 export const KICK_EVENTS = {
@@ -84,8 +85,14 @@ function cut(text: string, max: number): string {
   return text.length > max ? text.slice(0, max) : text;
 }
 
-function user(username: string): StreamUser {
-  return { uniqueId: cut(username, 100), nickname: cut(username, 100) };
+/**
+ * A viewer as the socket names them: `uniqueId` their slug (the chat message's `sender.slug`, else made from
+ * the name as Kick makes it), as the webhooks give it, so one viewer's points and boards do not split in
+ * two; `nickname` the name as shown.
+ */
+function user(username: string, slug?: string): StreamUser {
+  const uniqueId = slug?.trim() || kickSlugOf(username);
+  return { uniqueId: cut(uniqueId, 100), nickname: cut(username, 100) };
 }
 
 function read<S extends v.GenericSchema>(schema: S, data: unknown, what: string): v.InferOutput<S> | string {
@@ -115,7 +122,7 @@ export function mapKickEvent(event: string, data: unknown): KickMapResult {
         {
           type: 'chat',
           platform: 'kick',
-          user: user(message.sender.username),
+          user: user(message.sender.username, message.sender.slug),
           data: { comment: cut(message.content, 500), messageId: message.id },
         },
         message.id,

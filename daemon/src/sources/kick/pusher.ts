@@ -94,6 +94,9 @@ function decodeData(data: unknown): unknown {
   }
 }
 
+/** A socket that stayed open this long was a good one: a close asking to come back may be answered at once again. */
+const STABLE_MS = 60_000;
+
 /** Close codes 4000–4099: the server says not to come back as we are (wrong key, wrong protocol). */
 function isFatal(code: number): boolean {
   return code >= 4000 && code < 4100;
@@ -114,6 +117,10 @@ export class PusherSocket {
   #why: string | undefined;
   /** The server's last `pusher:error`, said when it closes the socket after it. */
   #serverError: { code?: number; message: string } | undefined;
+  /** When the socket in use opened (undefined before it did). */
+  #openedAt: number | undefined;
+  /** Closes in a row that asked to come back now (4200–4299) without a socket that stayed up between. */
+  #comeBackNow = 0;
 
   constructor(options: PusherSocketOptions) {
     this.#options = { pingMs: 60_000, staleMs: 180_000, retryMs: 1000, retryMaxMs: 60_000, ...options };
@@ -159,7 +166,11 @@ export class PusherSocket {
     if (this.#attempt === 0) this.#options.onState('connecting');
     const socket = new WebSocket(this.#address, { maxPayload: MAX_FRAME_BYTES, handshakeTimeout: 15_000 });
     this.#socket = socket;
+    this.#openedAt = undefined;
     this.#heard();
+    socket.on('open', () => {
+      if (this.#socket === socket) this.#openedAt = this.#options.timers.now();
+    });
     socket.on('message', (raw, isBinary) => {
       if (this.#socket !== socket) return;
       this.#heard();
@@ -253,6 +264,7 @@ export class PusherSocket {
     if (this.#staleTimer) timers.clearTimeout(this.#staleTimer);
     this.#pingTimer = this.#staleTimer = undefined;
     if (!this.#running) return;
+    if (this.#openedAt !== undefined && timers.now() - this.#openedAt >= STABLE_MS) this.#comeBackNow = 0;
     const serverCode = code >= 4000 && code < 5000 ? code : this.#serverError?.code;
     const said = this.#serverError?.message ?? (reason ? reason.slice(0, 200) : undefined);
     const what = this.#subscribed ? 'chat connection lost' : "cannot reach Kick's chat socket";
@@ -276,8 +288,20 @@ export class PusherSocket {
       this.#retryTimer = timers.setTimeout(() => this.#open(), slow);
       return;
     }
-    // 4200–4299: the server asks for an immediate reconnect.
-    const delay = serverCode !== undefined && serverCode >= 4200 && serverCode < 4300 ? 0 : wait;
+    // 4200–4299: the server asks for an immediate reconnect. Granted the first time; a server that keeps
+    // asking (or a proxy that closes every socket so) is met with the usual growing waits, not a loop.
+    let delay = wait;
+    if (serverCode !== undefined && serverCode >= 4200 && serverCode < 4300) {
+      this.#comeBackNow += 1;
+      delay =
+        this.#comeBackNow === 1
+          ? 0
+          : backoffDelay(
+              this.#comeBackNow - 1,
+              { initialMs: this.#options.retryMs, maxMs: this.#options.retryMaxMs, jitter: 0.25 },
+              this.#options.random,
+            );
+    }
     this.#options.onState(
       'reconnecting',
       `${what}${why ? `: ${why}` : ''}; trying again in ${formatWait(delay)}`,
