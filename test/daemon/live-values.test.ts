@@ -208,3 +208,38 @@ describe('live values apart from the layout', () => {
     }
   });
 });
+
+describe('test events and the kept values', () => {
+  it('a test gift reaches no goal, counter or top gifters, in force or in live-values.json', async () => {
+    const created = await api(daemon, 'POST', '/api/overlays', {
+      name: 'Tests',
+      width: 1280,
+      height: 720,
+      widgets: [
+        { id: 'goal', type: 'goal', x: 0, y: 0, title: 'Gifts', source: 'diamonds', target: 1000 },
+        { id: 'count', type: 'counter', x: 0, y: 100, label: 'Gifts', source: 'gifts' },
+        { id: 'top', type: 'top-gifters', x: 0, y: 200, entries: [] },
+      ],
+    });
+    const { id } = (await created.json()) as Overlay;
+    const faker = { uniqueId: 'faker', nickname: 'Faker' };
+    const testGift = {
+      type: 'gift',
+      user: faker,
+      data: { giftName: 'Lion', repeatCount: 1, diamondCount: 999 },
+    };
+    expect((await api(daemon, 'POST', '/api/events?test=true', testGift)).status).toBe(202);
+    // A real gift after it: once that one shows, the test gift has had its turn.
+    await send(gift(5));
+    await waitFor(() => goalOf(daemon.overlays.get(id)) === 5);
+    const overlay = daemon.overlays.get(id);
+    expect((widget(overlay, 'count') as { value: number }).value).toBe(1);
+    expect((widget(overlay, 'top') as { entries: unknown[] }).entries).toEqual([
+      expect.objectContaining({ uniqueId: 'whale', diamonds: 5 }),
+    ]);
+    await daemon.liveValues.flush();
+    const stored = await readFile(daemon.dataDir.liveValuesFile, 'utf8');
+    expect(stored).toContain('whale');
+    expect(stored).not.toContain('faker');
+  });
+});

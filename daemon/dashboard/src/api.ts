@@ -446,6 +446,14 @@ export class ControlApi {
   }
 
   /** 202 once accepted, with the rules the event fired (in rule order); journaled as a test event. */
+  /** The `reset` command: a goal's progress, a counter's value or the top gifters back to zero. */
+  async resetWidget(overlayId: string, widgetId: string): Promise<void> {
+    await this.request(`/api/overlays/${encodeURIComponent(overlayId)}/commands`, {
+      method: 'POST',
+      json: { command: 'reset', widgetId },
+    });
+  }
+
   sendEvent(event: StreamEvent): Promise<EventReceipt> {
     return this.typed(EventReceiptSchema, '/api/events?test=true', { method: 'POST', json: event });
   }

@@ -42,6 +42,12 @@ describe('where an event shows up', () => {
   const chatBox = defaultWidget('chat', 'chat-1', at, undefined)!;
   const goal = defaultWidget('goal', 'goal-1', at, undefined)!; // counts likes
 
+  it('leaves out the widgets that keep a value: a test event moves none', () => {
+    const gifts = { ...defaultWidget('goal', 'goal-2', at, undefined)!, source: 'diamonds' as const };
+    const top = defaultWidget('top-gifters', 'top-1', at, undefined)!;
+    expect(reachOf(gift, overlay([alert, gifts, top]), [], []).widgets).toEqual(['Gift alert (alert)']);
+  });
+
   it('lists the widgets that react to it by themselves, by their names', () => {
     const reach = reachOf(gift, overlay([alert, chatBox, goal]), [], []);
     expect(reach.widgets).toEqual(['Gift alert (alert)']);

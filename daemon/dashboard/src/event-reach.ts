@@ -1,6 +1,6 @@
 // Where an event shows up: on each overlay, the widgets that react to it by themselves and the fired rules
 // that send it a command. An overlay with neither shows nothing, and the dashboard says why.
-import type { Overlay, StreamEvent } from '../../../shared/protocol/index.js';
+import type { Overlay, StreamEvent, Widget } from '../../../shared/protocol/index.js';
 import { isOverlayAction, type RuleList } from '../../../shared/rules.js';
 import { widgetReactsTo } from '../../../shared/widget-reactions.js';
 import { widgetLabel } from './widget-defaults.js';
@@ -13,6 +13,9 @@ export interface Reach {
   rules: string[];
 }
 
+const KEEPS_VALUE = new Set<Widget['type']>(['goal', 'counter', 'top-gifters']);
+
+/** Where a test event shows up (one sent from the dashboard). */
 export function reachOf(
   event: StreamEvent,
   overlay: Overlay,
@@ -22,7 +25,10 @@ export function reachOf(
   const fired = new Set(firedRules);
   return {
     overlay,
-    widgets: overlay.widgets.filter((w) => widgetReactsTo(w, event)).map(widgetLabel),
+    // The dashboard sends test events: they move no kept value (goal, counter, top gifters).
+    widgets: overlay.widgets
+      .filter((w) => !KEEPS_VALUE.has(w.type) && widgetReactsTo(w, event))
+      .map(widgetLabel),
     rules: rules
       .filter(
         (r) => fired.has(r.id) && r.actions.some((a) => isOverlayAction(a) && a.overlayId === overlay.id),

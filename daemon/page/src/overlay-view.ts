@@ -338,6 +338,9 @@ export class OverlayView {
         break;
       }
       case 'chat':
+        // Without a height its box ends at the canvas's bottom edge: the newest lines stay on screen.
+        if (widget.height === undefined && this.overlay)
+          box.style.maxHeight = `${Math.max(0, this.overlay.height - widget.y)}px`;
         for (const line of rt?.lines ?? []) {
           const row = el('div', 'chat-line');
           const mark = platformMark(line.platform);

@@ -37,8 +37,17 @@ export interface HandlerReport {
   firedRules?: string[];
 }
 
+/** What a step is told about how the event came: `test`, sent from the test panel or the `event` command. */
+export interface EventMark {
+  test: boolean;
+}
+
 /** One step of event handling. A step that fails is logged; the others still run. */
-export type EventHandler = (event: StreamEvent, ctx: IngestContext) => void | HandlerReport | Promise<void>;
+export type EventHandler = (
+  event: StreamEvent,
+  ctx: IngestContext,
+  mark: EventMark,
+) => void | HandlerReport | Promise<void>;
 
 /** The answer of `POST /api/events` beyond `accepted`: every rule the event fired, in rule order. */
 export interface IngestReport {
@@ -93,9 +102,10 @@ export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] =
       }
     }
     const firedRules: string[] = [];
+    const mark: EventMark = { test: options?.test === true };
     for (const handler of extraHandlers) {
       try {
-        const result = handler(event, ctx);
+        const result = handler(event, ctx, mark);
         if (result instanceof Promise) result.catch(fail);
         else if (result?.firedRules) firedRules.push(...result.firedRules);
       } catch (err) {

@@ -8,7 +8,7 @@
 // - Widget state (docs/events-and-rules.md §3): goal `current`, counter `value` and top-gifters
 //   `entries` follow the events. They have one owner, widget-state/live-values-store.ts, which queues
 //   and coalesces the changes, applies `reset` commands, and keeps the values apart from the overlay
-//   files; this step hands it each event after the rules.
+//   files; this step hands it each event after the rules, except test events (they count nowhere).
 // - Built-in chat commands (chat/commands.ts, settings.json `commands`): a command's answer, a `chat`
 //   action, runs with the actions fired in the same turn.
 import type { StreamEvent } from '../../../shared/protocol/index.js';
@@ -17,7 +17,7 @@ import { ActionRunner } from '../actions/runner.js';
 import type { ChatCommands } from '../chat/commands.js';
 import { type FiredAction, RuleEngine } from '../rules/engine.js';
 import type { LiveValuesStore } from '../widget-state/live-values-store.js';
-import type { EventHandler, IngestContext } from './ingest.js';
+import type { EventHandler, EventMark, IngestContext } from './ingest.js';
 
 interface EventPipelineOptions {
   /** Runs the actions of fired rules; by default one that only sends overlay commands through the hub. */
@@ -88,7 +88,14 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
     handlers: [
       runRules,
       ...(options.commands ? [answerCommand] : []),
-      ...(liveValues ? [(event: StreamEvent) => liveValues.handleEvent(event)] : []),
+      // A test event moves no kept value: a test gift never reaches the top gifters shown on stream.
+      ...(liveValues
+        ? [
+            (event: StreamEvent, _ctx: IngestContext, mark: EventMark) => {
+              if (!mark.test) liveValues.handleEvent(event);
+            },
+          ]
+        : []),
     ],
     close() {
       // What the last events fired still starts, as it would have a moment later.

@@ -194,6 +194,11 @@ export function Editor(props: { shared: Shared; overlay: Overlay; onClose: () =>
               onChange={(next, key) => widgets.editWidget(selectedWidget.id, () => next, key)}
               onRestack={(delta) => widgets.restack(selectedWidget.id, delta)}
               onRemove={() => removeWidget(selectedWidget.id)}
+              onReset={
+                shared.api.allows('POST', `/api/overlays/${overlay.id}/commands`)
+                  ? () => shared.api.resetWidget(overlay.id, selectedWidget.id)
+                  : undefined
+              }
             />
           ) : (
             <p class="muted">Select a widget on the canvas or in the list.</p>
