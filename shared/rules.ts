@@ -253,5 +253,12 @@ export function isOverlayAction(action: RuleAction): action is OverlayRuleAction
   return action.kind === undefined || action.kind === 'overlay';
 }
 
-/** `POST /api/rules/test`: a rule, saved or not, whose actions run once for a sample event. */
-export const RuleTestInput = v.object({ rule: Rule });
+/**
+ * `POST /api/rules/test`: `{rule}`, a rule whose actions run once for a sample event (saved or not with
+ * the admin key; a paired device's must be the saved rule of that id), or `{ruleId}`, the saved rule.
+ */
+export const RuleTestInput = v.lazy((input: unknown) =>
+  typeof input === 'object' && input !== null && 'ruleId' in input && !('rule' in input)
+    ? v.object({ ruleId: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) })
+    : v.object({ rule: Rule }),
+) as v.GenericSchema<unknown, { rule: Rule } | { ruleId: string }>;

@@ -285,6 +285,32 @@ export const SECRET_SETTINGS: readonly (readonly string[])[] = secretPaths(
   StoredSettings as unknown as SchemaNode,
 );
 
+/**
+ * Where the daemon sends a secret, or acts for the streamer: moving it counts as changing the secret
+ * (decisions-3 §11). OBS gets the stored password at `obs.url`; Streamer.bot's HTTP server has no
+ * password of its own, and whatever listens at `streamerbot.url` receives the actions the daemon runs on
+ * the streamer's behalf, so its address is guarded the same way.
+ */
+export const SECRET_DESTINATIONS: readonly { path: readonly string[]; secret?: readonly string[] }[] = [
+  { path: ['obs', 'url'], secret: ['obs', 'password'] },
+  { path: ['streamerbot', 'url'] },
+];
+
+/**
+ * Whether saving `next` over `current` would set, change or clear a secret, or send one that stays to
+ * another address (`obs.url` while the OBS password is kept, `streamerbot.url`): what only the streamer's
+ * own dashboard may do.
+ */
+export function changesASecret(current: StoredSettings, next: StoredSettings): boolean {
+  const differs = (path: readonly string[]) =>
+    (settingAt(current, path) ?? '') !== (settingAt(next, path) ?? '');
+  if (SECRET_SETTINGS.some(differs)) return true;
+  return SECRET_DESTINATIONS.some(
+    ({ path, secret }) =>
+      differs(path) && (secret === undefined || (settingAt(current, secret) ?? '') !== ''),
+  );
+}
+
 type Json = Record<string, unknown>;
 const isRecord = (value: unknown): value is Json =>
   value !== null && typeof value === 'object' && !Array.isArray(value);

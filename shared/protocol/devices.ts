@@ -63,6 +63,8 @@ export const AuditEntry = v.object({
   method: v.string(),
   path: v.string(),
   status: v.pipe(v.number(), v.integer()),
+  /** What the request acted on, when its path does not say: the rule a "test this rule" ran. */
+  detail: v.optional(v.string()),
 });
 export type AuditEntry = v.InferOutput<typeof AuditEntry>;
 

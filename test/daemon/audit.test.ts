@@ -175,7 +175,10 @@ describe('what a paired device changed', () => {
     expect((await phone('POST', '/api/events?test=true', { ...device, csrf: '' }, gift)).status).toBe(403);
     expect((await phone('PUT', '/api/rules', device, [])).status).toBe(403);
     const rule = { id: 'r', trigger: 'gift', actions: [{ kind: 'webhook', url: 'http://127.0.0.1:9/x' }] };
-    expect((await phone('POST', '/api/rules/test', device, { rule })).status).toBe(200);
+    // A rule of the device's own making is refused; the saved one is tested.
+    expect((await phone('POST', '/api/rules/test', device, { rule })).status).toBe(403);
+    expect((await api(daemon, 'PUT', '/api/rules', [{ ...rule, name: 'Camera' }])).status).toBe(200);
+    expect((await phone('POST', '/api/rules/test', device, { ruleId: 'r' })).status).toBe(200);
 
     const { entries, next } = await page('');
     expect(next).toBeNull();
@@ -187,6 +190,7 @@ describe('what a paired device changed', () => {
         method: 'POST',
         path: '/api/rules/test',
         status: 200,
+        detail: 'rule "Camera" (r)',
       },
     ]);
     expect(Date.parse(entries[0]?.at ?? '')).not.toBeNaN();

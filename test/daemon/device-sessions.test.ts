@@ -12,6 +12,7 @@ import { main } from '../../daemon/src/cli/main.js';
 import { rotateAdminKey } from '../../daemon/src/store/data-dir.js';
 import { api, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
 import type { FakeTimers } from '../support/fake-timers.js';
+import { listenLoopback, readBody } from '../support/fakes/listen.js';
 import { PHONE_IP, startTunnelledDaemon, TUNNEL, viaTunnel } from '../support/tunnel-phone.js';
 import { until } from '../support/wait.js';
 
@@ -293,11 +294,8 @@ describe('a moderator', () => {
     );
     expect(history.events.map((e) => [e.event.user.nickname, e.test])).toEqual([['Tester', true]]);
 
-    const overlayId = daemon.overlays.list()[0]?.id;
-    const tested = await tunnel('POST', '/api/rules/test', {
-      as: moderator,
-      body: { rule: { id: 'r', trigger: 'gift', actions: [{ overlayId, widgetId: 'w', command: 'show' }] } },
-    });
+    expect((await api(daemon, 'PUT', '/api/rules', someRules())).status).toBe(200);
+    const tested = await tunnel('POST', '/api/rules/test', { as: moderator, body: { rule: someRules()[0] } });
     expect(tested.status).toBe(200);
     expect(tested.json()).toMatchObject({ event: { type: 'gift' }, unfinished: 0 });
   });
@@ -394,12 +392,13 @@ describe('an owner', () => {
     expect(view).toMatchObject({ obs: { password: { set: true } }, youtube: { apiKey: { set: true } } });
     const kept = await tunnel('PUT', '/api/settings', {
       as: owner,
-      body: { ...view, obs: { url: 'ws://127.0.0.1:4460', password: { set: true } } },
+      body: { ...view, points: { perLike: 2 }, obs: { url: 'ws://127.0.0.1:4455', password: { set: true } } },
     });
     expect(kept.status).toBe(200);
     expect(await stored()).toMatchObject({
-      obs: { url: 'ws://127.0.0.1:4460', password: 'hunter2' },
+      obs: { url: 'ws://127.0.0.1:4455', password: 'hunter2' },
       youtube: { apiKey: 'AIzaKey' },
+      points: { perLike: 2 },
     });
 
     const changes = [
@@ -414,7 +413,7 @@ describe('an owner', () => {
       expectError(res, 403, 'forbidden');
     }
     expect(await stored()).toMatchObject({
-      obs: { url: 'ws://127.0.0.1:4460', password: 'hunter2' },
+      obs: { url: 'ws://127.0.0.1:4455', password: 'hunter2' },
       youtube: { apiKey: 'AIzaKey' },
     });
   });
@@ -550,6 +549,203 @@ describe('revocation', () => {
     } finally {
       revoked.close();
       kept.close();
+    }
+  });
+});
+
+/** A local service that records every request it gets (what a webhook would reach from the streamer's computer). */
+async function recordingService() {
+  const requests: { url: string; headers: Record<string, unknown> }[] = [];
+  const server = await listenLoopback(async (req, res) => {
+    await readBody(req);
+    requests.push({ url: req.url ?? '', headers: req.headers });
+    res.writeHead(200);
+    res.end('ok');
+  });
+  return { ...server, requests };
+}
+
+describe('the streamer`s credentials in rules and settings', () => {
+  let service: Awaited<ReturnType<typeof recordingService>>;
+  beforeEach(async () => {
+    service = await recordingService();
+  });
+  afterEach(async () => {
+    await service.close();
+  });
+
+  const webhookRule = (
+    url: string,
+    headers: Record<string, string> = { Authorization: 'Bearer s3cret' },
+  ) => ({
+    id: 'alert',
+    name: 'Alert',
+    trigger: 'gift',
+    actions: [{ kind: 'webhook', url, headers }],
+  });
+
+  it('a moderator`s rule of its own making is refused (403) and sends nothing; the admin`s is tested', async () => {
+    const moderator = await pairDevice('moderator');
+    const madeUp = webhookRule(`${service.url}/internal/reset`, { 'X-Admin': 'yes' });
+    expectError(
+      await tunnel('POST', '/api/rules/test', { as: moderator, body: { rule: madeUp } }),
+      403,
+      'forbidden',
+    );
+
+    // Saved, then changed on the way: still not the saved rule.
+    expect((await api(daemon, 'PUT', '/api/rules', [webhookRule(`${service.url}/hook`)])).status).toBe(200);
+    const changed = { ...webhookRule(`${service.url}/hook`), actions: madeUp.actions };
+    const refused = await tunnel('POST', '/api/rules/test', { as: moderator, body: { rule: changed } });
+    expectError(refused, 403, 'forbidden');
+    expect((refused.json() as { error: { message: string } }).error.message).toMatch(/saved/);
+    expect(service.requests).toEqual([]);
+    expect(await local<{ entries: unknown[] }>('/api/audit')).toEqual({ entries: [], next: null });
+
+    // The streamer's own dashboard keeps testing rules that are not saved.
+    const res = await api(daemon, 'POST', '/api/rules/test', { rule: madeUp });
+    expect(res.status).toBe(200);
+    expect(service.requests.map((r) => r.url)).toEqual(['/internal/reset']);
+  });
+
+  it('a moderator tests the saved rule, by id or as it read it, and the audit names the rule', async () => {
+    const moderator = await pairDevice('moderator', 'Mod phone');
+    expect((await api(daemon, 'PUT', '/api/rules', [webhookRule(`${service.url}/hook/t0ken`)])).status).toBe(
+      200,
+    );
+    const [asRead] = (await tunnel('GET', '/api/rules', { as: moderator })).json() as unknown[];
+    for (const body of [{ ruleId: 'alert' }, { rule: asRead }]) {
+      const res = await tunnel('POST', '/api/rules/test', { as: moderator, body });
+      expect({ body, status: res.status }).toEqual({ body, status: 200 });
+    }
+    // What ran is the saved rule, its stored header included.
+    expect(service.requests.map((r) => [r.url, r.headers.authorization])).toEqual([
+      ['/hook/t0ken', 'Bearer s3cret'],
+      ['/hook/t0ken', 'Bearer s3cret'],
+    ]);
+    expectError(
+      await tunnel('POST', '/api/rules/test', { as: moderator, body: { ruleId: 'none' } }),
+      404,
+      'not_found',
+    );
+    const { entries } = await local<{ entries: Record<string, unknown>[] }>('/api/audit');
+    expect(entries.map(({ path, detail }) => ({ path, detail }))).toEqual([
+      { path: '/api/rules/test', detail: 'rule "Alert" (alert)' },
+      { path: '/api/rules/test', detail: 'rule "Alert" (alert)' },
+    ]);
+  });
+
+  it('an owner tests only saved rules too', async () => {
+    const owner = await pairDevice('owner');
+    const rule = webhookRule(`${service.url}/hook`);
+    expectError(await tunnel('POST', '/api/rules/test', { as: owner, body: { rule } }), 403, 'forbidden');
+    expect(service.requests).toEqual([]);
+    expect((await tunnel('PUT', '/api/rules', { as: owner, body: [rule] })).status).toBe(200);
+    expect((await tunnel('POST', '/api/rules/test', { as: owner, body: { rule } })).status).toBe(200);
+    expect(service.requests).toHaveLength(1);
+  });
+
+  it('a moderator reads rules and outcomes with webhook tokens and stored headers hidden, and no settings', async () => {
+    const moderator = await pairDevice('moderator');
+    const discord = 'https://discord.com/api/webhooks/1234/AbCdToken';
+    const rules = [
+      {
+        id: 'discord',
+        trigger: 'follow',
+        actions: [
+          {
+            kind: 'webhook',
+            url: discord,
+            headers: {
+              Authorization: 'Bearer s3cret',
+              'X-Api-Key': 'k3y',
+              'Content-Type': 'application/json',
+            },
+          },
+        ],
+      },
+      // A tool that cannot be reached: its outcome's error names the address.
+      { id: 'down', trigger: 'gift', actions: [{ kind: 'webhook', url: 'http://127.0.0.1:9/hook?key=abc' }] },
+    ];
+    expect((await api(daemon, 'PUT', '/api/rules', rules)).status).toBe(200);
+    const read = await tunnel('GET', '/api/rules', { as: moderator });
+    expect(read.status).toBe(200);
+    expect(JSON.stringify(read.json())).not.toMatch(/AbCdToken|s3cret|k3y|key=abc/);
+    expect(read.json()).toMatchObject([
+      {
+        actions: [
+          {
+            url: 'https://discord.com/[redacted]',
+            headers: {
+              Authorization: '[redacted]',
+              'X-Api-Key': '[redacted]',
+              'Content-Type': 'application/json',
+            },
+          },
+        ],
+      },
+      { actions: [{ url: 'http://127.0.0.1:9/[redacted]' }] },
+    ]);
+    // The owner and the streamer read them as saved.
+    expect(await local('/api/rules')).toMatchObject([{ actions: [{ url: discord }] }, expect.anything()]);
+
+    const tested = await tunnel('POST', '/api/rules/test', { as: moderator, body: { ruleId: 'down' } });
+    expect(tested.status).toBe(200);
+    const outcome = (tested.json() as { outcomes: { ok: boolean; error?: string }[] }).outcomes[0];
+    expect(outcome).toMatchObject({ ok: false, error: expect.stringContaining('127.0.0.1:9') });
+    expect(outcome?.error).not.toMatch(/key=abc|\/hook/);
+    const log = (await tunnel('GET', '/api/actions/log', { as: moderator })).json() as { error?: string }[];
+    expect(log.map((e) => e.error)).toEqual([outcome?.error]);
+    expect(JSON.stringify(await local('/api/actions/log'))).toMatch(/hook/);
+
+    expectError(await tunnel('GET', '/api/settings', { as: moderator }), 403, 'forbidden');
+  });
+
+  it('an owner may not send a stored secret elsewhere: the OBS or Streamer.bot address, a webhook`s host', async () => {
+    const owner = await pairDevice('owner');
+    const current = await local<Record<string, unknown>>('/api/settings');
+    expect(
+      (await api(daemon, 'PUT', '/api/settings', { ...current, obs: { url: 'ws://127.0.0.1:4455' } })).status,
+    ).toBe(200);
+    const view = async () => local<Record<string, unknown>>('/api/settings');
+    // Without a stored password the OBS address is the owner's to change.
+    const moved = await tunnel('PUT', '/api/settings', {
+      as: owner,
+      body: { ...(await view()), obs: { url: 'ws://127.0.0.1:4460' } },
+    });
+    expect(moved.status).toBe(200);
+    expect(
+      (
+        await api(daemon, 'PUT', '/api/settings', {
+          ...(await view()),
+          obs: { url: 'ws://127.0.0.1:4455', password: 'hunter2' },
+        })
+      ).status,
+    ).toBe(200);
+    const stored = async () => JSON.parse(await readFile(daemon.dataDir.settingsFile, 'utf8'));
+    const before = await stored();
+    for (const change of [
+      { obs: { url: 'ws://attacker.example:4455', password: { set: true } } },
+      { obs: { url: 'ws://127.0.0.1:4461' } },
+      { streamerbot: { url: 'http://127.0.0.1:9999' } },
+    ]) {
+      const res = await tunnel('PUT', '/api/settings', { as: owner, body: { ...(await view()), ...change } });
+      expect({ change, status: res.status }).toEqual({ change, status: 403 });
+      expectError(res, 403, 'forbidden');
+    }
+    expect(await stored()).toEqual(before);
+
+    expect((await api(daemon, 'PUT', '/api/rules', [webhookRule(`${service.url}/hook`)])).status).toBe(200);
+    const elsewhere = webhookRule('http://127.0.0.1:9/steal');
+    const refused = await tunnel('PUT', '/api/rules', { as: owner, body: [elsewhere] });
+    expectError(refused, 403, 'forbidden');
+    expect(await local('/api/rules')).toMatchObject([{ actions: [{ url: `${service.url}/hook` }] }]);
+    // Another path on the same host, or a webhook elsewhere with headers typed anew, is the owner's to save.
+    for (const rules of [
+      [webhookRule(`${service.url}/other`)],
+      [webhookRule('http://127.0.0.1:9/new', { Authorization: 'Bearer typed-anew' })],
+    ]) {
+      expect((await tunnel('PUT', '/api/rules', { as: owner, body: rules })).status).toBe(200);
     }
   });
 });

@@ -75,9 +75,9 @@ describe("a viewer's points on a platform", () => {
     journal.append(cheer('ann', 50), 'twitch');
     journal.append(chat('ann', 'kick'), 'kick');
     journal.close();
-    // Back to the schema before this one: the table and its trigger gone.
+    // Back to the schema before this one: the table and its trigger gone, and the later audit column.
     const old = new Database(path);
-    old.exec('DROP TRIGGER events_points; DROP TABLE viewer_points;');
+    old.exec('DROP TRIGGER events_points; DROP TABLE viewer_points; ALTER TABLE audit DROP COLUMN detail;');
     old.pragma(`user_version = ${MIGRATIONS.findIndex((sql) => sql.includes('CREATE TABLE viewer_points'))}`);
     old.close();
 

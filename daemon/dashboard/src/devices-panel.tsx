@@ -93,6 +93,7 @@ function DeviceAudit(props: { api: ControlApi }) {
               <code>
                 {e.method} {e.path}
               </code>{' '}
+              {e.detail && <span data-audit-detail>{e.detail} </span>}
               <span class="muted">{e.status}</span>
             </li>
           ))}

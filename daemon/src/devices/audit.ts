@@ -12,7 +12,7 @@ export const AUDIT_KEPT_MAX = 10_000;
  * requests rather than at each one. */
 const AUDIT_PRUNE_SLACK = 1000;
 /** Longest text kept per field: a device's request cannot make a row grow without bound. */
-const FIELD_MAX = { deviceId: 128, deviceName: 128, method: 16, path: 2048 } as const;
+const FIELD_MAX = { deviceId: 128, deviceName: 128, method: 16, path: 2048, detail: 300 } as const;
 
 /** What a device's request left in the audit. */
 export interface AuditRecord {
@@ -21,6 +21,8 @@ export interface AuditRecord {
   method: string;
   path: string;
   status: number;
+  /** What the request acted on, when its path does not say (the rule a rule test ran). */
+  detail?: string | undefined;
 }
 
 interface AuditOptions {
@@ -36,11 +38,12 @@ interface AuditRow {
   method: string;
   path: string;
   status: number;
+  detail: string | null;
 }
 
 export class AuditLog {
   readonly #options: AuditOptions;
-  readonly #insert: Database.Statement<[number, string, string, string, string, number]>;
+  readonly #insert: Database.Statement<[number, string, string, string, string, number, string | null]>;
   readonly #page: Database.Statement<[number, number], AuditRow>;
   readonly #count: Database.Statement<[], { n: number }>;
   readonly #deleteOldest: Database.Statement<[number]>;
@@ -51,10 +54,10 @@ export class AuditLog {
   constructor(database: Database.Database, options: AuditOptions) {
     this.#options = options;
     this.#insert = database.prepare(
-      'INSERT INTO audit (at, device_id, device_name, method, path, status) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO audit (at, device_id, device_name, method, path, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
     this.#page = database.prepare(
-      `SELECT id, at, device_id AS deviceId, device_name AS deviceName, method, path, status
+      `SELECT id, at, device_id AS deviceId, device_name AS deviceName, method, path, status, detail
        FROM audit WHERE id > ? ORDER BY id LIMIT ?`,
     );
     this.#count = database.prepare('SELECT COUNT(*) AS n FROM audit');
@@ -75,6 +78,7 @@ export class AuditLog {
         entry.method.slice(0, FIELD_MAX.method),
         entry.path.slice(0, FIELD_MAX.path),
         Math.trunc(entry.status),
+        entry.detail?.slice(0, FIELD_MAX.detail) ?? null,
       );
     } catch (err) {
       this.#options.log(
@@ -93,7 +97,11 @@ export class AuditLog {
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     return {
-      entries: page.map((r) => ({ ...r, at: new Date(r.at).toISOString() })),
+      entries: page.map(({ detail, ...r }) => ({
+        ...r,
+        at: new Date(r.at).toISOString(),
+        ...(detail === null ? {} : { detail }),
+      })),
       next: more ? (page.at(-1)?.id ?? null) : null,
     };
   }

@@ -23,18 +23,17 @@ import {
   type VoiceList,
 } from '../../../shared/protocol/index.js';
 import { RuleList, RuleTestInput } from '../../../shared/rules.js';
-import {
-  applySettingsInput,
-  SECRET_SETTINGS,
-  SettingsInput,
-  type StoredSettings,
-  settingAt,
-  settingsView,
-} from '../../../shared/settings.js';
+import { applySettingsInput, changesASecret, SettingsInput, settingsView } from '../../../shared/settings.js';
 import type { ObsConnection } from '../actions/obs.js';
 import type { ActionRunner } from '../actions/runner.js';
 import type { Speech } from '../actions/speech.js';
 import type { AuditLog } from '../devices/audit.js';
+import {
+  isTheSavedRule,
+  outcomesForModerator,
+  rulesForModerator,
+  storedHeaderMoved,
+} from '../devices/rule-secrets.js';
 import { errorMessage } from '../errors.js';
 import { type Ingest, JournalWriteError } from '../ingest/ingest.js';
 import type { Journal } from '../journal/journal.js';
@@ -132,11 +131,6 @@ function publishRefused(
     upgradeUrl: undefined,
   };
   return decision.ok ? undefined : decision;
-}
-
-/** Whether saving `next` over `current` would set, change or clear a secret. */
-function changesASecret(current: StoredSettings, next: StoredSettings): boolean {
-  return SECRET_SETTINGS.some((path) => (settingAt(current, path) ?? '') !== (settingAt(next, path) ?? ''));
 }
 
 /** Reads and validates a JSON body; answers 413/400 itself and returns undefined then. */
@@ -270,8 +264,11 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     sendJson(res, 202, { accepted: true, firedRules } satisfies EventReceipt);
   });
 
-  app.get('/api/rules', (_req, res) => {
-    const list = rules.current();
+  /** A moderator reads rules and outcomes with webhook tokens and stored headers hidden (rule-secrets.ts). */
+  const moderatorAsks = (req: IncomingMessage) => ctx.deviceAccess?.deviceOf(req)?.role === 'moderator';
+
+  app.get('/api/rules', (req, res) => {
+    const list = moderatorAsks(req) ? rulesForModerator(rules.current()) : rules.current();
     sendJson(res, 200, list, { ETag: etagOf(list), 'Cache-Control': 'no-cache' });
   });
 
@@ -293,6 +290,14 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     if (!ifMatchHolds(req, inForce)) return sendPreconditionFailed(res, inForce);
     const allowed = ctx.limits?.canSaveRules(list.length, rules.current().length) ?? { ok: true };
     if (!allowed.ok) return sendError(res, allowed.code, allowed.message);
+    // Sending a stored credential elsewhere is changing it: the streamer's own dashboard only (§11).
+    const moved = ctx.deviceAccess?.deviceOf(req) ? storedHeaderMoved(rules.current(), list) : undefined;
+    if (moved !== undefined)
+      return sendError(
+        res,
+        'forbidden',
+        `Only the streamer’s own dashboard may send a stored header to another address: ${moved}`,
+      );
     const result = await rules.replace(list);
     if (result.ok) return sendJson(res, 200, result.rules, { ETag: etagOf(result.rules) });
     sendError(res, result.reason === 'unavailable' ? 'unavailable' : 'conflict', result.message);
@@ -311,10 +316,27 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   app.post('/api/rules/test', async (req, res) => {
     const input = await readJson(req, res, RuleTestInput);
     if (!input) return;
-    const event = sampleEvent(input.rule);
+    const device = ctx.deviceAccess?.deviceOf(req);
+    const id = 'ruleId' in input ? input.ruleId : input.rule.id;
+    const saved = rules.current().find((r) => r.id === id);
+    if ('ruleId' in input && !saved) return sendError(res, 'not_found', `No saved rule has the id "${id}"`);
+    // A paired device runs only what the streamer saved: a rule of its own making could send a webhook
+    // anywhere from the streamer's computer (§11). What runs is the saved rule, stored headers and all.
+    if (device && 'rule' in input && !(saved && isTheSavedRule(input.rule, saved)))
+      return sendError(
+        res,
+        'forbidden',
+        saved
+          ? `A paired device tests only saved rules, and rule "${id}" differs from the saved one: save it first`
+          : `A paired device tests only saved rules, and none has the id "${id}": save it first`,
+      );
+    const rule = device || 'ruleId' in input ? saved : input.rule;
+    if (!rule) return sendError(res, 'not_found', `No saved rule has the id "${id}"`);
+    if (device) ctx.deviceAccess?.noteForAudit(req, `rule "${rule.name || rule.id}" (${rule.id})`);
+    const event = sampleEvent(rule);
     let fired: FiredAction[];
     try {
-      fired = fireRule(input.rule, event);
+      fired = fireRule(rule, event);
     } catch (err) {
       return sendError(res, 'bad_request', `rule: ${errorMessage(err)}`);
     }
@@ -325,7 +347,8 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
         chat.push(...ctx.actions.previewChat(action));
         action.preview = true;
       }
-    const outcomes = await ctx.actions.test(fired, RULE_TEST_WAIT_MS);
+    const done = await ctx.actions.test(fired, RULE_TEST_WAIT_MS);
+    const outcomes = moderatorAsks(req) ? outcomesForModerator(done) : done;
     sendJson(res, 200, {
       event,
       outcomes,
@@ -367,7 +390,11 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     const next = applySettingsInput(input, ctx.settings.current());
     // A paired device may save settings only as they keep every secret (decisions-3 §11).
     if (ctx.deviceAccess?.deviceOf(req) && changesASecret(ctx.settings.current(), next)) {
-      return sendError(res, 'forbidden', 'Only the streamer’s own dashboard may change a password or key');
+      return sendError(
+        res,
+        'forbidden',
+        'Only the streamer’s own dashboard may change a password or key, or the OBS or Streamer.bot address it is sent to',
+      );
     }
     const result = await ctx.settings.replace(next);
     if (!result.ok)
@@ -378,7 +405,10 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   app.post('/api/obs/test', async (_req, res) => sendJson(res, 200, await ctx.obs.test()));
 
   // What actions did (newest last), and their queues.
-  app.get('/api/actions/log', (_req, res) => sendJson(res, 200, ctx.actions.log()));
+  app.get('/api/actions/log', (req, res) => {
+    const log = ctx.actions.log();
+    sendJson(res, 200, moderatorAsks(req) ? outcomesForModerator(log) : log);
+  });
   app.get('/api/actions/queues', (_req, res) => sendJson(res, 200, ctx.actions.queues()));
   for (const verb of ['skip', 'clear'] as const) {
     app.post(`/api/actions/queues/:name/${verb}`, (req, res) => {

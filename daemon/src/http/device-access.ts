@@ -34,6 +34,8 @@ export type DeviceDecision =
 /** Devices' sessions: the device a request was let in as, its CSRF value, and its open WebSockets. */
 export class DeviceAccess {
   readonly #callers = new WeakMap<IncomingMessage, DeviceView>();
+  /** What a device's request acted on, in words, for its audit entry (set by the route). */
+  readonly #details = new WeakMap<IncomingMessage, string>();
   readonly #sockets = new Map<string, Set<{ close(code: number, reason: string): void }>>();
   #audit: AuditSink | undefined;
 
@@ -60,6 +62,11 @@ export class DeviceAccess {
   /** The device a request was let in as (undefined: the admin key, or no device). */
   deviceOf(req: IncomingMessage): DeviceView | undefined {
     return this.#callers.get(req);
+  }
+
+  /** Names what a device's request acted on in its audit entry, when the path does not say (the rule tested). */
+  noteForAudit(req: IncomingMessage, detail: string): void {
+    if (this.#callers.has(req)) this.#details.set(req, detail);
   }
 
   /**
@@ -111,6 +118,7 @@ export class DeviceAccess {
             method,
             path: (req.url ?? '').split('?', 1)[0]!,
             status: res.statusCode,
+            detail: this.#details.get(req),
           });
         } catch (err) {
           this.log(`[devices] the audit could not record ${method} by ${device.name}: ${String(err)}`);

@@ -108,8 +108,9 @@ describe('kept overlay commands', () => {
     const now = Date.now();
     const path = newPath();
     const old = new Database(path);
-    for (const sql of MIGRATIONS.slice(0, -1)) old.exec(sql);
-    old.pragma(`user_version = ${MIGRATIONS.length - 1}`);
+    const previous = MIGRATIONS.findIndex((sql) => sql.includes('CREATE TABLE IF NOT EXISTS command_rows'));
+    for (const sql of MIGRATIONS.slice(0, previous)) old.exec(sql);
+    old.pragma(`user_version = ${previous}`);
     const insert = old.prepare('INSERT INTO commands (seq, at, overlay, command) VALUES (?, ?, ?, ?)');
     insert.run(
       7,

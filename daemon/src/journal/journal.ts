@@ -188,6 +188,8 @@ export const MIGRATIONS: readonly string[] = [
    INSERT INTO command_rows (last_seq, at, overlay, count, commands)
      SELECT seq, at, overlay, 1, '[[' || seq || ',' || at || ',' || command || ']]' FROM commands;
    DELETE FROM commands;`,
+  // What an audited request acted on, in words (the rule a "test this rule" ran), when its path does not say.
+  'ALTER TABLE audit ADD COLUMN detail TEXT;',
 ];
 
 /** How many schema versions this daemon knows (a newer journal is not opened). */
