@@ -375,15 +375,16 @@ describe('sources given on the command line', () => {
       ).not.toHaveProperty('sources.0');
 
       await openTab(page, 'Status');
-      const card = page.locator('[data-part="sources"]');
+      const card = page.locator('section[aria-labelledby="status-title"]');
       const item = card.locator('[data-source="twitch:from_cli"]');
-      expect(await item.locator('strong').textContent()).toBe('Twitch');
+      expect(await item.locator('dt').textContent()).toBe('Twitch');
       await item.locator('.platform-mark[data-platform="twitch"]').waitFor();
       const [report] = await reportedSources(other);
       expect(report).toBeDefined();
       // In words, not the raw JSON of /status.
       expect(await card.textContent()).not.toContain('"state"');
-      expect(await item.locator('.source-state').getAttribute('data-state')).toMatch(
+      expect(await item.locator('dd').textContent()).toMatch(/^#from_cli /);
+      expect(await item.getAttribute('data-state')).toMatch(
         /^(connecting|connected|reconnecting|backoff|error|offline)$/,
       );
     } finally {

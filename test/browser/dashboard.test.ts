@@ -5,8 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeDaemonStatus } from '../../daemon/src/cli/status-text.js';
 import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
 import { DEFAULT_CONFIG } from '../../shared/config.js';
+import type { DaemonStatus } from '../../shared/protocol/index.js';
 import { launchChromium } from '../support/chromium.js';
 import { makeDataDir, rawRequest, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { startFakeObs } from '../support/fakes/obs.js';
@@ -431,13 +433,29 @@ describe('status', () => {
     const obs = await context.newPage();
     await obs.goto(`${daemon.url}/overlay/${demo.id}`);
     await openTab('Status');
-    await dashboard.locator('[data-field="running"]').getByText('yes').waitFor();
+    await dashboard
+      .locator('[data-field="running"]')
+      .getByText(`overlay-daemon is running at ${daemon.url}`)
+      .waitFor();
     const row = dashboard.locator(`tr[data-overlay-id="${demo.id}"] td`).nth(1);
     await expect.poll(() => row.textContent(), { timeout: 15_000, interval: 200 }).toBe('1');
     await obs.close();
   });
 
-  it("shows the TikTok connection in a streamer's words: why not, and when the next try is", async () => {
+  it('says what `overlay-daemon status` says, line for line, in local time: no ISO times, no field names', async () => {
+    // The browser's time zone is this machine's, as the CLI's is: both say the computer's local time.
+    const timezoneId = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    const local = await browser.newContext({ viewport: { width: 1400, height: 950 }, timezoneId });
+    local.setDefaultTimeout(10_000);
+    const page = await local.newPage();
+    const demo = daemon.overlays.list()[0]!;
+    const validUntil = new Date(2031, 11, 9, 23, 15); // local time
+    daemon.statusFields.set('licence', () => ({
+      tier: 'premium',
+      valid_until: validUntil.toISOString(),
+      last_validated_at: new Date(2031, 11, 2, 8, 5).toISOString(),
+      state: 'valid',
+    }));
     daemon.statusFields.set('tiktok', () => ({
       source: 'tiktok',
       username: 'some.streamer',
@@ -447,17 +465,58 @@ describe('status', () => {
       lastErrorAt: new Date().toISOString(),
       retryInMs: 12_000,
     }));
+    daemon.statusFields.set('relay', () => [
+      {
+        overlayId: demo.id,
+        state: 'connected',
+        viewers: 3,
+        viewerUrl: `https://gate.example/v/o-x/${demo.id}`,
+      },
+    ]);
     try {
-      await openTab('Status');
-      const card = dashboard.locator('[data-part="tiktok"]');
-      await card.getByText('Not connected: trying again').waitFor();
-      expect(await card.locator('[data-field="lastError"] dd').textContent()).toContain(
-        'cannot reach TikTok (is this computer online?)',
+      await page.goto(`${daemon.url}/dashboard#key=${encodeURIComponent(adminKey)}`);
+      await page
+        .getByRole('navigation', { name: 'Sections' })
+        .getByRole('button', { name: 'Status' })
+        .click();
+      const licence = page.locator('[data-field="licence"] dd');
+      await licence.waitFor();
+      expect(await licence.textContent()).toBe('premium tier, valid, until 2031-12-09 23:15');
+      const tiktok = page.locator('[data-field="tiktok"] dd');
+      expect(await tiktok.textContent()).toBe(
+        '@some.streamer not connected: cannot reach TikTok (is this computer online?); next attempt in 12 s',
       );
-      expect(await card.locator('[data-field="retryInMs"] dd').textContent()).toBe('in 12 s');
-      expect(await dashboard.getByText(/Retry In Ms|retryInMs/).count()).toBe(0);
+
+      // The same lines as the command: every row of the view is a line of `overlay-daemon status`.
+      const body = (await (await api('/status')).json()) as DaemonStatus;
+      const cli = describeDaemonStatus(body, daemon.url).split('\n');
+      const rows = await page
+        .locator('dl.status-lines > div')
+        .evaluateAll((divs) =>
+          divs.map((d) => [
+            d.querySelector('dt')?.textContent ?? '',
+            d.querySelector('dd')?.textContent ?? '',
+          ]),
+        );
+      expect(rows.length).toBeGreaterThanOrEqual(4);
+      expect(rows.map(([label, text]) => `  ${`${label}:`.padEnd(14)} ${text}`)).toEqual(cli.slice(1, -2));
+      expect(await page.locator('[data-field="running"]').textContent()).toBe(cli[0]);
+
+      const text = (await page.locator('section[aria-labelledby="status-title"]').textContent()) ?? '';
+      expect(text).not.toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:/);
+      expect(text).not.toMatch(/Overlay Id|Retry In Ms|retryInMs|Valid until|Last checked/);
+      expect(
+        await page
+          .locator(
+            'section[aria-labelledby="status-title"] dl dl, section[aria-labelledby="status-title"] dd ul',
+          )
+          .count(),
+      ).toBe(0);
     } finally {
+      daemon.statusFields.delete('licence');
       daemon.statusFields.delete('tiktok');
+      daemon.statusFields.delete('relay');
+      await local.close();
     }
   });
 

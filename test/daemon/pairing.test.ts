@@ -257,6 +257,7 @@ describe('the command line', () => {
       stopSignal: () => new Promise<string>(() => {}),
       ask: async () => answer,
       pollMs: 10,
+      now: () => clock.now(),
     };
     return io;
   }
@@ -267,6 +268,15 @@ describe('the command line', () => {
     await waitFor(() => io.output.includes('Waiting for the phone'));
     const code = /Pairing code: ([A-Z2-7]{10})/.exec(io.output)?.[1] ?? '';
     expect(io.output).toContain(`https://${TUNNEL}/pair#${code}`);
+    // How long and until when, in local time as `overlay-daemon status` says times.
+    const until = /\(owner, valid for 10 minutes, until (?:\d{4}-\d{2}-\d{2} )?(\d{2}):(\d{2}), once\)/.exec(
+      io.output,
+    );
+    expect(until, io.output).not.toBeNull();
+    const expires = new Date(clock.now() + 10 * 60_000);
+    const minutes = Number(until![1]) * 60 + Number(until![2]);
+    const expected = expires.getHours() * 60 + expires.getMinutes();
+    expect(Math.abs(((minutes - expected + 1440 + 720) % 1440) - 720)).toBeLessThanOrEqual(1);
     expect(io.output).toMatch(/[▀▄█]/);
     const pairingId = await pair(code);
     expect(await running).toBe(0);

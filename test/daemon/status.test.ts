@@ -32,6 +32,31 @@ describe('GET /status', () => {
     );
   });
 
+  it('`overlay-daemon status` says every time in local time, "23:15" today and with the date otherwise', () => {
+    const now = new Date(2031, 11, 2, 20, 0); // local time
+    const status: DaemonStatus = {
+      running: true,
+      port: 1,
+      licence: {
+        tier: 'premium',
+        state: 'valid',
+        valid_until: new Date(2031, 11, 9, 23, 15).toISOString(),
+        last_validated_at: new Date(2031, 11, 2, 19, 0).toISOString(),
+      },
+      tiktok: {
+        source: 'tiktok',
+        username: 'some.streamer',
+        state: 'connected',
+        attempts: 0,
+        connectedSince: new Date(2031, 11, 2, 19, 5, 30).toISOString(),
+      },
+    };
+    const text = describeDaemonStatus(status, 'http://127.0.0.1:1', now);
+    expect(text).toContain('  licence:       premium tier, valid, until 2031-12-09 23:15\n');
+    expect(text).toContain('  TikTok LIVE:   @some.streamer connected since 19:05\n');
+    expect(text).not.toMatch(/\d{4}-\d{2}-\d{2}T|Z\b|UTC/);
+  });
+
   it('creates a demo overlay on first start and serves its page', async () => {
     const [demo] = daemon.registry.list();
     expect(demo?.name).toBe('Demo overlay');

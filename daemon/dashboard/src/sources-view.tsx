@@ -100,22 +100,6 @@ export function SourceStateLabel(props: { report: SourceReport | undefined; pend
   );
 }
 
-/** What /status reports of every source, read-only (the Status view). */
-export function SourceReportList(props: { reports: SourceReport[] }) {
-  if (props.reports.length === 0)
-    return <p class="muted">No source: add a TikTok, Twitch or YouTube channel in the Sources tab.</p>;
-  return (
-    <ul class="source-reports">
-      {props.reports.map((r) => (
-        <li key={`${r.platform}:${r.channel}`} data-source={`${r.platform}:${r.channel}`}>
-          <PlatformMark platform={r.platform} />
-          <strong>{PLATFORM_NAMES[r.platform]}</strong> {channelText(r)}: <SourceStateLabel report={r} />
-        </li>
-      ))}
-    </ul>
-  );
-}
-
 /** What to type for each platform. */
 const CHANNEL_HINTS: Record<SourcePlatform, { placeholder: string; hint: string }> = {
   tiktok: { placeholder: '@username', hint: 'The TikTok username, with or without its @.' },

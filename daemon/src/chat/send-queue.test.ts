@@ -43,6 +43,35 @@ describe('chat send queue', () => {
     expect(texts(sender)).toEqual(Array.from({ length: 25 }, (_, i) => `m${i + 1}`));
   });
 
+  it('a burst of 60 sends what the budget allows (20 now, 20 when the window moves on) and drops only the rest', async () => {
+    const { clock, sender, send, outcomes, lines } = setup('twitch');
+    // Twitch takes 150 ms to answer each message; 60 messages come within a second.
+    sender.answer = (_text, n) =>
+      new Promise((resolve) => clock.setTimeout(() => resolve({ messageId: `m${n}` }), 150));
+    for (let i = 1; i <= 60; i++) {
+      void send(`hello ${i}`);
+      await settle();
+      clock.advance(16);
+      await settle();
+    }
+    for (let ms = 0; ms < 61_000; ms += 50) {
+      clock.advance(50);
+      await settle();
+    }
+    const sent = outcomes.filter((o) => o.startsWith('sent '));
+    expect(sent).toHaveLength(40);
+    // In the order they came: the 20 the window allows at once, then of the 40 behind them the newest 20
+    // (decisions-3 §12: the oldest waiting are dropped), when the window moves on.
+    const numbers = (from: number) => Array.from({ length: 20 }, (_, i) => `hello ${from + i}`);
+    expect(texts(sender)).toEqual([...numbers(1), ...numbers(41)]);
+    const dropped = outcomes.filter((o) => o.includes('dropped'));
+    expect(dropped).toHaveLength(20);
+    expect(dropped[0]).toBe(
+      'hello 21: dropped: more than 20 Twitch messages were waiting beyond its send limit (20 per 30 s)',
+    );
+    expect(lines.filter((l) => l.includes('Twitch: a message was dropped unsent'))).toHaveLength(20);
+  });
+
   it('keeps Kick to 20 per 30 s as well', async () => {
     const { sender, send } = setup('kick');
     for (let i = 1; i <= 20; i++) void send(`k${i}`);
@@ -75,7 +104,9 @@ describe('chat send queue', () => {
     await settle();
     expect(texts(sender)).toEqual(['first']);
     expect(queue.waiting('youtube')).toBe(20);
-    expect(outcomes).toContain('w1: dropped: more than 20 YouTube messages were waiting to be sent');
+    expect(outcomes).toContain(
+      'w1: dropped: more than 20 YouTube messages were waiting beyond its send limit (1 per 2 s)',
+    );
     expect(lines.some((l) => l.includes('YouTube: a message was dropped unsent'))).toBe(true);
   });
 

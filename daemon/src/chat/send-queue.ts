@@ -1,7 +1,8 @@
 // Each platform's send limit, kept by the daemon (decisions-3 §12): Twitch 20 per 30 s, Kick 20 per 30 s,
-// YouTube 1 per 2 s. Sends wait in a queue of at most 20 per platform (the oldest dropped past that), a
-// send that waited more than 60 s is dropped, and a 429 pauses that platform's queue for as long as the
-// platform asked. Each send settles when it was sent or dropped, which is when its log entry is written.
+// YouTube 1 per 2 s. A burst sends what the window allows at once, one message after the other as the
+// platform answers; behind those at most 20 per platform wait for the window (the oldest of them dropped
+// past that), a send that waited more than 60 s is dropped, and a 429 pauses that platform's queue for as
+// long as the platform asked. Each send settles when it was sent or dropped, which is when its log entry is written.
 import type { TimerHandle, Timers } from '../../../shared/timers.js';
 import { errorMessage } from '../errors.js';
 import type { ChatEcho } from './echo.js';
@@ -92,9 +93,18 @@ export class ChatSendQueue {
     const queue = this.#queue(sender.platform);
     return new Promise<ChatSent>((sent, failed) => {
       queue.waiting.push({ sender, text, destination, queuedAt: this.#clock.now(), sent, failed });
-      while (queue.waiting.length > CHAT_QUEUE_SIZE) {
-        const oldest = queue.waiting.shift();
-        this.#drop(oldest, `more than ${CHAT_QUEUE_SIZE} ${name} messages were waiting to be sent`);
+      // The first `budget` messages go within the current window, one after the other as the platform
+      // answers: they are not "waiting for the limit". Of those behind them at most 20 wait, the oldest
+      // of them dropped past that.
+      const budget = queue.pausedUntil > this.#clock.now() ? 0 : this.#windowRoom(queue);
+      const { count, perMs } = queue.limit;
+      while (queue.waiting.length > budget + CHAT_QUEUE_SIZE) {
+        const [oldest] = queue.waiting.splice(budget, 1);
+        this.#drop(
+          oldest,
+          `more than ${CHAT_QUEUE_SIZE} ${name} messages were waiting beyond its send limit ` +
+            `(${count} per ${perMs / 1000} s)`,
+        );
       }
       this.#pump(queue);
     });
@@ -133,6 +143,14 @@ export class ChatSendQueue {
     return queue;
   }
 
+  /** How many more sends the platform's window allows now. */
+  #windowRoom(queue: PlatformQueue): number {
+    const now = this.#clock.now();
+    const { count, perMs } = queue.limit;
+    while (queue.sentAt.length > 0 && now - (queue.sentAt[0] ?? now) >= perMs) queue.sentAt.shift();
+    return Math.max(0, count - queue.sentAt.length);
+  }
+
   #drop(waiting: Waiting | undefined, why: string): void {
     if (!waiting) return;
     const name = PLATFORM_NAMES[waiting.sender.platform];
@@ -166,9 +184,8 @@ export class ChatSendQueue {
       wake(expiresAt);
       return;
     }
-    const { count, perMs } = queue.limit;
-    while (queue.sentAt.length > 0 && now - (queue.sentAt[0] ?? now) >= perMs) queue.sentAt.shift();
-    const windowFree = queue.sentAt.length < count ? now : (queue.sentAt[0] ?? now) + perMs;
+    const { perMs } = queue.limit;
+    const windowFree = this.#windowRoom(queue) > 0 ? now : (queue.sentAt[0] ?? now) + perMs;
     const readyAt = Math.max(windowFree, queue.pausedUntil);
     if (readyAt > now) {
       wake(Math.min(readyAt, expiresAt));

@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { renderUnicodeCompact } from 'uqr';
 import * as v from 'valibot';
+import { forAndUntil, localTime } from '../../../shared/local-time.js';
 import {
   DeviceRole,
   DeviceView,
@@ -48,6 +49,8 @@ export interface DevicesCliIo {
   ask?: (question: string) => Promise<string>;
   /** How long to wait between looks for the phone (1 s). */
   pollMs?: number;
+  /** The clock the offer's expiry is read against (`Date.now`). */
+  now?: () => number;
 }
 
 const COMMON = {
@@ -106,7 +109,8 @@ function parseOrUsage<T>(io: DevicesCliIo, help: string, parse: () => T, known: 
   }
 }
 
-const when = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : 'never');
+/** Local time, as `overlay-daemon status` and the dashboard say it. */
+const when = (iso: string | null) => (iso ? localTime(iso) : 'never');
 
 export async function runDevicesCommand(argv: string[], io: DevicesCliIo): Promise<number> {
   const parsed = parseOrUsage(
@@ -207,13 +211,14 @@ export async function runPairCommand(argv: string[], io: DevicesCliIo): Promise<
     return 1;
   }
   const { code, url, expiresAt } = offer.value;
+  const now = io.now ?? Date.now;
   io.out(
-    `Pairing code: ${code} (${offer.value.role}, valid until ${when(expiresAt)}, once)\n` +
+    `Pairing code: ${code} (${offer.value.role}, valid for ${forAndUntil(expiresAt, new Date(now()))}, once)\n` +
       `On the phone, open: ${url}\n\n${url ? renderUnicodeCompact(url) : ''}\n\nWaiting for the phone…\n`,
   );
   const pollMs = io.pollMs ?? 1000;
   const seen = new Set<string>();
-  while (Date.now() < Date.parse(expiresAt)) {
+  while (now() < Date.parse(expiresAt)) {
     const list = await api.call('GET', '/api/pairings');
     const pending = parseWith(v.array(PendingPairing), await list.json());
     const next = pending.ok ? pending.value.find((p) => !seen.has(p.pairingId)) : undefined;
