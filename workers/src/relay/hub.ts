@@ -23,6 +23,11 @@ const BUFFER_CAP_BYTES = 64 * 1024 * 1024;
 const REPLAY_CAP_BYTES = 8 * 1024 * 1024;
 /** A full relay tells the page when to try again (it also backs off on its own, with jitter). */
 const FULL_RETRY_AFTER_SECONDS = 10;
+/**
+ * A publisher closed at its licence's `exp` has this long to come back with a refreshed licence; its
+ * viewers, the snapshot and the kept messages wait for it. Past that, the publication ends.
+ */
+export const PUBLISHER_RETURN_MS = 10 * 60_000;
 
 /** Who publishes this overlay, as the Worker vouched for at the publisher's last connect. */
 interface Publication {
@@ -101,6 +106,11 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   /** A snapshot is held and the member was Premium at the last check (re-checked here if that is overdue). */
   async published(): Promise<boolean> {
     if (this.#snapshot() === undefined) return false;
+    // The alarm ends a publication nobody came back to; a page asking first does not wait for it.
+    if (this.#abandoned(Date.now())) {
+      await this.#forget('the publisher did not come back after its licence expired');
+      return false;
+    }
     const checkedAt = this.#kv<number>(KEY.checkedAt) ?? 0;
     if (Date.now() - checkedAt > RELAY_LIMITS.lapseCheckMs) await this.#recheck();
     return this.#snapshot() !== undefined;
@@ -322,18 +332,21 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
 
   // --- Alarm: the licence's exp, the member re-check, the paced viewer count ------------------------
 
+  // Each step looks at what is due now and leaves it done, so a second run at the same instant does
+  // nothing more, and #arm only ever picks times still ahead.
   override async alarm(): Promise<void> {
     const now = Date.now();
     const publication = this.#kv<Publication>(KEY.publication);
     if (publication && now >= publication.exp * 1000) {
-      const publishers = this.#publishers();
-      // No tolerance: the daemon reconnects with its refreshed licence.
-      for (const ws of publishers) safeClose(ws, RELAY_CLOSE.licenceExpired, 'the licence expired');
-      // Nobody came back with a licence before the last one expired (the daemon has been away for
-      // days): nothing vouches for the publication any more, so it ends, and so do the re-checks.
-      if (publishers.length === 0 && this.#snapshot() !== undefined) {
-        await this.#forget('the publisher has been away past its licence');
+      // No tolerance: the daemon reconnects with its refreshed licence; viewers wait for it.
+      for (const ws of this.#publishers()) {
+        safeClose(ws, RELAY_CLOSE.licenceExpired, 'the licence expired');
       }
+    }
+    if (this.#abandoned(now)) {
+      // Nobody came back with a licence in time: nothing vouches for the publication any more, so it
+      // ends, and so do the re-checks.
+      await this.#forget('the publisher did not come back after its licence expired');
     }
     if (this.#watching() && now - (this.#kv<number>(KEY.checkedAt) ?? 0) >= RELAY_LIMITS.lapseCheckMs) {
       await this.#recheck();
@@ -364,11 +377,30 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     return this.#snapshot() !== undefined || this.#publishers().length > 0;
   }
 
-  /** Sets the alarm to the next thing due: the licence's exp, the next re-check, the paced viewer count. */
+  /** Published, the last licence expired more than PUBLISHER_RETURN_MS ago, and no publisher is back. */
+  #abandoned(now: number): boolean {
+    const publication = this.#kv<Publication>(KEY.publication);
+    return (
+      publication !== undefined &&
+      now >= publication.exp * 1000 + PUBLISHER_RETURN_MS &&
+      this.#publishers().length === 0 &&
+      this.#snapshot() !== undefined
+    );
+  }
+
+  /**
+   * Sets the alarm to the next thing due: the licence's exp, then the end of the publisher's time to
+   * come back, the next re-check, the paced viewer count.
+   */
   #arm(): void {
+    const now = Date.now();
     const due: number[] = [];
     const publication = this.#kv<Publication>(KEY.publication);
-    if (publication && this.#watching()) due.push(publication.exp * 1000);
+    if (publication && this.#watching()) {
+      const exp = publication.exp * 1000;
+      if (now < exp) due.push(exp);
+      else if (now < exp + PUBLISHER_RETURN_MS) due.push(exp + PUBLISHER_RETURN_MS);
+    }
     if (this.#watching()) due.push((this.#kv<number>(KEY.checkedAt) ?? 0) + RELAY_LIMITS.lapseCheckMs);
     const countDueAt = this.#kv<number>(KEY.countDueAt);
     if (countDueAt !== undefined) due.push(countDueAt);
