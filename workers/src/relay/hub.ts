@@ -13,6 +13,7 @@ import {
 } from '../../../shared/protocol/index.js';
 import type { GatekeeperEnv } from '../env.js';
 import { memberEpoch, readMember } from '../membership/member-store.js';
+import { deriveSubdomain } from '../tunnels/subdomain.js';
 import { hubName, overBytes, RELAY_HEADER, shardLayout, shardName } from './names.js';
 
 const PUBLISHER = 'publisher';
@@ -111,6 +112,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
       await this.#forget('the publisher did not come back after its licence expired');
       return false;
     }
+    if (await this.#moved()) return false;
     const checkedAt = this.#kv<number>(KEY.checkedAt) ?? 0;
     if (Date.now() - checkedAt > RELAY_LIMITS.lapseCheckMs) await this.#recheck();
     return this.#snapshot() !== undefined;
@@ -359,10 +361,30 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     this.#arm();
   }
 
+  /**
+   * The member's viewer address is no longer this hub's (SUBDOMAIN_SECRET changed): its old address ends
+   * like an unpublished one, and the publisher reconnects (4401) to the hub of the new address.
+   */
+  async #moved(): Promise<boolean> {
+    const publication = this.#kv<Publication>(KEY.publication);
+    if (!publication) return false;
+    const subdomain = await deriveSubdomain(this.env.SUBDOMAIN_SECRET, publication.member);
+    if (subdomain === publication.subdomain) return false;
+    console.log(
+      `relay ${publication.subdomain}/${publication.overlayId}: the member's address is now ${subdomain}`,
+    );
+    for (const ws of this.ctx.getWebSockets(PUBLISHER)) {
+      safeClose(ws, RELAY_CLOSE.licenceExpired, 'the viewer address changed; connect again');
+    }
+    await this.#forget('this overlay moved to another address');
+    return true;
+  }
+
   /** The member's stored verdict and licence epoch: Free or signed out ends the publication. */
   async #recheck(): Promise<void> {
     const publication = this.#kv<Publication>(KEY.publication);
     if (!publication) return;
+    if (await this.#moved()) return;
     const member = await readMember(this.env, publication.member);
     if (member?.tier === 'free' || memberEpoch(member) > publication.epoch) {
       console.log(`relay ${publication.subdomain}/${publication.overlayId}: the member is no longer Premium`);
