@@ -93,13 +93,21 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   #tokens: number = RELAY_LIMITS.publisherFramesPerSecond;
   #tokensAt = Date.now();
 
-  constructor(ctx: DurableObjectState, env: GatekeeperEnv) {
-    super(ctx, env);
+  /** Whether this instance made sure of its tables (a publisher's connect does, before anything is written). */
+  #schemaReady = false;
+
+  // Nothing is written before a publisher comes: a viewer, a page or a media request for an overlay
+  // never published reads and answers 404, and the object keeps no storage at all.
+
+  /** The tables, made when the first publisher connects (they stay until the object is deleted). */
+  #ensureSchema(): void {
+    if (this.#schemaReady) return;
     this.#sql(
       'CREATE TABLE IF NOT EXISTS buffer (pos INTEGER PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL, frame TEXT NOT NULL)',
     );
     this.#sql('CREATE TABLE IF NOT EXISTS shards (idx INTEGER PRIMARY KEY, viewers INTEGER NOT NULL)');
     this.#sql('CREATE TABLE IF NOT EXISTS ips (ip TEXT PRIMARY KEY, viewers INTEGER NOT NULL)');
+    this.#schemaReady = true;
   }
 
   // --- RPC for the rest of the Worker -------------------------------------------------------------
@@ -202,6 +210,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     for (const old of this.ctx.getWebSockets(PUBLISHER)) {
       safeClose(old, RELAY_CLOSE.replaced, 'another daemon publishes this overlay');
     }
+    this.#ensureSchema();
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [PUBLISHER]);
     this.ctx.storage.kv.put(KEY.publication, publication);
@@ -509,6 +518,8 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   /** Closes every viewer (4403) and forgets the snapshot, the buffer and the viewers: new viewers get 404. */
   async #forget(reason: string): Promise<void> {
     const publication = this.#kv<Publication>(KEY.publication);
+    // Never published (or forgotten already with nobody connected): nothing to forget, nothing written.
+    if (publication === undefined && this.#snapshot() === undefined) return;
     // The shards' names need the publication, which may be forgotten below.
     const live = this.#sql<{ idx: number }>('SELECT idx FROM shards WHERE viewers > 0')
       .toArray()
