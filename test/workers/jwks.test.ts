@@ -1,6 +1,7 @@
 import { env } from 'cloudflare:workers';
-import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { signLicence } from '../../workers/src/licence.js';
 import {
   gatekeeper,
   login,
@@ -39,5 +40,15 @@ describe('GET /.well-known/jwks.json', () => {
     expect(payload).toMatchObject({ sub: user, tier: 'premium' });
     expect(payload.exp! - payload.iat!).toBe(7 * 24 * 60 * 60);
     expect(decodeProtectedHeader(token)).toMatchObject({ alg: 'EdDSA', typ: 'JWT', kid: jwks.keys[0]?.kid });
+  });
+
+  it('signs licences for LICENCE_TTL_SECONDS when it is set', async () => {
+    const { token, expiresAt } = await signLicence(
+      { ...env, LICENCE_TTL_SECONDS: '45' },
+      { sub: 'ttl', tier: 'premium' },
+    );
+    const payload = decodeJwt(token);
+    expect(payload.exp! - payload.iat!).toBe(45);
+    expect(expiresAt.getTime()).toBe(payload.exp! * 1000);
   });
 });

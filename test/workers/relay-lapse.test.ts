@@ -1,8 +1,10 @@
 // The end of a publication as viewers notice it: the daemon unpublishing (at once), the member no longer
 // Premium or signed out (within a minute), and the hub's unpublishMember for the rest of the Worker.
-import { runDurableObjectAlarm } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';
+import { OverlayRelay, PUBLISHER_RETURN_MS } from '../../workers/src/relay/hub.js';
+import { gatekeeper, WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';
 import {
   event,
   hubStub,
@@ -108,16 +110,16 @@ describe('the member no longer Premium', () => {
     expect(await statusOfNewViewer(s.subdomain, s.overlayId)).toBe(404);
   });
 
-  it('ends a publication whose publisher stayed away past its licence’s expiry', async () => {
+  it('ends a publication whose publisher stayed away 10 minutes past its licence’s expiry', async () => {
     const s = await published('relay-away-past-exp');
     s.daemon.close();
     await s.daemon.closed;
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
-      vi.setSystemTime(s.expiresAt.getTime() - 1000);
+      vi.setSystemTime(s.expiresAt.getTime());
       await runDurableObjectAlarm(s.hub);
       expect(await s.hub.published()).toBe(true);
-      vi.setSystemTime(s.expiresAt.getTime());
+      vi.setSystemTime(s.expiresAt.getTime() + PUBLISHER_RETURN_MS);
       await runDurableObjectAlarm(s.hub);
       for (const v of s.viewers) expect(await v.closed).toMatchObject({ code: 4403 });
     } finally {
@@ -137,5 +139,38 @@ describe('the member no longer Premium', () => {
       vi.useRealTimers();
     }
     for (const v of s.viewers) expect(await v.closed).toMatchObject({ code: 4403 });
+  });
+});
+
+describe('the member’s viewer address changed (SUBDOMAIN_SECRET)', () => {
+  const rotated = { ...env, SUBDOMAIN_SECRET: 'a-new-subdomain-secret' };
+
+  it('ends the old address like an unpublished one: its page 404, its viewers 4403, the publisher told to reconnect', async () => {
+    const s = await published('relay-moved');
+    // The Worker runs with the new secret: a page check on the old address finds it moved.
+    const published_ = await runInDurableObject(s.hub, (_instance, state) =>
+      new OverlayRelay(state, rotated).published(),
+    );
+    expect(published_).toBe(false);
+    for (const v of s.viewers) expect(await v.closed).toMatchObject({ code: 4403 });
+    expect(await s.daemon.closed).toMatchObject({ code: 4401 });
+    expect(await s.hub.published()).toBe(false);
+    expect(await statusOfNewViewer(s.subdomain, s.overlayId)).toBe(404);
+    const page = await gatekeeper(`/v/${s.subdomain}/${s.overlayId}`);
+    expect(page.status).toBe(404);
+    await page.body?.cancel();
+  });
+
+  it('ends it within a minute by the alarm too, with nobody asking', async () => {
+    const s = await published('relay-moved-alarm');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 60_000);
+      await runInDurableObject(s.hub, (_instance, state) => new OverlayRelay(state, rotated).alarm());
+      for (const v of s.viewers) expect(await v.closed).toMatchObject({ code: 4403 });
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await statusOfNewViewer(s.subdomain, s.overlayId)).toBe(404);
   });
 });

@@ -1,6 +1,6 @@
 // The overlay relay's refusals and limits, each as the daemon or a viewer notices it, and each leaving
 // the other viewers as they were.
-import { runDurableObjectAlarm } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { VIEWER_PING, VIEWER_PONG } from '../../shared/protocol/index.js';
@@ -335,4 +335,53 @@ describe('viewers of an overlay never published', () => {
       code: 'not_found',
     });
   });
+
+  /** What the hub's storage holds: its tables and its size (a hub nobody asked anything is the measure). */
+  const storageOf = (overlay: { subdomain: string; overlayId: string }) =>
+    runInDurableObject(hubStub(overlay.subdomain, overlay.overlayId), (_instance, state) => ({
+      tables: state.storage.sql.exec('SELECT name FROM sqlite_master').toArray(),
+      bytes: state.storage.sql.databaseSize,
+    }));
+
+  it('answer 404 to the page, the socket and a media file without writing anything', async () => {
+    const { subdomain } = await member('relay-never-storage');
+    const asked = Array.from({ length: 10 }, () => ({ subdomain, overlayId: newOverlayId() }));
+    const media = `${'ab'.repeat(32)}.png`;
+    for (const { overlayId } of asked) {
+      const base = `/v/${subdomain}/${overlayId}`;
+      for (const res of [
+        await gatekeeper(base),
+        await gatekeeper(`${base}/ws`, { headers: { Upgrade: 'websocket', Origin: ORIGIN } }),
+        await gatekeeper(`${base}/assets/${media}`),
+      ]) {
+        expect(await errorOf(res)).toMatchObject({ status: 404, code: 'not_found' });
+      }
+    }
+    const untouched = await storageOf({ subdomain, overlayId: newOverlayId() });
+    expect(untouched.tables).toEqual([]);
+    for (const overlay of asked) expect(await storageOf(overlay)).toEqual(untouched);
+  });
+
+  it('limits /v/* to 300 requests a minute per address (429 with Retry-After), others unaffected', async () => {
+    const { subdomain } = await member('relay-never-flood');
+    const ip = uniqueIp();
+    // Addresses that name no overlay (answered without asking a hub, so the loop is quick) count too.
+    const path = `/v/${subdomain}/not-an-overlay`;
+    let refused: Response | undefined;
+    let sent = 0;
+    // The bound allows for the limiter's window turning over once during the loop.
+    while (!refused && sent < 601) {
+      const res = await gatekeeper(path, { ip });
+      sent += 1;
+      if (res.status === 429) refused = res;
+      else expect((await errorOf(res)).status).toBe(404);
+    }
+    expect(sent).toBeGreaterThan(300);
+    expect(refused?.headers.get('Retry-After')).toBe('60');
+    expect(await errorOf(refused as Response)).toMatchObject({ code: 'rate_limited' });
+    const page = await gatekeeper(`/v/${subdomain}/${newOverlayId()}`, { ip });
+    expect(page.status).toBe(429);
+    await page.body?.cancel();
+    expect((await errorOf(await gatekeeper(path))).status).toBe(404);
+  }, 30_000);
 });

@@ -9,10 +9,17 @@ type OptionalVariable =
   | 'CLOUDFLARE_API_BASE'
   | 'TUNNEL_ORIGIN_SERVICE'
   | 'RELAY_SHARDS'
-  | 'RELAY_SHARD_SIZE';
+  | 'RELAY_SHARD_SIZE'
+  | 'LICENCE_TTL_SECONDS';
 
 export type GatekeeperEnv = Omit<Cloudflare.Env, OptionalVariable> &
-  Partial<Pick<Cloudflare.Env, OptionalVariable>>;
+  Partial<Record<OptionalVariable, string>>;
+
+/** A positive integer variable, or its default when unset or not a positive integer. */
+export function positiveVar(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return Number.isSafeInteger(n) && n > 0 ? n : fallback;
+}
 
 export interface LicenceClaims {
   sub: string;

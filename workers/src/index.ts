@@ -32,7 +32,9 @@ app.route('/', validateRoutes);
 // Decisions §2: the tunnel endpoints are rate limited per IP too; this must precede their routes.
 app.use('/tunnels/*', rateLimit('tunnels'));
 app.route('/tunnels', tunnelRoutes);
-// The overlay relay: the daemon's publisher sockets and the viewers' (docs/relay.md).
+// The overlay relay: the daemon's publisher sockets and the viewers' (docs/relay.md). Viewer routes are
+// public, so they are limited per IP (on a limiter of their own: a page loads its media through them).
+app.use('/v/*', rateLimit('viewers', 'VIEWER_RATE_LIMITER'));
 app.route('/', relayRoutes);
 // Kick: the member's account link, chat sending, Kick's webhooks and the daemon's events socket (docs/kick.md).
 app.route('/kick', kickRoutes);

@@ -2,11 +2,14 @@
 import { createLocalJWKSet, importJWK, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import * as v from 'valibot';
 import { LICENCE_JWT, parseWith, Tier } from '../../shared/protocol/index.js';
-import type { GatekeeperEnv, LicenceClaims } from './env.js';
+import { type GatekeeperEnv, type LicenceClaims, positiveVar } from './env.js';
 import { ApiError } from './errors.js';
 import { type MemberRecord, memberEpoch, readMember } from './membership/member-store.js';
 
-const LICENCE_TTL_SECONDS = 7 * 24 * 60 * 60;
+/** How long a licence is valid: `LICENCE_TTL_SECONDS`, 7 days by default. */
+export const DEFAULT_LICENCE_TTL_SECONDS = 7 * 24 * 60 * 60;
+export const licenceTtlSeconds = (env: GatekeeperEnv) =>
+  positiveVar(env.LICENCE_TTL_SECONDS, DEFAULT_LICENCE_TTL_SECONDS);
 const ALG = LICENCE_JWT.algorithm;
 
 const LicenceClaimsSchema: v.GenericSchema<LicenceClaims> = v.object({
@@ -70,7 +73,7 @@ export async function signLicence(
 ): Promise<{ token: string; expiresAt: Date }> {
   const { kid, privateKey } = await keyMaterial(env);
   const iat = Math.floor(now / 1000);
-  const exp = iat + LICENCE_TTL_SECONDS;
+  const exp = iat + licenceTtlSeconds(env);
   const token = await new SignJWT({ tier: subject.tier, epoch: subject.epoch ?? 1 })
     .setProtectedHeader({ alg: ALG, kid, typ: 'JWT' })
     .setIssuer(env.PUBLIC_BASE_URL)

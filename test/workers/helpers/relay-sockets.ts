@@ -8,20 +8,31 @@ import { gatekeeper, uniqueIp, uniqueUserId } from './gatekeeper.js';
 
 export const ORIGIN = 'http://gatekeeper.test';
 
-/** A member on record with this tier (and epoch), and a licence of theirs. */
+/**
+ * A member on record with this tier (and epoch), and a licence of theirs; `ttlSeconds` is the licence's
+ * lifetime as LICENCE_TTL_SECONDS would set it (7 days by default).
+ */
 export async function member(
   label: string,
-  options: { tier?: 'free' | 'premium'; licenceTier?: 'free' | 'premium' } = {},
+  options: { tier?: 'free' | 'premium'; licenceTier?: 'free' | 'premium'; ttlSeconds?: number } = {},
 ): Promise<{ userId: string; token: string; subdomain: string; expiresAt: Date }> {
   const userId = uniqueUserId(label);
   const tier = options.tier ?? 'premium';
   await writeMember(env, userId, { tier, checked_at: Date.now(), refresh_token: null, epoch: 1 });
-  const { token, expiresAt } = await signLicence(env, {
-    sub: userId,
+  const { token, expiresAt } = await licenceOf(userId, {
     tier: options.licenceTier ?? tier,
-    epoch: 1,
+    ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}),
   });
   return { userId, token, expiresAt, subdomain: await deriveSubdomain(env.SUBDOMAIN_SECRET, userId) };
+}
+
+/** A licence signed now for a member, as a refresh hands it out (with LICENCE_TTL_SECONDS = `ttlSeconds`). */
+export function licenceOf(
+  userId: string,
+  options: { tier?: 'free' | 'premium'; ttlSeconds?: number } = {},
+): Promise<{ token: string; expiresAt: Date }> {
+  const issuer = options.ttlSeconds ? { ...env, LICENCE_TTL_SECONDS: String(options.ttlSeconds) } : env;
+  return signLicence(issuer, { sub: userId, tier: options.tier ?? 'premium', epoch: 1 });
 }
 
 /** What a re-check finds later: the verdict turned Free, or a logout raised the epoch. */

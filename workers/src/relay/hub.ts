@@ -13,6 +13,7 @@ import {
 } from '../../../shared/protocol/index.js';
 import type { GatekeeperEnv } from '../env.js';
 import { memberEpoch, readMember } from '../membership/member-store.js';
+import { deriveSubdomain } from '../tunnels/subdomain.js';
 import { hubName, overBytes, RELAY_HEADER, shardLayout, shardName } from './names.js';
 
 const PUBLISHER = 'publisher';
@@ -23,6 +24,11 @@ const BUFFER_CAP_BYTES = 64 * 1024 * 1024;
 const REPLAY_CAP_BYTES = 8 * 1024 * 1024;
 /** A full relay tells the page when to try again (it also backs off on its own, with jitter). */
 const FULL_RETRY_AFTER_SECONDS = 10;
+/**
+ * A publisher closed at its licence's `exp` has this long to come back with a refreshed licence; its
+ * viewers, the snapshot and the kept messages wait for it. Past that, the publication ends.
+ */
+export const PUBLISHER_RETURN_MS = 10 * 60_000;
 
 /** Who publishes this overlay, as the Worker vouched for at the publisher's last connect. */
 interface Publication {
@@ -87,13 +93,21 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   #tokens: number = RELAY_LIMITS.publisherFramesPerSecond;
   #tokensAt = Date.now();
 
-  constructor(ctx: DurableObjectState, env: GatekeeperEnv) {
-    super(ctx, env);
+  /** Whether this instance made sure of its tables (a publisher's connect does, before anything is written). */
+  #schemaReady = false;
+
+  // Nothing is written before a publisher comes: a viewer, a page or a media request for an overlay
+  // never published reads and answers 404, and the object keeps no storage at all.
+
+  /** The tables, made when the first publisher connects (they stay until the object is deleted). */
+  #ensureSchema(): void {
+    if (this.#schemaReady) return;
     this.#sql(
       'CREATE TABLE IF NOT EXISTS buffer (pos INTEGER PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL, frame TEXT NOT NULL)',
     );
     this.#sql('CREATE TABLE IF NOT EXISTS shards (idx INTEGER PRIMARY KEY, viewers INTEGER NOT NULL)');
     this.#sql('CREATE TABLE IF NOT EXISTS ips (ip TEXT PRIMARY KEY, viewers INTEGER NOT NULL)');
+    this.#schemaReady = true;
   }
 
   // --- RPC for the rest of the Worker -------------------------------------------------------------
@@ -101,6 +115,12 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   /** A snapshot is held and the member was Premium at the last check (re-checked here if that is overdue). */
   async published(): Promise<boolean> {
     if (this.#snapshot() === undefined) return false;
+    // The alarm ends a publication nobody came back to; a page asking first does not wait for it.
+    if (this.#abandoned(Date.now())) {
+      await this.#forget('the publisher did not come back after its licence expired');
+      return false;
+    }
+    if (await this.#moved()) return false;
     const checkedAt = this.#kv<number>(KEY.checkedAt) ?? 0;
     if (Date.now() - checkedAt > RELAY_LIMITS.lapseCheckMs) await this.#recheck();
     return this.#snapshot() !== undefined;
@@ -190,6 +210,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     for (const old of this.ctx.getWebSockets(PUBLISHER)) {
       safeClose(old, RELAY_CLOSE.replaced, 'another daemon publishes this overlay');
     }
+    this.#ensureSchema();
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [PUBLISHER]);
     this.ctx.storage.kv.put(KEY.publication, publication);
@@ -322,18 +343,21 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
 
   // --- Alarm: the licence's exp, the member re-check, the paced viewer count ------------------------
 
+  // Each step looks at what is due now and leaves it done, so a second run at the same instant does
+  // nothing more, and #arm only ever picks times still ahead.
   override async alarm(): Promise<void> {
     const now = Date.now();
     const publication = this.#kv<Publication>(KEY.publication);
     if (publication && now >= publication.exp * 1000) {
-      const publishers = this.#publishers();
-      // No tolerance: the daemon reconnects with its refreshed licence.
-      for (const ws of publishers) safeClose(ws, RELAY_CLOSE.licenceExpired, 'the licence expired');
-      // Nobody came back with a licence before the last one expired (the daemon has been away for
-      // days): nothing vouches for the publication any more, so it ends, and so do the re-checks.
-      if (publishers.length === 0 && this.#snapshot() !== undefined) {
-        await this.#forget('the publisher has been away past its licence');
+      // No tolerance: the daemon reconnects with its refreshed licence; viewers wait for it.
+      for (const ws of this.#publishers()) {
+        safeClose(ws, RELAY_CLOSE.licenceExpired, 'the licence expired');
       }
+    }
+    if (this.#abandoned(now)) {
+      // Nobody came back with a licence in time: nothing vouches for the publication any more, so it
+      // ends, and so do the re-checks.
+      await this.#forget('the publisher did not come back after its licence expired');
     }
     if (this.#watching() && now - (this.#kv<number>(KEY.checkedAt) ?? 0) >= RELAY_LIMITS.lapseCheckMs) {
       await this.#recheck();
@@ -346,10 +370,30 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     this.#arm();
   }
 
+  /**
+   * The member's viewer address is no longer this hub's (SUBDOMAIN_SECRET changed): its old address ends
+   * like an unpublished one, and the publisher reconnects (4401) to the hub of the new address.
+   */
+  async #moved(): Promise<boolean> {
+    const publication = this.#kv<Publication>(KEY.publication);
+    if (!publication) return false;
+    const subdomain = await deriveSubdomain(this.env.SUBDOMAIN_SECRET, publication.member);
+    if (subdomain === publication.subdomain) return false;
+    console.log(
+      `relay ${publication.subdomain}/${publication.overlayId}: the member's address is now ${subdomain}`,
+    );
+    for (const ws of this.ctx.getWebSockets(PUBLISHER)) {
+      safeClose(ws, RELAY_CLOSE.licenceExpired, 'the viewer address changed; connect again');
+    }
+    await this.#forget('this overlay moved to another address');
+    return true;
+  }
+
   /** The member's stored verdict and licence epoch: Free or signed out ends the publication. */
   async #recheck(): Promise<void> {
     const publication = this.#kv<Publication>(KEY.publication);
     if (!publication) return;
+    if (await this.#moved()) return;
     const member = await readMember(this.env, publication.member);
     if (member?.tier === 'free' || memberEpoch(member) > publication.epoch) {
       console.log(`relay ${publication.subdomain}/${publication.overlayId}: the member is no longer Premium`);
@@ -364,11 +408,30 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     return this.#snapshot() !== undefined || this.#publishers().length > 0;
   }
 
-  /** Sets the alarm to the next thing due: the licence's exp, the next re-check, the paced viewer count. */
+  /** Published, the last licence expired more than PUBLISHER_RETURN_MS ago, and no publisher is back. */
+  #abandoned(now: number): boolean {
+    const publication = this.#kv<Publication>(KEY.publication);
+    return (
+      publication !== undefined &&
+      now >= publication.exp * 1000 + PUBLISHER_RETURN_MS &&
+      this.#publishers().length === 0 &&
+      this.#snapshot() !== undefined
+    );
+  }
+
+  /**
+   * Sets the alarm to the next thing due: the licence's exp, then the end of the publisher's time to
+   * come back, the next re-check, the paced viewer count.
+   */
   #arm(): void {
+    const now = Date.now();
     const due: number[] = [];
     const publication = this.#kv<Publication>(KEY.publication);
-    if (publication && this.#watching()) due.push(publication.exp * 1000);
+    if (publication && this.#watching()) {
+      const exp = publication.exp * 1000;
+      if (now < exp) due.push(exp);
+      else if (now < exp + PUBLISHER_RETURN_MS) due.push(exp + PUBLISHER_RETURN_MS);
+    }
     if (this.#watching()) due.push((this.#kv<number>(KEY.checkedAt) ?? 0) + RELAY_LIMITS.lapseCheckMs);
     const countDueAt = this.#kv<number>(KEY.countDueAt);
     if (countDueAt !== undefined) due.push(countDueAt);
@@ -455,6 +518,8 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   /** Closes every viewer (4403) and forgets the snapshot, the buffer and the viewers: new viewers get 404. */
   async #forget(reason: string): Promise<void> {
     const publication = this.#kv<Publication>(KEY.publication);
+    // Never published (or forgotten already with nobody connected): nothing to forget, nothing written.
+    if (publication === undefined && this.#snapshot() === undefined) return;
     // The shards' names need the publication, which may be forgotten below.
     const live = this.#sql<{ idx: number }>('SELECT idx FROM shards WHERE viewers > 0')
       .toArray()

@@ -1,5 +1,5 @@
 // Names, limits and small helpers the relay's Worker routes, hub and shards share.
-import type { GatekeeperEnv } from '../env.js';
+import { type GatekeeperEnv, positiveVar } from '../env.js';
 
 /** Overlay ids are lowercase UUIDs: one spelling per overlay, so one hub per overlay. */
 export const OVERLAY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -23,12 +23,6 @@ export const shardName = (hub: string, index: number) => `${hub}#${index}`;
 
 export function hubOf(env: GatekeeperEnv, subdomain: string, overlayId: string) {
   return env.OVERLAY_RELAY.get(env.OVERLAY_RELAY.idFromName(hubName(subdomain, overlayId)));
-}
-
-/** A positive integer variable, or its default when unset or not a positive integer. */
-function positiveVar(value: string | undefined, fallback: number): number {
-  const n = Number(value);
-  return Number.isSafeInteger(n) && n > 0 ? n : fallback;
 }
 
 /** How many shards a hub may use and how many viewers each holds (RELAY_SHARDS, RELAY_SHARD_SIZE). */
