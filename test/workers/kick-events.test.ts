@@ -7,7 +7,7 @@ import { env } from 'cloudflare:workers';
 import * as v from 'valibot';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KICK_WEBHOOK_LIMITS, KickEventsFrame, type KickFeedEvent } from '../../shared/protocol/kick.js';
-import { type KeptKickEvent, type KickChannel, kickChannelOf } from '../../workers/src/kick/channel.js';
+import { type KeptKickEvent, KickChannel, kickChannelOf } from '../../workers/src/kick/channel.js';
 import { gatekeeper, WARM_UP_TIMEOUT_MS } from './helpers/gatekeeper.js';
 import { member, openSocket, type Socket } from './helpers/relay-sockets.js';
 
@@ -113,6 +113,45 @@ describe('GET /kick/events: replay, gap, live', () => {
     ]);
     socket.close();
     again.close();
+  });
+
+  it('every frame, replayed or live, carries `at`: when the event happened (here: when it was stored)', async () => {
+    const { userId, token } = await member('kick-feed-at');
+    const channel = kickChannelOf(env, userId);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const first = Date.now();
+    await channel.store('d-1', chat('one'));
+    vi.setSystemTime(first + HOUR);
+    // Kick's own time of the event, when its payload gives one.
+    await channel.store('d-2', chat('two'), first + 30 * 60_000);
+    const socket = await feed(token, '?after=0');
+    expect(await socket.take(2)).toEqual([
+      expect.objectContaining({ seq: 1, at: first }),
+      expect.objectContaining({ seq: 2, at: first + 30 * 60_000 }),
+    ]);
+    vi.setSystemTime(first + 2 * HOUR);
+    await channel.store('d-3', chat('three'));
+    expect(await nextFrame(socket)).toMatchObject({ type: 'event', seq: 3, at: first + 2 * HOUR });
+    socket.close();
+  });
+
+  it('events kept before the time of each was recorded replay with when they were stored', async () => {
+    const { userId, token } = await member('kick-feed-at-before');
+    const storedAt = Date.now() - HOUR;
+    await runInDurableObject(kickChannelOf(env, userId), (_instance: KickChannel, state) => {
+      const sql = state.storage.sql;
+      sql.exec('DROP TABLE events');
+      sql.exec('CREATE TABLE events (seq INTEGER PRIMARY KEY, at INTEGER NOT NULL, event TEXT NOT NULL)');
+      sql.exec('INSERT INTO events (seq, at, event) VALUES (1, ?, ?)', storedAt, JSON.stringify(chat('old')));
+      state.storage.kv.put('lastSeq', 1);
+      // The object as it starts after the update, on the same storage.
+      new KickChannel(state, env);
+    });
+    const socket = await feed(token, '?after=0');
+    expect(await nextFrame(socket)).toMatchObject({ type: 'event', seq: 1, at: storedAt });
+    await kickChannelOf(env, userId).store('d-2', chat('new'));
+    expect(await nextFrame(socket)).toMatchObject({ type: 'event', seq: 2 });
+    socket.close();
   });
 
   it('without after: only live events', async () => {

@@ -17,10 +17,13 @@ import type { GatekeeperEnv } from '../env.js';
 const FEED = 'feed';
 const KEY_LAST_SEQ = 'lastSeq';
 
-/** An event as kept: its seq, when it was stored (ms), and the event. */
+/** An event as kept: its seq, when it happened and when it was stored (ms), and the event. */
 export interface KeptKickEvent {
   seq: number;
+  /** When it happened (the feed frame's `at`). */
   at: number;
+  /** When it was stored: it is kept for 24 hours from here. */
+  storedAt: number;
   event: KickFeedEvent;
 }
 
@@ -29,9 +32,14 @@ export type KickStoreResult = { stored: true; seq: number } | { stored: false; r
 export class KickChannel extends DurableObject<GatekeeperEnv> {
   constructor(ctx: DurableObjectState, env: GatekeeperEnv) {
     super(ctx, env);
+    // `at`: when it was stored; `happened_at`: when it happened (added later: rows from before have none).
     this.#sql(
-      'CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, at INTEGER NOT NULL, event TEXT NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, at INTEGER NOT NULL, event TEXT NOT NULL, happened_at INTEGER)',
     );
+    const columns = this.#sql<{ name: string }>("SELECT name FROM pragma_table_info('events')").toArray();
+    if (!columns.some((c) => c.name === 'happened_at')) {
+      this.#sql('ALTER TABLE events ADD COLUMN happened_at INTEGER');
+    }
     this.#sql(
       'CREATE TABLE IF NOT EXISTS deliveries (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE)',
     );
@@ -41,9 +49,10 @@ export class KickChannel extends DurableObject<GatekeeperEnv> {
 
   /**
    * Stores a verified, mapped event unless its delivery id was stored already: it gets the member's next
-   * seq, is kept, and goes to every open feed socket.
+   * seq, is kept, and goes to every open feed socket. `happenedAt` is Kick's time of the event where the
+   * payload gives one (ms); the feed says the receipt otherwise, and for a time ahead of the receipt.
    */
-  store(deliveryId: string, event: KickFeedEvent): KickStoreResult {
+  store(deliveryId: string, event: KickFeedEvent, happenedAt?: number): KickStoreResult {
     const seen = this.#sql('SELECT 1 FROM deliveries WHERE id = ?', deliveryId).toArray().length > 0;
     if (seen) return { stored: false, reason: 'duplicate' };
     const n = this.#sql<{ n: number }>('INSERT INTO deliveries (id) VALUES (?) RETURNING n', deliveryId).one()
@@ -52,11 +61,15 @@ export class KickChannel extends DurableObject<GatekeeperEnv> {
     const seq = this.#lastSeq() + 1;
     this.ctx.storage.kv.put(KEY_LAST_SEQ, seq);
     const now = Date.now();
+    const at =
+      happenedAt !== undefined && Number.isSafeInteger(happenedAt) && happenedAt >= 0
+        ? Math.min(happenedAt, now)
+        : now;
     const text = JSON.stringify(event);
     this.#prune(now);
     const wasEmpty = this.#sql('SELECT 1 FROM events LIMIT 1').toArray().length === 0;
-    this.#sql('INSERT INTO events (seq, at, event) VALUES (?, ?, ?)', seq, now, text);
-    const frame = eventFrame(seq, text);
+    this.#sql('INSERT INTO events (seq, at, event, happened_at) VALUES (?, ?, ?, ?)', seq, now, text, at);
+    const frame = eventFrame(seq, at, text);
     for (const ws of this.ctx.getWebSockets(FEED)) sendTo(ws, frame);
     // The alarm follows the oldest event; it only moves when this one is the oldest.
     if (wasEmpty) void this.#arm();
@@ -66,11 +79,16 @@ export class KickChannel extends DurableObject<GatekeeperEnv> {
   /** What is kept, oldest first (for tests and diagnostics): seq, when, event. */
   kept(): KeptKickEvent[] {
     this.#prune(Date.now());
-    return this.#sql<{ seq: number; at: number; event: string }>(
-      'SELECT seq, at, event FROM events ORDER BY seq',
+    return this.#sql<{ seq: number; at: number; stored_at: number; event: string }>(
+      'SELECT seq, COALESCE(happened_at, at) AS at, at AS stored_at, event FROM events ORDER BY seq',
     )
       .toArray()
-      .map((r) => ({ seq: r.seq, at: r.at, event: JSON.parse(r.event) as KickFeedEvent }));
+      .map((r) => ({
+        seq: r.seq,
+        at: r.at,
+        storedAt: r.stored_at,
+        event: JSON.parse(r.event) as KickFeedEvent,
+      }));
   }
 
   /** The member unlinked Kick: events and delivery ids go, feed sockets close; the seq goes on. */
@@ -135,11 +153,11 @@ export class KickChannel extends DurableObject<GatekeeperEnv> {
     if ((after < lastSeq && after < from - 1) || after > lastSeq) {
       frames.push(JSON.stringify({ type: 'gap', from: Math.max(1, from) } satisfies KickEventsFrame));
     }
-    const rows = this.#sql<{ seq: number; event: string }>(
-      'SELECT seq, event FROM events WHERE seq > ? ORDER BY seq',
+    const rows = this.#sql<{ seq: number; at: number; event: string }>(
+      'SELECT seq, COALESCE(happened_at, at) AS at, event FROM events WHERE seq > ? ORDER BY seq',
       after > lastSeq ? 0 : after,
     ).toArray();
-    for (const row of rows) frames.push(eventFrame(row.seq, row.event));
+    for (const row of rows) frames.push(eventFrame(row.seq, row.at, row.event));
     return frames;
   }
 
@@ -176,9 +194,9 @@ export class KickChannel extends DurableObject<GatekeeperEnv> {
   }
 }
 
-/** `{"type":"event","seq":N,"event":…}` around an event kept as JSON text. */
-function eventFrame(seq: number, eventJson: string): string {
-  return `{"type":"event","seq":${seq},"event":${eventJson}}`;
+/** `{"type":"event","seq":N,"at":T,"event":…}` around an event kept as JSON text. */
+function eventFrame(seq: number, at: number, eventJson: string): string {
+  return `{"type":"event","seq":${seq},"at":${at},"event":${eventJson}}`;
 }
 
 function sendTo(ws: WebSocket, frame: string): void {
