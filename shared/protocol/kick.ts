@@ -166,6 +166,17 @@ export const KickEventsFrame = v.variant('type', [
 ]);
 export type KickEventsFrame = v.InferOutput<typeof KickEventsFrame>;
 
+/**
+ * How the Gatekeeper ends a feed socket (besides 1000 when the member unlinked Kick). The licence's `exp`
+ * passing: reconnect with a refreshed licence. Signed out, or no longer a member: do not reconnect before
+ * a new sign-in. Replaced: the member opened more feed sockets than they may hold and this, the oldest,
+ * made way; do not reconnect by yourself (two daemons of one member would take turns).
+ */
+export const KICK_FEED_CLOSE = { licenceExpired: 4401, signedOut: 4403, replaced: 4409 } as const;
+
+/** Feed sockets one member may hold at once; a newer one closes the oldest (4409). */
+export const KICK_FEED_MAX_SOCKETS = 2;
+
 /** `after` of `GET /kick/events`: a seq already received (0 for "everything kept"); absent for live only. */
 export const KickEventsAfter = v.pipe(
   v.string(),
