@@ -80,18 +80,23 @@ describe('Kick webhook bodies → feed events', () => {
   });
 
   it('a stream going live or ending is a livestream marker, not a stream event', () => {
-    expect(
-      mapKickWebhook('livestream.status.updated', kickSamples.livestreamStatus(undefined, true)),
-    ).toEqual({
+    const started = {
+      ...kickSamples.livestreamStatus(undefined, true),
+      started_at: '2025-01-01T11:00:00+11:00',
+    };
+    expect(mapKickWebhook('livestream.status.updated', started)).toEqual({
       type: 'livestream',
       platform: 'kick',
       live: true,
       title: 'Stream Title',
       startedAt: '2025-01-01T11:00:00+11:00',
     });
-    expect(
-      mapKickWebhook('livestream.status.updated', kickSamples.livestreamStatus(undefined, false)),
-    ).toEqual({
+    const ended = {
+      ...kickSamples.livestreamStatus(undefined, false),
+      started_at: '2025-01-01T11:00:00+11:00',
+      ended_at: '2025-01-01T15:00:00+11:00',
+    };
+    expect(mapKickWebhook('livestream.status.updated', ended)).toEqual({
       type: 'livestream',
       platform: 'kick',
       live: false,
@@ -99,6 +104,31 @@ describe('Kick webhook bodies → feed events', () => {
       startedAt: '2025-01-01T11:00:00+11:00',
       endedAt: '2025-01-01T15:00:00+11:00',
     });
+  });
+
+  it('the time of each event is Kick’s, where its payload gives one', () => {
+    const at = (type: string, body: unknown) => {
+      const parsed = parseKickWebhook(type, body);
+      return parsed.kind === 'event' ? parsed.at : parsed.kind;
+    };
+    const chat = { ...kickSamples.chat(), created_at: '2025-01-14T16:08:06Z' };
+    expect(at('chat.message.sent', chat)).toBe(Date.parse('2025-01-14T16:08:06Z'));
+    const kicks = { ...kickSamples.kicksGifted(), created_at: '2025-10-20T04:00:08.634Z' };
+    expect(at('kicks.gifted', kicks)).toBe(Date.parse('2025-10-20T04:00:08.634Z'));
+    const started = {
+      ...kickSamples.livestreamStatus(undefined, true),
+      started_at: '2025-01-01T11:00:00+11:00',
+    };
+    expect(at('livestream.status.updated', started)).toBe(Date.parse('2025-01-01T00:00:00Z'));
+    const ended = {
+      ...kickSamples.livestreamStatus(undefined, false),
+      ended_at: '2025-01-01T15:00:00+11:00',
+    };
+    expect(at('livestream.status.updated', ended)).toBe(Date.parse('2025-01-01T04:00:00Z'));
+    // None given, or not a time: none (the Gatekeeper takes the receipt).
+    expect(at('channel.followed', kickSamples.follow())).toBeUndefined();
+    expect(at('chat.message.sent', { ...chat, created_at: null })).toBeUndefined();
+    expect(at('chat.message.sent', { ...chat, created_at: 'yesterday' })).toBeUndefined();
   });
 
   it('every mapped sample is a valid feed event, with its broadcaster as the channel', () => {
@@ -143,10 +173,18 @@ describe('Kick webhook bodies → feed events', () => {
 
 describe('the event feed’s frames', () => {
   it('an event frame carries a stream event or a livestream marker; a gap names where what is kept starts', () => {
+    const at = Date.now();
     const chat = mapKickWebhook('chat.message.sent', kickSamples.chat());
-    expect(v.safeParse(KickEventsFrame, { type: 'event', seq: 1, event: chat }).success).toBe(true);
+    expect(v.safeParse(KickEventsFrame, { type: 'event', seq: 1, at, event: chat }).success).toBe(true);
     const live = mapKickWebhook('livestream.status.updated', kickSamples.livestreamStatus());
-    expect(v.safeParse(KickEventsFrame, { type: 'event', seq: 2, event: live }).success).toBe(true);
+    expect(v.safeParse(KickEventsFrame, { type: 'event', seq: 2, at, event: live }).success).toBe(true);
+    // When it happened is part of every event frame: ms since the epoch.
+    expect(v.safeParse(KickEventsFrame, { type: 'event', seq: 1, event: chat }).success).toBe(false);
+    for (const bad of [-1, 1.5, '2025-01-14T16:08:06Z']) {
+      expect(v.safeParse(KickEventsFrame, { type: 'event', seq: 1, at: bad, event: chat }).success).toBe(
+        false,
+      );
+    }
     expect(v.safeParse(KickEventsFrame, { type: 'gap', from: 40 }).success).toBe(true);
     expect(v.safeParse(KickEventsFrame, { type: 'gap', from: 0 }).success).toBe(false);
     expect(v.safeParse(KickEventsFrame, { type: 'event', seq: 1, event: { type: 'nope' } }).success).toBe(

@@ -151,13 +151,31 @@ export const KickFeedEvent = v.variant('type', [StreamEvent, KickLivestreamEvent
 export type KickFeedEvent = v.InferOutput<typeof KickFeedEvent>;
 
 const seq = positiveInt;
+/**
+ * When an event happened, in milliseconds since the epoch (UTC): the time Kick's payload gives
+ * (`created_at`; a stream's `started_at`, or `ended_at` once it ended) where it gives one, else when the
+ * Gatekeeper received the delivery; never later than that receipt. A daemon tells events it catches up
+ * on (this far in the past) from live ones by it.
+ */
+export const KickEventAt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
 /** Every frame the Gatekeeper sends on `GET /kick/events` (server to daemon; the daemon sends nothing). */
 export const KickEventsFrame = v.variant('type', [
-  v.object({ type: v.literal('event'), seq, event: KickFeedEvent }),
+  v.object({ type: v.literal('event'), seq, at: KickEventAt, event: KickFeedEvent }),
   /** Events from `from - 1` down to the daemon's `after` are no longer kept (past 24 h or 10,000 events). */
   v.object({ type: v.literal('gap'), from: seq }),
 ]);
 export type KickEventsFrame = v.InferOutput<typeof KickEventsFrame>;
+
+/**
+ * How the Gatekeeper ends a feed socket (besides 1000 when the member unlinked Kick). The licence's `exp`
+ * passing: reconnect with a refreshed licence. Signed out, or no longer a member: do not reconnect before
+ * a new sign-in. Replaced: the member opened more feed sockets than they may hold and this, the oldest,
+ * made way; do not reconnect by yourself (two daemons of one member would take turns).
+ */
+export const KICK_FEED_CLOSE = { licenceExpired: 4401, signedOut: 4403, replaced: 4409 } as const;
+
+/** Feed sockets one member may hold at once; a newer one closes the oldest (4409). */
+export const KICK_FEED_MAX_SOCKETS = 2;
 
 /** `after` of `GET /kick/events`: a seq already received (0 for "everything kept"); absent for live only. */
 export const KickEventsAfter = v.pipe(
@@ -267,16 +285,45 @@ function mapPayload(type: KickEventType, payload: unknown): KickFeedEvent {
   }
 }
 
+/** An RFC 3339 time of Kick's payloads in ms since the epoch; undefined when absent or not such a time. */
+function kickTime(value: string | null | undefined): number | undefined {
+  if (!value || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.test(value)) {
+    return undefined;
+  }
+  const at = Date.parse(value);
+  return Number.isSafeInteger(at) && at >= 0 ? at : undefined;
+}
+
+/** When Kick says the event of a checked payload happened (a follow carries no time). */
+function timeOf(type: KickEventType, payload: unknown): number | undefined {
+  switch (type) {
+    case 'channel.followed':
+      return undefined;
+    case 'livestream.status.updated': {
+      const p = payload as KickWebhookPayload<'livestream.status.updated'>;
+      return kickTime(p.is_live ? p.started_at : p.ended_at);
+    }
+    default:
+      return kickTime((payload as { created_at?: string | null }).created_at);
+  }
+}
+
 /** What a webhook body is, once its signature holds. */
 export type KickWebhookParse =
   | { kind: 'unmapped' }
   | { kind: 'invalid'; error: string }
-  | { kind: 'event'; broadcasterUserId: number; event: KickFeedEvent };
+  | {
+      kind: 'event';
+      broadcasterUserId: number;
+      event: KickFeedEvent;
+      /** When Kick says it happened (ms since the epoch), when the payload says. */
+      at?: number;
+    };
 
 /**
  * A webhook body (already JSON-parsed) of type `type`: a type we do not map is `unmapped`; a body that
- * does not fit its type's schema is `invalid` with the reason; else the event it maps to, and the channel
- * (the broadcaster's user id) it belongs to.
+ * does not fit its type's schema is `invalid` with the reason; else the event it maps to, the channel
+ * (the broadcaster's user id) it belongs to, and when Kick says it happened.
  */
 export function parseKickWebhook(type: string, body: unknown): KickWebhookParse {
   if (!isKickEventType(type)) return { kind: 'unmapped' };
@@ -287,7 +334,13 @@ export function parseKickWebhook(type: string, body: unknown): KickWebhookParse 
     return { kind: 'invalid', error: field ? `${field}: ${issue.message}` : issue.message };
   }
   const event = mapPayload(type, result.output);
-  return { kind: 'event', broadcasterUserId: result.output.broadcaster.user_id, event };
+  const at = timeOf(type, result.output);
+  return {
+    kind: 'event',
+    broadcasterUserId: result.output.broadcaster.user_id,
+    event,
+    ...(at === undefined ? {} : { at }),
+  };
 }
 
 /** The event a webhook body maps to, or undefined for a type we do not map or a body that does not fit. */

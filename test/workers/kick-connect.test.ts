@@ -23,6 +23,7 @@ import {
   putKickUser,
   uniqueKickUserId,
 } from './helpers/kick.js';
+import { mustOpen } from './helpers/relay-sockets.js';
 
 beforeAll(warmUpOneTimeStore, WARM_UP_TIMEOUT_MS);
 afterEach(() => {
@@ -313,12 +314,15 @@ describe('tokens and the daily cron', () => {
   it('the daily cron unlinks the Kick account of a member who stopped using the app (membership record gone)', async () => {
     const kickId = uniqueKickUserId();
     await putKickUser(kickId);
-    const { userId } = await linkedMember('kick-gone', kickId);
+    const { userId, token } = await linkedMember('kick-gone', kickId);
+    const feed = await mustOpen('/kick/events', bearer(token));
     // The membership record expires 30 days after the member last used the app.
     await env.GATEKEEPER_KV.delete(`member:${userId}`);
     const logs = vi.spyOn(console, 'log').mockImplementation(() => {});
     await runCron();
     logs.mockRestore();
+    // The daemon's feed ends as for a sign-out: it does not come back by itself.
+    expect(await feed.closed).toMatchObject({ code: 4403 });
     const seen = await kickSeen(kickId);
     expect(seen.subscriptions).toEqual([]);
     expect(seen.revoked).toHaveLength(2);

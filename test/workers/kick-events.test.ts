@@ -7,8 +7,14 @@ import { env } from 'cloudflare:workers';
 import * as v from 'valibot';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KICK_WEBHOOK_LIMITS, KickEventsFrame, type KickFeedEvent } from '../../shared/protocol/kick.js';
-import { type KeptKickEvent, type KickChannel, kickChannelOf } from '../../workers/src/kick/channel.js';
-import { gatekeeper, WARM_UP_TIMEOUT_MS } from './helpers/gatekeeper.js';
+import {
+  feedHeaders,
+  type KeptKickEvent,
+  KickChannel,
+  kickChannelOf,
+} from '../../workers/src/kick/channel.js';
+import { signLicence } from '../../workers/src/licence.js';
+import { gatekeeper, logout, WARM_UP_TIMEOUT_MS } from './helpers/gatekeeper.js';
 import { member, openSocket, type Socket } from './helpers/relay-sockets.js';
 
 const HOUR = 60 * 60 * 1000;
@@ -115,6 +121,45 @@ describe('GET /kick/events: replay, gap, live', () => {
     again.close();
   });
 
+  it('every frame, replayed or live, carries `at`: when the event happened (here: when it was stored)', async () => {
+    const { userId, token } = await member('kick-feed-at');
+    const channel = kickChannelOf(env, userId);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const first = Date.now();
+    await channel.store('d-1', chat('one'));
+    vi.setSystemTime(first + HOUR);
+    // Kick's own time of the event, when its payload gives one.
+    await channel.store('d-2', chat('two'), first + 30 * 60_000);
+    const socket = await feed(token, '?after=0');
+    expect(await socket.take(2)).toEqual([
+      expect.objectContaining({ seq: 1, at: first }),
+      expect.objectContaining({ seq: 2, at: first + 30 * 60_000 }),
+    ]);
+    vi.setSystemTime(first + 2 * HOUR);
+    await channel.store('d-3', chat('three'));
+    expect(await nextFrame(socket)).toMatchObject({ type: 'event', seq: 3, at: first + 2 * HOUR });
+    socket.close();
+  });
+
+  it('events kept before the time of each was recorded replay with when they were stored', async () => {
+    const { userId, token } = await member('kick-feed-at-before');
+    const storedAt = Date.now() - HOUR;
+    await runInDurableObject(kickChannelOf(env, userId), (_instance: KickChannel, state) => {
+      const sql = state.storage.sql;
+      sql.exec('DROP TABLE events');
+      sql.exec('CREATE TABLE events (seq INTEGER PRIMARY KEY, at INTEGER NOT NULL, event TEXT NOT NULL)');
+      sql.exec('INSERT INTO events (seq, at, event) VALUES (1, ?, ?)', storedAt, JSON.stringify(chat('old')));
+      state.storage.kv.put('lastSeq', 1);
+      // The object as it starts after the update, on the same storage.
+      new KickChannel(state, env);
+    });
+    const socket = await feed(token, '?after=0');
+    expect(await nextFrame(socket)).toMatchObject({ type: 'event', seq: 1, at: storedAt });
+    await kickChannelOf(env, userId).store('d-2', chat('new'));
+    expect(await nextFrame(socket)).toMatchObject({ type: 'event', seq: 2 });
+    socket.close();
+  });
+
   it('without after: only live events', async () => {
     const { userId, token } = await member('kick-feed-live');
     const channel = kickChannelOf(env, userId);
@@ -202,6 +247,90 @@ describe('GET /kick/events: replay, gap, live', () => {
     expect(await nextFrame(socket)).toEqual({ type: 'gap', from: 1 });
     expect(comments([await nextFrame(socket)])).toEqual(['1:one']);
     socket.close();
+  });
+});
+
+describe('GET /kick/events: how long a feed socket lasts', () => {
+  const alarmAt = (userId: string) =>
+    runInDurableObject(kickChannelOf(env, userId), (_i, state) => state.storage.getAlarm());
+
+  it('closes with 4401 when the licence’s exp passes (the object’s alarm, armed at the exp)', async () => {
+    const { userId, token, expiresAt } = await member('kick-feed-exp');
+    const socket = await feed(token);
+    expect(await alarmAt(userId)).toBe(expiresAt.getTime());
+    vi.useFakeTimers({ toFake: ['Date'] });
+    // A second early (an alarm that ran ahead of time): nothing closes, the alarm stays at the exp.
+    vi.setSystemTime(expiresAt.getTime() - 1000);
+    await runInDurableObject(kickChannelOf(env, userId), (instance: KickChannel) => instance.alarm());
+    expect(socket.unread()).toEqual([]);
+    expect(await alarmAt(userId)).toBe(expiresAt.getTime());
+    vi.setSystemTime(expiresAt.getTime());
+    expect(await runDurableObjectAlarm(kickChannelOf(env, userId))).toBe(true);
+    expect(await socket.closed).toMatchObject({ code: 4401 });
+  });
+
+  it('the alarm run twice at the same instant closes once and arms nothing in the past', async () => {
+    const { userId, token, expiresAt } = await member('kick-feed-exp-twice');
+    const socket = await feed(token);
+    const closes: number[] = [];
+    void socket.closed.then((c) => closes.push(c.code));
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(expiresAt.getTime() + 1000);
+    // The daemon is already back with a refreshed licence: that socket stays.
+    const refreshed = await signLicence(env, { sub: userId, tier: 'premium', epoch: 1 });
+    const later = await feed(refreshed.token);
+    await runInDurableObject(kickChannelOf(env, userId), async (instance: KickChannel) => {
+      await instance.alarm();
+      await instance.alarm();
+    });
+    expect(await socket.closed).toMatchObject({ code: 4401 });
+    expect(closes).toEqual([4401]);
+    expect(await alarmAt(userId)).toBe(refreshed.expiresAt.getTime());
+    await kickChannelOf(env, userId).store('d-1', chat('after'));
+    expect(comments([await nextFrame(later)])).toEqual(['1:after']);
+    later.close();
+  });
+
+  it('a licence past its exp (within the clock tolerance) gets 4401 at once', async () => {
+    const { token, expiresAt } = await member('kick-feed-expired');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(expiresAt.getTime() + 10_000);
+    const socket = await feed(token, '?after=0');
+    expect(await socket.closed).toMatchObject({ code: 4401 });
+  });
+
+  it('closes with 4403 when the member signs out; the revoked licence opens no new one', async () => {
+    const { userId, token } = await member('kick-feed-logout');
+    const socket = await feed(token);
+    const other = await feed(token, '?after=0');
+    expect((await logout(token)).status).toBe(204);
+    expect(await socket.closed).toMatchObject({ code: 4403 });
+    expect(await other.closed).toMatchObject({ code: 4403 });
+    const res = await gatekeeper('/kick/events', {
+      headers: { Upgrade: 'websocket', Authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(401);
+    // Where the member's record is not yet seen as signed out, the channel still refuses that licence.
+    const direct = await kickChannelOf(env, userId).fetch('https://kick-channel/events', {
+      headers: { Upgrade: 'websocket', ...feedHeaders({ exp: Date.now() / 1000 + 3600, epoch: 1 }) },
+    });
+    expect(direct.status).toBe(401);
+    expect(direct.webSocket).toBeNull();
+  });
+
+  it('a member holds at most 2 feed sockets: a third closes the oldest with 4409', async () => {
+    const { userId, token } = await member('kick-feed-three');
+    const first = await feed(token);
+    const second = await feed(token);
+    const third = await feed(token);
+    expect(await first.closed).toMatchObject({ code: 4409 });
+    await kickChannelOf(env, userId).store('d-1', chat('to both'));
+    expect(comments([await nextFrame(second)])).toEqual(['1:to both']);
+    expect(comments([await nextFrame(third)])).toEqual(['1:to both']);
+    const fourth = await feed(token);
+    expect(await second.closed).toMatchObject({ code: 4409 });
+    third.close();
+    fourth.close();
   });
 });
 

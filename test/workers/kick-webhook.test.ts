@@ -3,8 +3,9 @@
 // we do not map, channels no member links, each mapping, and that nothing is stored whenever a delivery is
 // refused. (This is the only Worker suite that sets the stand-in's public key.)
 import { env } from 'cloudflare:workers';
+import * as v from 'valibot';
 import { afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { mapKickWebhook } from '../../shared/protocol/kick.js';
+import { KickEventsFrame, mapKickWebhook } from '../../shared/protocol/kick.js';
 import { type KeptKickEvent, kickChannelOf } from '../../workers/src/kick/channel.js';
 import { saveKickLink } from '../../workers/src/kick/tokens.js';
 import {
@@ -343,15 +344,61 @@ describe('POST /kick/webhook: what is kept', () => {
     ]);
   });
 
+  it('each frame carries `at`: when Kick says the event happened, else when it came; never later than that', async () => {
+    const { token, broadcaster } = await linkedMember('kick-hook-at');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const now = Date.now();
+    const opened = await openSocket('/kick/events', { Authorization: `Bearer ${token}` });
+    if (opened instanceof Response) throw new Error(`feed refused: ${opened.status}`);
+    const socket: Socket = opened;
+    // Kick delivering a chat message three minutes after it was sent (a retry).
+    const sentAt = new Date(now - 3 * 60_000);
+    await deliver('chat.message.sent', {
+      ...kickSamples.chat(broadcaster),
+      created_at: sentAt.toISOString(),
+    });
+    // A follow carries no time: it happened when it came.
+    await deliver('channel.followed', kickSamples.follow(broadcaster));
+    // A time ahead of the Gatekeeper's clock is taken as the receipt.
+    const ahead = new Date(now + 2 * 60_000).toISOString();
+    await deliver('kicks.gifted', { ...kickSamples.kicksGifted(broadcaster), created_at: ahead });
+    // A stream that ended: when it ended.
+    const endedAt = '2026-01-01T15:00:00+11:00';
+    await deliver('livestream.status.updated', {
+      ...kickSamples.livestreamStatus(broadcaster, false),
+      started_at: '2026-01-01T11:00:00+11:00',
+      ended_at: endedAt,
+    });
+    const expected = [
+      { seq: 1, at: sentAt.getTime() },
+      { seq: 2, at: now },
+      { seq: 3, at: now },
+      { seq: 4, at: Date.parse(endedAt) },
+    ];
+    const live = await socket.take(4);
+    expect(live.map((f) => v.parse(KickEventsFrame, f))).toMatchObject(expected);
+    // The replay says the same.
+    const replay = await openSocket('/kick/events?after=0', { Authorization: `Bearer ${token}` });
+    if (replay instanceof Response) throw new Error(`feed refused: ${replay.status}`);
+    expect((await replay.take(4)).map((f) => v.parse(KickEventsFrame, f))).toMatchObject(expected);
+    socket.close();
+    replay.close();
+  });
+
   it('a stored delivery reaches the daemon’s open feed at once', async () => {
     const { token, broadcaster } = await linkedMember('kick-hook-live');
     const opened = await openSocket('/kick/events', { Authorization: `Bearer ${token}` });
     if (opened instanceof Response) throw new Error(`feed refused: ${opened.status}`);
     const socket: Socket = opened;
-    await deliver('kicks.gifted', kickSamples.kicksGifted(broadcaster, 100));
+    vi.useFakeTimers({ toFake: ['Date'] });
+    await deliver('kicks.gifted', {
+      ...kickSamples.kicksGifted(broadcaster, 100),
+      created_at: new Date(Date.now() - 1000).toISOString(),
+    });
     expect(await socket.next()).toEqual({
       type: 'event',
       seq: 1,
+      at: Date.now() - 1000,
       event: {
         type: 'gift',
         platform: 'kick',

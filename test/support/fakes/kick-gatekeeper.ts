@@ -44,10 +44,13 @@ export interface FakeKickGatekeeper {
    * `Retry-After` in seconds with a 429 when given).
    */
   failNextChat(failure: { status: number; code: string; message: string; retryAfterS?: number }): void;
-  /** Events kept (after `forgetUpTo`, only the newer ones), oldest first. */
-  kept(): { seq: number; event: KickFeedEvent }[];
-  /** Keeps an event under the next seq and sends it to every open socket; returns its seq. */
-  push(event: KickFeedEvent): number;
+  /** Events kept (after `forgetUpTo`, only the newer ones), oldest first, with when each happened (ms). */
+  kept(): { seq: number; at: number; event: KickFeedEvent }[];
+  /**
+   * Keeps an event under the next seq and sends it to every open socket; returns its seq. `at` is when it
+   * happened (ms since the epoch; default: now), as the frames carry it.
+   */
+  push(event: KickFeedEvent, at?: number): number;
   /** Forgets everything and numbers from 1 again (a channel whose store was reset). */
   reset(): void;
   /** Forgets every kept event up to `seq` (older than 24 h, or beyond 10,000). */
@@ -78,7 +81,7 @@ const error = (code: string, message: string) => ({ error: { code, message } });
 
 export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
   let nextSeq = 1;
-  let kept: { seq: number; event: KickFeedEvent }[] = [];
+  let kept: { seq: number; at: number; event: KickFeedEvent }[] = [];
   /** The oldest seq still kept once something was forgotten (everything after it is kept). */
   let forgotten = 0;
   const pending = new Set<string>();
@@ -198,7 +201,12 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
       for (const item of kept)
         if (beyond || item.seq > after)
           ws.send(
-            JSON.stringify({ type: 'event', seq: item.seq, event: item.event } satisfies KickEventsFrame),
+            JSON.stringify({
+              type: 'event',
+              seq: item.seq,
+              at: item.at,
+              event: item.event,
+            } satisfies KickEventsFrame),
           );
     });
   });
@@ -220,10 +228,10 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
       chatFailure = failure;
     },
     kept: () => [...kept],
-    push(event) {
+    push(event, at = Date.now()) {
       const seq = nextSeq++;
-      kept.push({ seq, event });
-      const text = JSON.stringify({ type: 'event', seq, event } satisfies KickEventsFrame);
+      kept.push({ seq, at, event });
+      const text = JSON.stringify({ type: 'event', seq, at, event } satisfies KickEventsFrame);
       for (const c of fake.open()) c.ws.send(text);
       return seq;
     },

@@ -149,6 +149,13 @@ const VIEWER: SampleUser = { user_id: 987654321, username: 'Viewer_One', channel
 
 const broadcasterOf = (b: SampleUser) => user(b, { is_verified: true });
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+/**
+ * A time of Kick's payloads (RFC 3339, seconds, UTC), `offsetMs` from now: a sample happens as it is
+ * made, so a receiver that judges events by when they happened takes it as live.
+ */
+const kickTime = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
 /** A sample body of each mapped type (and one that is not mapped), for `broadcaster`. */
 export const kickSamples = {
   chat(b: SampleUser = SAMPLE_BROADCASTER, over: { messageId?: string; content?: string } = {}) {
@@ -164,7 +171,7 @@ export const kickSamples = {
       }),
       content: over.content ?? 'Hello [emote:37226:KEKW]',
       emotes: [{ emote_id: '37226', positions: [{ s: 6, e: 23 }] }],
-      created_at: '2025-01-14T16:08:06Z',
+      created_at: kickTime(),
     };
   },
   follow(b: SampleUser = SAMPLE_BROADCASTER) {
@@ -175,8 +182,8 @@ export const kickSamples = {
       broadcaster: broadcasterOf(b),
       subscriber: user(VIEWER),
       duration: 1,
-      created_at: '2025-01-14T16:08:06Z',
-      expires_at: '2025-02-14T16:08:06Z',
+      created_at: kickTime(),
+      expires_at: kickTime(30 * DAY_MS),
     };
   },
   subscriptionRenewal(b: SampleUser = SAMPLE_BROADCASTER, months = 3) {
@@ -184,8 +191,8 @@ export const kickSamples = {
       broadcaster: broadcasterOf(b),
       subscriber: user(VIEWER),
       duration: months,
-      created_at: '2025-01-14T16:08:06Z',
-      expires_at: '2025-02-14T16:08:06Z',
+      created_at: kickTime(),
+      expires_at: kickTime(30 * DAY_MS),
     };
   },
   subscriptionGifts(
@@ -210,8 +217,8 @@ export const kickSamples = {
       broadcaster: broadcasterOf(b),
       gifter,
       giftees,
-      created_at: '2025-01-14T16:08:06Z',
-      expires_at: '2025-02-14T16:08:06Z',
+      created_at: kickTime(),
+      expires_at: kickTime(30 * DAY_MS),
     };
   },
   kicksGifted(b: SampleUser = SAMPLE_BROADCASTER, amount = 500) {
@@ -238,7 +245,8 @@ export const kickSamples = {
         message: 'w',
         pinned_time_seconds: 600,
       },
-      created_at: '2025-10-20T04:00:08.634Z',
+      // Kick gives this one with milliseconds.
+      created_at: new Date().toISOString(),
     };
   },
   livestreamStatus(b: SampleUser = SAMPLE_BROADCASTER, live = true) {
@@ -246,8 +254,8 @@ export const kickSamples = {
       broadcaster: broadcasterOf(b),
       is_live: live,
       title: 'Stream Title',
-      started_at: '2025-01-01T11:00:00+11:00',
-      ended_at: live ? null : '2025-01-01T15:00:00+11:00',
+      started_at: kickTime(live ? 0 : -4 * 60 * 60 * 1000),
+      ended_at: live ? null : kickTime(),
     };
   },
   /** A type the Gatekeeper does not map. */

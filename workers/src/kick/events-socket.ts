@@ -1,7 +1,8 @@
 // `GET /kick/events?after=<seq>`: the daemon's feed of its member's Kick events (a WebSocket). The licence
 // and `after` are checked before the upgrade; the member's KickChannel then sends every kept event after
 // `after` (a `gap` first when some are no longer kept) and the live ones as they come. Without `after`
-// only live events are sent.
+// only live events are sent. The channel is told the licence's exp and epoch: it closes the socket when
+// the exp passes (4401) or the member signs out (4403).
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import { errorBody } from '../../../shared/protocol/index.js';
@@ -9,7 +10,7 @@ import { KickEventsAfter } from '../../../shared/protocol/kick.js';
 import type { AppEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { requireLicence } from '../middleware/licence.js';
-import { kickChannelOf } from './channel.js';
+import { feedHeaders, kickChannelOf } from './channel.js';
 
 export const kickEventsRoutes = new Hono<AppEnv>();
 
@@ -26,8 +27,9 @@ kickEventsRoutes.get('/events', requireLicence(), async (c) => {
   }
   const url = new URL('https://kick-channel/events');
   if (after !== undefined) url.searchParams.set('after', after);
-  return kickChannelOf(c.env, c.var.licence.sub).fetch(
-    new Request(url, { headers: { Upgrade: 'websocket' } }),
+  const { sub, exp, epoch } = c.var.licence;
+  return kickChannelOf(c.env, sub).fetch(
+    new Request(url, { headers: { Upgrade: 'websocket', ...feedHeaders({ exp, epoch: epoch ?? 1 }) } }),
   );
 });
 kickEventsRoutes.all('/events', methodNotAllowed('GET'));

@@ -49,9 +49,15 @@ export async function removeKickSubscriptions(
 
 /**
  * Unlinks: the channel's subscriptions removed and both tokens revoked at Kick, then the link forgotten.
- * What Kick fails to do is logged; the link is forgotten all the same.
+ * What Kick fails to do is logged; the link is forgotten all the same. `lapsed`: the member stopped using
+ * the app, and their feed sockets close as signed out (4403) rather than unlinked (1000).
  */
-export async function unlinkKick(env: GatekeeperEnv, member: string, link: KickLink): Promise<void> {
+export async function unlinkKick(
+  env: GatekeeperEnv,
+  member: string,
+  link: KickLink,
+  why: 'unlinked' | 'lapsed' = 'unlinked',
+): Promise<void> {
   try {
     await withKickToken(
       env,
@@ -76,7 +82,7 @@ export async function unlinkKick(env: GatekeeperEnv, member: string, link: KickL
   }
   await forgetKickLink(env, member, current);
   // The events kept for the daemon go too, and its feed socket closes: nothing of the channel stays.
-  await kickChannelOf(env, member).forget();
+  await kickChannelOf(env, member).forget(why);
 }
 
 export interface ResubscribeReport {
@@ -112,7 +118,7 @@ export async function resubscribeKickChannels(env: GatekeeperEnv): Promise<Resub
         // The membership record outlives every licence by weeks; once it is gone, nobody can use this
         // link any more, and the Gatekeeper keeps no Kick token of someone who stopped using the app.
         if ((await readMember(env, member)) === null) {
-          await unlinkKick(env, member, link);
+          await unlinkKick(env, member, link, 'lapsed');
           report.unlinked += 1;
           console.log(`kick: unlinked channel ${link.slug}: its member no longer uses the app`);
           continue;

@@ -78,7 +78,7 @@ kickWebhookRoutes.post('/webhook', limitBody(KICK_WEBHOOK_LIMITS.bodyBytes), asy
     );
     return c.json<KickWebhookOutcome>({ status: 'ignored', reason: 'no member links this channel' });
   }
-  const result = await kickChannelOf(c.env, member).store(messageId, parsed.event);
+  const result = await kickChannelOf(c.env, member).store(messageId, parsed.event, parsed.at);
   if (!result.stored) return c.json<KickWebhookOutcome>({ status: 'duplicate' });
   return c.json<KickWebhookOutcome>({ status: 'stored', seq: result.seq });
 });

@@ -6,6 +6,7 @@ import { ExchangeRequest, parseJsonWith, Tier } from '../../../shared/protocol/i
 import { bytesToBase64Url, randomToken } from '../base64url.js';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
+import { kickChannelOf } from '../kick/channel.js';
 import { licenceBearer, signLicence, verifyLicence } from '../licence.js';
 import { memberEpoch, readMember } from '../membership/member-store.js';
 import { patreonProvider } from '../membership/patreon.js';
@@ -200,7 +201,7 @@ authRoutes.post('/auth/exchange', async (c) => {
 
 /**
  * Signs every licence of the member out at once: the epoch rises, and every licence
- * signed below it is refused by /validate and /tunnels/*. The licence presented must itself be valid
+ * signed below it is refused by /validate and /tunnels/*; the member's Kick feed sockets close. The licence presented must itself be valid
  * and not revoked: a licence below the member's epoch is `invalid_token` here as everywhere, so a
  * stolen old licence cannot sign out the member's later logins.
  */
@@ -208,6 +209,12 @@ authRoutes.post('/auth/logout', async (c) => {
   const claims = await verifyLicence(c.env, licenceBearer(c.req.header('Authorization')));
   if (!(await logoutMember(c.env, claims.sub, claims.epoch ?? 1)))
     throw new ApiError('invalid_token', 'This licence was signed out; sign in again');
+  // The daemon's Kick feed closes now (4403), not when its licence would have expired.
+  try {
+    await kickChannelOf(c.env, claims.sub).signOut((claims.epoch ?? 1) + 1);
+  } catch (err) {
+    console.error(`logout of ${claims.sub}: the Kick feed could not be closed:`, err);
+  }
   c.header('Cache-Control', 'no-store');
   return c.body(null, 204);
 });
