@@ -151,9 +151,29 @@ export const KickFeedEvent = v.variant('type', [StreamEvent, KickLivestreamEvent
 export type KickFeedEvent = v.InferOutput<typeof KickFeedEvent>;
 
 const seq = positiveInt;
+
+/**
+ * When a kept event happened (the provider's time, else its receipt at the edge): an ISO 8601 time or
+ * milliseconds since the epoch, both read (`feedTimeMs`).
+ */
+export const KickFeedTime = v.union([
+  v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+  v.pipe(
+    v.string(),
+    v.maxLength(64),
+    v.check((text) => Number.isFinite(Date.parse(text)), 'at must be an ISO 8601 time'),
+  ),
+]);
+export type KickFeedTime = v.InferOutput<typeof KickFeedTime>;
+
+/** A feed time in milliseconds since the epoch. */
+export function feedTimeMs(at: KickFeedTime): number {
+  return typeof at === 'number' ? at : Date.parse(at);
+}
+
 /** Every frame the Gatekeeper sends on `GET /kick/events` (server to daemon; the daemon sends nothing). */
 export const KickEventsFrame = v.variant('type', [
-  v.object({ type: v.literal('event'), seq, event: KickFeedEvent }),
+  v.object({ type: v.literal('event'), seq, at: v.optional(KickFeedTime), event: KickFeedEvent }),
   /** Events from `from - 1` down to the daemon's `after` are no longer kept (past 24 h or 10,000 events). */
   v.object({ type: v.literal('gap'), from: seq }),
 ]);

@@ -45,9 +45,12 @@ export interface FakeKickGatekeeper {
    */
   failNextChat(failure: { status: number; code: string; message: string; retryAfterS?: number }): void;
   /** Events kept (after `forgetUpTo`, only the newer ones), oldest first. */
-  kept(): { seq: number; event: KickFeedEvent }[];
-  /** Keeps an event under the next seq and sends it to every open socket; returns its seq. */
-  push(event: KickFeedEvent): number;
+  kept(): { seq: number; at?: string | number; event: KickFeedEvent }[];
+  /**
+   * Keeps an event under the next seq and sends it to every open socket; returns its seq. `at`: when it
+   * happened (ISO time or epoch ms, as the frame carries it); without it the frame has none.
+   */
+  push(event: KickFeedEvent, at?: string | number): number;
   /** Forgets everything and numbers from 1 again (a channel whose store was reset). */
   reset(): void;
   /** Forgets every kept event up to `seq` (older than 24 h, or beyond 10,000). */
@@ -78,7 +81,14 @@ const error = (code: string, message: string) => ({ error: { code, message } });
 
 export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
   let nextSeq = 1;
-  let kept: { seq: number; event: KickFeedEvent }[] = [];
+  let kept: { seq: number; at?: string | number; event: KickFeedEvent }[] = [];
+  const frameOf = (item: { seq: number; at?: string | number; event: KickFeedEvent }) =>
+    JSON.stringify({
+      type: 'event',
+      seq: item.seq,
+      ...(item.at !== undefined ? { at: item.at } : {}),
+      event: item.event,
+    } satisfies KickEventsFrame);
   /** The oldest seq still kept once something was forgotten (everything after it is kept). */
   let forgotten = 0;
   const pending = new Set<string>();
@@ -195,11 +205,7 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
       if ((forgotten > 0 && after < oldest - 1) || beyond)
         ws.send(JSON.stringify({ type: 'gap', from: oldest } satisfies KickEventsFrame));
       // Beyond every seq given: everything kept follows the gap.
-      for (const item of kept)
-        if (beyond || item.seq > after)
-          ws.send(
-            JSON.stringify({ type: 'event', seq: item.seq, event: item.event } satisfies KickEventsFrame),
-          );
+      for (const item of kept) if (beyond || item.seq > after) ws.send(frameOf(item));
     });
   });
 
@@ -220,10 +226,11 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
       chatFailure = failure;
     },
     kept: () => [...kept],
-    push(event) {
+    push(event, at) {
       const seq = nextSeq++;
-      kept.push({ seq, event });
-      const text = JSON.stringify({ type: 'event', seq, event } satisfies KickEventsFrame);
+      const item = { seq, ...(at !== undefined ? { at } : {}), event };
+      kept.push(item);
+      const text = frameOf(item);
       for (const c of fake.open()) c.ws.send(text);
       return seq;
     },
