@@ -25,6 +25,7 @@ const MODERATOR_ROUTES: readonly (readonly [method: 'GET' | 'POST', pattern: Reg
   ['GET', /^\/api\/overlays$/],
   ['GET', /^\/api\/rules$/],
   ['GET', /^\/api\/events$/],
+  ['GET', /^\/api\/events\/caught-up$/],
   ['GET', /^\/api\/sessions$/],
   ['GET', /^\/api\/sessions\/[^/]+\/(minutes|events\.csv)$/],
   ['GET', /^\/api\/leaderboard$/],

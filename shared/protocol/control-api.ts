@@ -283,11 +283,21 @@ export const JournaledEvent = v.object({
   session: count,
   /** Sent from the test panel or the `event` command: counted in no total or leaderboard. */
   test: v.optional(v.boolean(), false),
+  /** It reached the daemon more than 5 minutes after it happened (`at`): counted, but it fired no rule. */
+  caughtUp: v.optional(v.literal(true)),
+  /** When a caught-up event arrived. */
+  arrivedAt: v.optional(v.string()),
   event: StreamEvent,
 });
 /** `GET /api/events?after=&limit=&type=` → a page of the journal, oldest first; `next` asks for more. */
 export const EventPage = v.object({ events: v.array(JournaledEvent), next: v.nullable(count) });
 export type EventPage = v.InferOutput<typeof EventPage>;
+/**
+ * `GET /api/events/caught-up` → the caught-up events that arrived in the last 24 hours ("while you were
+ * away"), newest first, at most 200.
+ */
+export const CaughtUpEvents = v.object({ events: v.array(JournaledEvent) });
+export type CaughtUpEvents = v.InferOutput<typeof CaughtUpEvents>;
 
 export const ViewerFigures = v.object({
   uniqueId: v.string(),

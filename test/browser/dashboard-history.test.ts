@@ -103,6 +103,42 @@ describe('History', () => {
     expect(csv.split('\r\n')[1]).toMatch(/^\d+,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z,/);
   });
 
+  it('lists what came in late while the streamer was away, each at its own time, and counts it', async () => {
+    const followedAt = Date.now() - 8 * 3_600_000;
+    // The Kick feed's backlog after a night off: a follow and a gift, hours old when they arrive.
+    daemon.ingest(
+      { type: 'follow', platform: 'kick', user: viewer('Night_Owl'), data: {} },
+      { at: followedAt },
+    );
+    daemon.ingest(
+      {
+        type: 'gift',
+        platform: 'kick',
+        user: viewer('Night_Owl'),
+        data: { giftName: 'Rage Quit', repeatCount: 1, diamondCount: 40 },
+      },
+      { at: followedAt + 3_600_000 },
+    );
+    // A live event beside them is not listed.
+    await api(daemon, 'POST', '/api/events', { type: 'follow', user: viewer('Early_Bird'), data: {} });
+    await openTab('Overlays');
+    await openTab('History');
+    const away = dashboard.getByRole('region', { name: 'While you were away' });
+    await away.getByText(/^2 events came in late/).waitFor();
+    const items = away.getByRole('listitem');
+    await expect.poll(() => items.count(), POLL).toBe(2);
+    expect(await items.nth(0).textContent()).toMatch(/Night_Owl sent 1 × Rage Quit$/);
+    expect(await items.nth(1).textContent()).toMatch(/Night_Owl followed$/);
+    // Each at its own time, with the Kick mark.
+    expect(Date.parse((await items.nth(1).locator('time').getAttribute('datetime')) ?? '')).toBe(followedAt);
+    expect(await items.nth(0).getByRole('img', { name: 'Kick' }).count()).toBe(1);
+    // Counted: the all-time board has the late gift.
+    await dashboard
+      .getByRole('list', { name: 'All-time leaderboard' })
+      .getByText(/^Night_Owl — 40 /)
+      .waitFor();
+  });
+
   it('names each viewer’s gift value in its platform’s unit on both boards', async () => {
     await api(daemon, 'POST', '/api/events', {
       type: 'gift',

@@ -3,6 +3,8 @@
 // resumes after the seq kept in the journal; a gap is said in words; a refused licence is refreshed; a bad
 // frame is logged and ignored; and the link itself (`connect kick` in the CLI, the control API).
 import { rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
@@ -377,6 +379,184 @@ describe('Kick events through the Gatekeeper', () => {
       /overlay-daemon login/,
     );
     expect(gk.requests).toEqual([]);
+  });
+});
+
+describe('caught-up events (a night of Kick events the Gatekeeper kept)', () => {
+  it('are journaled at their own time and counted in points, goals and boards, listed as caught up, and fire no rule; the live event after them fires', async () => {
+    const hooks: string[] = [];
+    const receiver = createServer((req, res) => {
+      hooks.push(req.url ?? '');
+      req.resume();
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    try {
+      await writeRecord(token());
+      await start();
+      // Set up while Kick is not linked yet: a goal of follows, an alert, and rules for every kind.
+      const res = await api(daemon!, 'POST', '/api/overlays', {
+        name: 'Stage',
+        width: 800,
+        height: 600,
+        widgets: [
+          { id: 'goal', type: 'goal', x: 0, y: 0, title: 'Follows', source: 'follows', target: 10 },
+          { id: 'alert', type: 'alert', x: 0, y: 100 },
+        ],
+      });
+      const overlay = (await res.json()) as Overlay;
+      const actions = [
+        { kind: 'webhook', url: `${hookUrl}/{type}/{user.uniqueId}`, method: 'GET' },
+        { kind: 'chat', text: 'thanks {user.nickname}' },
+        {
+          overlayId: overlay.id,
+          widgetId: 'alert',
+          command: 'show-alert',
+          payload: { text: '{user.nickname}' },
+        },
+      ];
+      const saved = await api(
+        daemon!,
+        'PUT',
+        '/api/rules',
+        (['follow', 'gift', 'chat'] as const).map((trigger) => ({
+          id: trigger,
+          name: trigger,
+          trigger,
+          actions,
+        })),
+      );
+      expect(saved.status).toBe(200);
+      const client = await subscribe(daemon!, overlay.id);
+      clients.push(client);
+
+      // The night: a follow eight hours ago, 50 Kicks seven hours ago (epoch ms), a chat line six hours ago.
+      const now = Date.now();
+      const hoursAgo = (h: number) => now - h * 3_600_000;
+      const fan = { uniqueId: 'night-owl', nickname: 'Night_Owl' };
+      gk.push({ type: 'follow', platform: 'kick', user: fan, data: {} }, new Date(hoursAgo(8)).toISOString());
+      gk.push(
+        {
+          type: 'gift',
+          platform: 'kick',
+          user: fan,
+          data: { giftName: 'Rage Quit', repeatCount: 1, diamondCount: 50 },
+        },
+        hoursAgo(7),
+      );
+      gk.push(chat(1, 'night-1', 'anyone here?'), new Date(hoursAgo(6)).toISOString());
+      gk.approve();
+      await api(daemon!, 'GET', '/api/sources/kick/connect');
+      await waitFor(() => journaled().length === 3);
+      // Then a live follow.
+      gk.push(
+        {
+          type: 'follow',
+          platform: 'kick',
+          user: { uniqueId: 'early-bird', nickname: 'Early_Bird' },
+          data: {},
+        },
+        new Date().toISOString(),
+      );
+      await waitFor(() => hooks.length === 1 && gk.chat.length === 1);
+
+      // The journal has all four at their own times; the night's are marked caught up.
+      const kept = daemon!.journal.events({ after: 0, limit: 10 }).events;
+      expect(kept.map((e) => [e.event.type, e.caughtUp === true])).toEqual([
+        ['follow', true],
+        ['gift', true],
+        ['chat', true],
+        ['follow', false],
+      ]);
+      expect(kept.slice(0, 3).map((e) => Date.parse(e.at))).toEqual([hoursAgo(8), hoursAgo(7), hoursAgo(6)]);
+      expect(Math.abs(Date.parse(kept[3]!.at) - Date.now())).toBeLessThan(60_000);
+      // Counted: points, the goal, the boards.
+      expect(daemon!.journal.viewerPoints('kick', 'night-owl')).toBe(50);
+      await waitFor(
+        () =>
+          (daemon!.overlays.get(overlay.id)?.widgets[0] as { current?: number } | undefined)?.current === 2,
+      );
+      const board = (await (
+        await api(daemon!, 'GET', '/api/leaderboard?scope=all&metric=diamonds')
+      ).json()) as {
+        uniqueId: string;
+        diamonds: number;
+      }[];
+      expect(board).toEqual([expect.objectContaining({ uniqueId: 'night-owl', diamonds: 50 })]);
+      // Only the live follow fired: one webhook, one chat answer, one alert.
+      await waitFor(() => client.received.some((m) => m.type === 'overlay-command'));
+      expect(hooks).toEqual(['/follow/early-bird']);
+      expect(gk.chat.map((c) => c.content)).toEqual(['thanks Early_Bird']);
+      const commands = client.received.flatMap((m) => (m.type === 'overlay-command' ? [m.command] : []));
+      expect(commands).toEqual(['show-alert']);
+      // The page got the night's events marked as sent after the fact, at their own time: listed, no alert.
+      const frames = client.received.flatMap((m) => (m.type === 'stream-event' ? [m] : []));
+      expect(frames.map((m) => [m.event.type, m.replayed === true, m.at])).toEqual([
+        ['follow', true, hoursAgo(8)],
+        ['gift', true, hoursAgo(7)],
+        ['chat', true, hoursAgo(6)],
+        ['follow', false, expect.any(Number)],
+      ]);
+      // The dashboard's list of what came while the streamer was away: the night, newest first.
+      const away = (await (await api(daemon!, 'GET', '/api/events/caught-up')).json()) as {
+        events: { event: StreamEvent; at: string; arrivedAt: string }[];
+      };
+      expect(away.events.map((e) => e.event.type)).toEqual(['chat', 'gift', 'follow']);
+      expect(Date.parse(away.events[0]!.arrivedAt)).toBeGreaterThan(hoursAgo(1));
+    } finally {
+      receiver.close();
+    }
+  });
+});
+
+describe('Kick linked while the daemon runs', () => {
+  it('linked from the dashboard after the start: the feed opens and its events reach the page', async () => {
+    await writeRecord(token());
+    await start();
+    await waitFor(async () => /not connected/.test((await kickDetail()) ?? ''));
+    const client = await overlayClient();
+    // The dashboard's Connect Kick: the URL is opened and allowed on Kick.
+    const { url } = (await (await api(daemon!, 'POST', '/api/sources/kick/connect')).json()) as {
+      url: string;
+    };
+    expect((await fetch(url)).status).toBe(200);
+    await waitFor(async () => (await kickDetail()) === 'events: connected through the Gatekeeper');
+    gk.push(chat(1, 'linked-1', 'after the link'));
+    await waitFor(() => streamEvents(client).length === 1);
+    expect(comments(streamEvents(client))).toEqual(['kick:after the link']);
+  });
+
+  it('linked with overlay-daemon connect kick in another process: the feed opens within seconds, its events reach the page and a chat action answers on Kick', async () => {
+    await writeRecord(token());
+    await start();
+    await waitFor(async () => /not connected/.test((await kickDetail()) ?? ''));
+    const client = await overlayClient();
+    const saved = await api(daemon!, 'PUT', '/api/rules', [
+      {
+        id: 'thanks',
+        name: 'Thanks',
+        trigger: 'chat',
+        actions: [{ kind: 'chat', text: 'hi {user.nickname}' }],
+      },
+    ]);
+    expect(saved.status).toBe(200);
+    // While the daemon runs, the CLI links Kick on the same data directory.
+    const run = spawnCli(['connect', 'kick', '--data-dir', dataDir], { OVERLAY_GATEKEEPER_URL: gk.url });
+    await waitFor(() => /\/kick\/authorize\?state=/.test(run.stdout()), 15_000);
+    const url = /(http:\/\/\S+\/kick\/authorize\?state=\S+)/.exec(run.stdout())?.[1];
+    await fetch(url!);
+    expect(await run.exited).toBe(0);
+    expect(run.stdout()).toMatch(/The running overlay server takes them from now on/);
+    // No clock moves: the feed does not wait for its once-a-minute look.
+    await waitFor(() => gk.open().length === 1);
+    await waitFor(async () => (await kickDetail()) === 'events: connected through the Gatekeeper');
+    gk.push(chat(1, 'cli-1', 'first after the link'));
+    await waitFor(() => streamEvents(client).length === 1);
+    await waitFor(() => gk.chat.length === 1);
+    expect(gk.chat[0]?.content).toBe('hi Fan 1');
+    const log = (await (await api(daemon!, 'GET', '/api/actions/log')).json()) as { error?: string }[];
+    expect(log.map((e) => e.error).filter(Boolean)).toEqual([]);
   });
 });
 

@@ -75,9 +75,10 @@ describe("a viewer's points on a platform", () => {
     journal.append(cheer('ann', 50), 'twitch');
     journal.append(chat('ann', 'kick'), 'kick');
     journal.close();
-    // Back to the schema before this one: the table and its trigger gone, and the later audit column.
+    // Back to the schema before this one: the table and its trigger gone, and what later versions added.
     const old = new Database(path);
     old.exec('DROP TRIGGER events_points; DROP TABLE viewer_points; ALTER TABLE audit DROP COLUMN detail;');
+    old.exec('DROP INDEX events_arrived; ALTER TABLE events DROP COLUMN arrived_at;');
     old.pragma(`user_version = ${MIGRATIONS.findIndex((sql) => sql.includes('CREATE TABLE viewer_points'))}`);
     old.close();
 

@@ -21,6 +21,7 @@ import {
 import {
   ActionLog,
   type ActionLogEntry,
+  CaughtUpEvents,
   type ClientCounts,
   ClientCounts as ClientCountsSchema,
   type DaemonStatus,
@@ -308,6 +309,10 @@ export class ControlApi {
   }
   sessions(): Promise<SessionSummary[]> {
     return this.typed(SessionList, '/api/sessions');
+  }
+  /** What came in late in the last day (the feed's backlog after a night off): "while you were away". */
+  async caughtUp(): Promise<CaughtUpEvents['events']> {
+    return (await this.typed(CaughtUpEvents, '/api/events/caught-up')).events;
   }
   sessionMinutes(id: number): Promise<SessionMinutes> {
     return this.typed(SessionMinutesSchema, `/api/sessions/${id}/minutes`);

@@ -1,11 +1,14 @@
 // History: the stream sessions in the event journal with their totals, charts of one session's gifts,
 // diamonds, likes and chats per minute (uPlot, bundled; each figure on its own scale), its top viewers,
-// the all-time leaderboard, the session as CSV, and the test events kept apart (and removed on request).
+// the all-time leaderboard, the session as CSV, the test events kept apart (and removed on request), and
+// what came in late while the streamer was away (counted, but it fired no rule).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { describeEvent } from '../../../shared/describe-event.js';
 import { giftValueText } from '../../../shared/money.js';
 import {
+  type CaughtUpEvents,
   parseWith,
   type SessionMinutes,
   type SessionSummary,
@@ -13,7 +16,7 @@ import {
   type ViewerFigures,
 } from '../../../shared/protocol/index.js';
 import type { Shared } from './shared-data.js';
-import { describeError, Notice } from './ui.js';
+import { describeError, Notice, PlatformMark } from './ui.js';
 
 const NUMBER = new Intl.NumberFormat('en-US');
 const WHEN = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
@@ -108,6 +111,34 @@ function Viewers(props: { list: ViewerFigures[]; metric: Metric; label: string }
   );
 }
 
+/**
+ * Events that reached the daemon late (the Kick feed's backlog after a night off): each at its own time,
+ * counted in points, totals and goals, but none fired a rule, so the streamer reads them here.
+ */
+function WhileAway(props: { events: CaughtUpEvents['events'] }) {
+  const { events } = props;
+  if (events.length === 0) return null;
+  return (
+    <section class="card history-away" aria-labelledby="history-away-title">
+      <h3 id="history-away-title">While you were away</h3>
+      <p class="muted">
+        {NUMBER.format(events.length)} event{events.length === 1 ? '' : 's'} came in late, from when the
+        overlay server was off: counted in points, totals and goals, but no alert, rule or chat answer ran for{' '}
+        {events.length === 1 ? 'it' : 'them'}.
+      </p>
+      <ul aria-label="While you were away">
+        {events.map((e) => (
+          <li key={e.seq}>
+            <time dateTime={e.at}>{WHEN.format(new Date(e.at))}</time>{' '}
+            <PlatformMark platform={e.event.platform} />
+            {describeEvent(e.event)}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
 export function HistoryView(props: { shared: Shared }) {
   const { api } = props.shared;
   const [sessions, setSessions] = useState<SessionSummary[] | undefined>();
@@ -115,6 +146,7 @@ export function HistoryView(props: { shared: Shared }) {
   const [minutes, setMinutes] = useState<SessionMinutes>([]);
   const [metric, setMetric] = useState<Metric>('diamonds');
   const [allTime, setAllTime] = useState<ViewerFigures[]>([]);
+  const [away, setAway] = useState<CaughtUpEvents['events']>([]);
   const [error, setError] = useState<string | undefined>();
   const [removedNote, setRemovedNote] = useState<string | undefined>();
   /** Bumped to read the sessions again (after test events were removed). */
@@ -128,6 +160,9 @@ export function HistoryView(props: { shared: Shared }) {
       },
       (err: unknown) => setError(describeError(err)),
     );
+  }, [api, reload]);
+  useEffect(() => {
+    api.caughtUp().then(setAway, (err: unknown) => setError(describeError(err)));
   }, [api, reload]);
   useEffect(() => {
     if (chosen === undefined) return;
@@ -170,6 +205,7 @@ export function HistoryView(props: { shared: Shared }) {
       </div>
       {error && <Notice kind="error">{error}</Notice>}
       {removedNote && <Notice kind="info">{removedNote}</Notice>}
+      <WhileAway events={away} />
       {testEvents > 0 && (
         <section class="history-tests" aria-label="Test events">
           <p>

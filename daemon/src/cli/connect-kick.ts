@@ -1,10 +1,12 @@
 // `overlay-daemon connect kick` and `disconnect kick`: links the member's Kick channel at the Gatekeeper
 // (which then receives the channel's official events and keeps them for the daemon) and unlinks it. The
-// link is the Gatekeeper's, under the licence: a running daemon picks it up by itself.
+// link is the Gatekeeper's, under the licence: a daemon running on the same data directory is told at
+// once, so its events feed opens (and its Kick chat actions go out) without waiting for its next look.
 import { hostTimers } from '../../../shared/timers.js';
 import { readLicence } from '../licence/licence-file.js';
 import { KickLink, type KickLinkFailure } from '../sources/kick/edge-events.js';
-import { dataDirPaths } from '../store/data-dir.js';
+import { dataDirPaths, readAdminKey } from '../store/data-dir.js';
+import { readRunningDaemon } from '../store/running-daemon.js';
 import { openBrowser } from './open-browser.js';
 
 /** How long `connect kick` waits for the streamer to allow the link on Kick. */
@@ -15,6 +17,27 @@ const POLL_MS = 2000;
 interface KickConnectIo {
   out(text: string): void;
   err(text: string): void;
+}
+
+/**
+ * Tells the daemon running on this data directory, if any, that Kick was just linked: asking it how the
+ * link stands makes its feed look again now. Best effort: a daemon that is not running looks when it starts.
+ */
+async function tellRunningDaemon(root: string): Promise<boolean> {
+  const dirs = dataDirPaths(root);
+  try {
+    const running = await readRunningDaemon(dirs.daemonFile);
+    if (!running) return false;
+    const key = await readAdminKey(dirs);
+    const res = await fetch(`${running.url}/api/sources/kick/connect`, {
+      headers: { Authorization: `Bearer ${key}` },
+      signal: AbortSignal.timeout(5000),
+    });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
 }
 
 function why(failure: KickLinkFailure): string {
@@ -83,8 +106,9 @@ export async function runKickConnect(
     }
     if (status.value.connected) {
       const channel = status.value.channel;
+      const told = await tellRunningDaemon(root);
       io.out(
-        `Connected Kick${channel ? `: kick.com/${channel}` : ''}. Follows, subscriptions, gifts and chat come in through the Gatekeeper, also those sent while the overlay server was off (for 24 hours).\n`,
+        `Connected Kick${channel ? `: kick.com/${channel}` : ''}. Follows, subscriptions, gifts and chat come in through the Gatekeeper, also those sent while the overlay server was off (for 24 hours).${told ? ' The running overlay server takes them from now on.' : ''}\n`,
       );
       return 0;
     }

@@ -6,6 +6,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Polka } from 'polka';
 import * as v from 'valibot';
 import {
+  type CaughtUpEvents,
   type EventPage,
   LEADERBOARD_METRICS,
   parseWith,
@@ -17,6 +18,9 @@ import {
 import type { Journal } from '../journal/journal.js';
 import { pageLimit, queryOf, wholeNumber } from './query.js';
 import { sendError, sendJson } from './responses.js';
+
+/** The most caught-up events the dashboard lists. */
+const CAUGHT_UP_LISTED = 200;
 
 const EventsQuery = v.object({
   after: v.optional(wholeNumber(Number.MAX_SAFE_INTEGER), '0'),
@@ -130,6 +134,11 @@ export function mountHistory(app: Polka, journal: Journal): void {
     });
     sendJson(res, 200, page);
   });
+
+  // What came in late (caught up) in the last day, for the dashboard's "while you were away".
+  app.get('/api/events/caught-up', (_req, res) =>
+    sendJson(res, 200, { events: journal.caughtUp(CAUGHT_UP_LISTED) } satisfies CaughtUpEvents),
+  );
 
   app.get('/api/sessions', (_req, res) => sendJson(res, 200, journal.sessions() satisfies SessionSummary[]));
 

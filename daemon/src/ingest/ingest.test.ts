@@ -17,15 +17,28 @@ function world(options: { failAppend?: boolean } = {}) {
   let next = 41;
   const journal = {
     nextSeq: () => next++,
-    append: (_event: StreamEvent, _source: string, _json?: string, _test?: boolean, seq?: number) => {
+    append: (
+      _event: StreamEvent,
+      _source: string,
+      _json?: string,
+      _test?: boolean,
+      seq?: number,
+      late?: { at: number },
+    ) => {
       if (options.failAppend) throw new Error('disk I/O error');
-      steps.push(`journal ${seq}`);
+      steps.push(`journal ${seq}${late ? ` late at ${late.at}` : ''}`);
       return seq ?? -1;
     },
   } as unknown as Journal;
   const hub = {
-    broadcastEvent: (_event: StreamEvent, seq?: number, _at?: number, json?: string) => {
-      steps.push(`broadcast ${seq} ${json}`);
+    broadcastEvent: (
+      _event: StreamEvent,
+      seq?: number,
+      at?: number,
+      json?: string,
+      how?: { late?: boolean },
+    ) => {
+      steps.push(how?.late ? `broadcast ${seq} late at ${at}` : `broadcast ${seq} ${json}`);
       return 1;
     },
   } as unknown as Hub;
@@ -63,6 +76,24 @@ describe('ingest', () => {
     ingest(gift);
     expect(steps.at(-1)).toBe('rules');
     expect(logs).toEqual(['[journal] the event journal could not be written: disk I/O error']);
+  });
+
+  it('an event older than five minutes is caught up: sent and journaled at its own time, and its steps know it', () => {
+    const { ctx, steps } = world();
+    const now = 10_000_000;
+    const ingest = createIngest(
+      ctx,
+      [(_event, _ctx, mark) => void steps.push(mark.caughtUp ? 'caught up' : 'live')],
+      () => now,
+    );
+    ingest(gift, { at: now - 5 * 60_000 });
+    expect(steps).toEqual([`broadcast 41 ${JSON.stringify(gift)}`, 'journal 41', 'live']);
+    ingest(gift, { at: now - 5 * 60_000 - 1 });
+    expect(steps.slice(3)).toEqual([
+      `broadcast 42 late at ${now - 300_001}`,
+      `journal 42 late at ${now - 300_001}`,
+      'caught up',
+    ]);
   });
 
   it('drops the daemon’s own chat before anything sees it', () => {

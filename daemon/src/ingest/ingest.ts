@@ -37,9 +37,19 @@ export interface HandlerReport {
   firedRules?: string[];
 }
 
-/** What a step is told about how the event came: `test`, sent from the test panel or the `event` command. */
+/**
+ * An event is caught up when it reaches the daemon this long after it happened (the Kick feed's backlog
+ * after a night off, a replayed socket): journaled at its own time and counted (points, totals, goals,
+ * leaderboards), listed in the dashboard as "while you were away", but it fires no rule.
+ */
+export const CAUGHT_UP_AFTER_MS = 5 * 60 * 1000;
+
+/** What a step is told about how the event came. */
 export interface EventMark {
+  /** Sent from the test panel or the `event` command. */
   test: boolean;
+  /** It happened more than `CAUGHT_UP_AFTER_MS` before it arrived: no rule, no chat answer. */
+  caughtUp: boolean;
 }
 
 /** One step of event handling. A step that fails is logged; the others still run. */
@@ -56,12 +66,16 @@ export interface IngestReport {
 
 /**
  * `requireJournal`: refuse the event (throw JournalWriteError) when the journal cannot take it. `test`: a
- * test event (the test panel, the `event` command): journaled with its mark, counted in no total.
+ * test event (the test panel, the `event` command): journaled with its mark, counted in no total. `at`:
+ * when the event happened (milliseconds since the epoch), where its source says so; one older than
+ * `CAUGHT_UP_AFTER_MS` is caught up.
  */
-export type Ingest = (
-  event: StreamEvent,
-  options?: { requireJournal?: boolean; test?: boolean },
-) => IngestReport;
+export interface IngestOptions {
+  requireJournal?: boolean;
+  test?: boolean;
+  at?: number;
+}
+export type Ingest = (event: StreamEvent, options?: IngestOptions) => IngestReport;
 
 /** The journal could not write the event: it was not accepted (POST /api/events answers 503). */
 export class JournalWriteError extends DaemonError {
@@ -70,7 +84,11 @@ export class JournalWriteError extends DaemonError {
   }
 }
 
-export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] = []): Ingest {
+export function createIngest(
+  ctx: IngestContext,
+  extraHandlers: EventHandler[] = [],
+  now: () => number = Date.now,
+): Ingest {
   const fail = (err: unknown) => ctx.log(`[ingest] handling an event failed: ${errorMessage(err)}`);
   const journalFailed = (err: unknown, requireJournal: boolean | undefined) => {
     const message = `the event journal could not be written: ${errorMessage(err)}`;
@@ -92,17 +110,25 @@ export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] =
     } catch (err) {
       journalFailed(err, options?.requireJournal);
     }
-    // interface §6.2: every stream event reaches every subscribed client as `stream-event`.
-    ctx.hub.broadcastEvent(event, seq, Date.now(), json);
+    const arrivedAt = now();
+    const at = options?.at;
+    /** A caught-up event's own time; undefined for a live one. */
+    const late = at !== undefined && arrivedAt - at > CAUGHT_UP_AFTER_MS ? at : undefined;
+    const caughtUp = late !== undefined;
+    // interface §6.2: every stream event reaches every subscribed client as `stream-event`. A caught-up one
+    // goes with its own time, marked as sent after the fact: the pages list it and raise no alert for it.
+    if (late !== undefined) ctx.hub.broadcastEvent(event, seq, late, json, { late: true });
+    else ctx.hub.broadcastEvent(event, seq, arrivedAt, json);
     if (ctx.journal && seq !== undefined) {
       try {
-        ctx.journal.append(event, event.platform, json, options?.test === true, seq);
+        const when = late !== undefined ? { at: late } : undefined;
+        ctx.journal.append(event, event.platform, json, options?.test === true, seq, when);
       } catch (err) {
         journalFailed(err, options?.requireJournal);
       }
     }
     const firedRules: string[] = [];
-    const mark: EventMark = { test: options?.test === true };
+    const mark: EventMark = { test: options?.test === true, caughtUp };
     for (const handler of extraHandlers) {
       try {
         const result = handler(event, ctx, mark);

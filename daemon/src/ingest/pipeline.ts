@@ -54,7 +54,9 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
     fired = [];
     for (const actions of batch) runner.run(actions);
   };
-  const runRules: EventHandler = (event) => {
+  const runRules: EventHandler = (event, _ctx, mark) => {
+    // A caught-up event (it happened a while ago) is counted, never acted on: no alert, speech, webhook.
+    if (mark.caughtUp) return;
     const list = rules.current();
     if (list !== compiledFrom) {
       compiledFrom = list;
@@ -75,7 +77,9 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
     return { firedRules };
   };
   // A built-in chat command's answer goes with the actions of this turn.
-  const answerCommand: EventHandler = (event) => {
+  const answerCommand: EventHandler = (event, _ctx, mark) => {
+    // Nobody waits for an answer to a command given hours ago.
+    if (mark.caughtUp) return;
     const answer = options.commands?.answer(event);
     if (!answer) return;
     fired.push([answer]);

@@ -108,9 +108,10 @@ describe('kept overlay commands', () => {
     const now = Date.now();
     const path = newPath();
     const old = new Database(path);
-    const previous = MIGRATIONS.findIndex((sql) => sql.includes('CREATE TABLE IF NOT EXISTS command_rows'));
-    for (const sql of MIGRATIONS.slice(0, previous)) old.exec(sql);
-    old.pragma(`user_version = ${previous}`);
+    // The schema up to the version before commands were kept a row per turn.
+    const before = MIGRATIONS.findIndex((sql) => sql.includes('CREATE TABLE IF NOT EXISTS command_rows'));
+    for (const sql of MIGRATIONS.slice(0, before)) old.exec(sql);
+    old.pragma(`user_version = ${before}`);
     const insert = old.prepare('INSERT INTO commands (seq, at, overlay, command) VALUES (?, ?, ?, ?)');
     insert.run(
       7,

@@ -190,6 +190,11 @@ export const MIGRATIONS: readonly string[] = [
    DELETE FROM commands;`,
   // What an audited request acted on, in words (the rule a "test this rule" ran), when its path does not say.
   'ALTER TABLE audit ADD COLUMN detail TEXT;',
+  // An event that reached the daemon late (caught up: the Kick feed's backlog after a night off, a replayed
+  // socket) is kept at its own time and keeps when it arrived, so the dashboard lists what came while the
+  // streamer was away. Live events leave it NULL (and out of the index).
+  `ALTER TABLE events ADD COLUMN arrived_at INTEGER;
+   CREATE INDEX events_arrived ON events (arrived_at) WHERE arrived_at IS NOT NULL;`,
 ];
 
 /** How many schema versions this daemon knows (a newer journal is not opened). */
@@ -279,6 +284,29 @@ export function seqFileOf(path: string): string {
   return join(dirname(path), 'events.seq');
 }
 
+/** A row of `events` as `events()` reads it. */
+interface EventRow {
+  seq: number;
+  at: number;
+  source: string;
+  session: number;
+  test: number;
+  arrived_at: number | null;
+  event: string;
+}
+
+function journaledOf(r: EventRow): JournaledEvent {
+  return {
+    seq: r.seq,
+    at: new Date(r.at).toISOString(),
+    source: r.source,
+    session: r.session,
+    test: r.test !== 0,
+    ...(r.arrived_at !== null ? { caughtUp: true, arrivedAt: new Date(r.arrived_at).toISOString() } : {}),
+    event: JSON.parse(r.event) as StreamEvent,
+  };
+}
+
 /** Points per action of a viewer (settings.json `points`). */
 export interface PointRules {
   perDiamond: number;
@@ -298,14 +326,27 @@ export const DEFAULT_POINTS: PointRules = {
 
 export interface JournaledEvent {
   seq: number;
-  /** ISO time it was accepted. */
+  /** ISO time it happened: when it was accepted, or a late event's own time. */
   at: string;
   source: string;
   session: number;
   /** Sent from the test panel or the `event` command: counted in no total or leaderboard. */
   test: boolean;
+  /** It reached the daemon late (caught up): counted, but it fired no rule. */
+  caughtUp?: true;
+  /** ISO time a caught-up event arrived. */
+  arrivedAt?: string;
   event: StreamEvent;
 }
+
+/** An event that reaches the daemon after the fact (decisions: caught-up events): its own time. */
+export interface LateArrival {
+  /** When it happened, in milliseconds since the epoch. */
+  at: number;
+}
+
+/** Caught-up events are listed this long after they arrived ("while you were away"). */
+export const CAUGHT_UP_LISTED_MS = 24 * 60 * 60 * 1000;
 
 /** What a page resuming after a restart can get from the journal (ws/replay.ts). */
 export interface KeptForReplay {
@@ -435,6 +476,7 @@ export class Journal {
     json?: string,
     test?: boolean,
     seq?: number,
+    late?: LateArrival,
   ) => number;
   readonly #reserve: (to: number) => void;
   #nextSeq: number;
@@ -550,8 +592,12 @@ export class Journal {
 
     this.#insert = db.prepare(
       `INSERT INTO events (seq, at, source, type, session, user_id, nickname, gifts, diamonds, likes, chats,
-         follows, shares, subscribes, viewers, points, event, test, platform, currency)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         follows, shares, subscribes, viewers, points, event, test, platform, currency, arrived_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    // A late event older than its session's last one: the session's last time stays the newer one.
+    const keepLastAt = db.prepare<[number, number]>(
+      'UPDATE sessions SET last_at = MAX(last_at, ?) WHERE id = ?',
     );
     const newSession = db.prepare(
       'INSERT INTO sessions (first_seq, last_seq, started_at, last_at) VALUES (?, ?, ?, ?)',
@@ -573,8 +619,11 @@ export class Journal {
       json?: string,
       test = false,
       given?: number,
+      late?: LateArrival,
     ): number => {
-      const now = this.#now();
+      // A late event is kept at its own time (its session too), with when it arrived beside it.
+      const arrived = late ? this.#now() : undefined;
+      const now = late?.at ?? this.#now();
       const seq = given ?? this.#nextSeq;
       if (!this.#session || now - this.#session.lastAt > SESSION_IDLE_MS || seq > this.#reservedTo)
         prepare(now, seq);
@@ -603,9 +652,11 @@ export class Journal {
         test ? 1 : 0,
         event.platform,
         c.currency ?? null,
+        arrived ?? null,
       );
       if (seq >= this.#nextSeq) this.#nextSeq = seq + 1;
-      session.lastAt = now;
+      if (now < session.lastAt) keepLastAt.run(session.lastAt, session.id);
+      else session.lastAt = now;
       return seq;
     };
   }
@@ -694,8 +745,15 @@ export class Journal {
    * already serialised (the hub sends the same text), so it is not serialised twice. `seq`: the number
    * taken for it with `nextSeq()` (the pages got it under that number before the write); else the next.
    */
-  append(event: StreamEvent, source: string, json?: string, test = false, seq?: number): number {
-    return this.#append(event, source, json, test, seq);
+  append(
+    event: StreamEvent,
+    source: string,
+    json?: string,
+    test = false,
+    seq?: number,
+    late?: LateArrival,
+  ): number {
+    return this.#append(event, source, json, test, seq, late);
   }
 
   /** Writes several events in one transaction (one commit), answering their `seq`s in order. */
@@ -880,28 +938,32 @@ export class Journal {
       query.type
         ? this.#db
             .prepare(
-              'SELECT seq, at, source, session, test, event FROM events WHERE type = ? AND seq > ? ORDER BY seq LIMIT ?',
+              'SELECT seq, at, source, session, test, arrived_at, event FROM events WHERE type = ? AND seq > ? ORDER BY seq LIMIT ?',
             )
             .all(query.type, query.after, query.limit + 1)
         : this.#db
             .prepare(
-              'SELECT seq, at, source, session, test, event FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
+              'SELECT seq, at, source, session, test, arrived_at, event FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
             )
             .all(query.after, query.limit + 1)
-    ) as { seq: number; at: number; source: string; session: number; test: number; event: string }[];
+    ) as EventRow[];
     const more = rows.length > query.limit;
     const page = more ? rows.slice(0, query.limit) : rows;
-    return {
-      events: page.map((r) => ({
-        seq: r.seq,
-        at: new Date(r.at).toISOString(),
-        source: r.source,
-        session: r.session,
-        test: r.test !== 0,
-        event: JSON.parse(r.event) as StreamEvent,
-      })),
-      next: more ? (page.at(-1)?.seq ?? null) : null,
-    };
+    return { events: page.map(journaledOf), next: more ? (page.at(-1)?.seq ?? null) : null };
+  }
+
+  /**
+   * The caught-up events that arrived within the last `CAUGHT_UP_LISTED_MS` ("while you were away"), newest
+   * first, at most `limit`, test events left out.
+   */
+  caughtUp(limit: number): JournaledEvent[] {
+    const rows = this.#db
+      .prepare<[number, number], EventRow>(
+        `SELECT seq, at, source, session, test, arrived_at, event FROM events
+         WHERE arrived_at >= ? AND test = 0 ORDER BY seq DESC LIMIT ?`,
+      )
+      .all(this.#now() - CAUGHT_UP_LISTED_MS, limit);
+    return rows.map(journaledOf);
   }
 
   /** Every session, newest first, with its totals and its five top gifters. */

@@ -29,7 +29,7 @@ export interface KickEdgePart {
   /** Undefined when the daemon runs without a licence manager (no Gatekeeper to ask). */
   feed: KickEdgeFeed | undefined;
   /** Starts the feed once the sources run: its events go through `deliver`, its state to `onState`. */
-  start(deliver: (event: KickFeedEvent) => void, onState?: (state: KickEdgeState) => void): void;
+  start(deliver: (event: KickFeedEvent, at?: number) => void, onState?: (state: KickEdgeState) => void): void;
   close(): void;
 }
 
@@ -46,9 +46,9 @@ export function deliverThroughKickSource(ctx: {
   journal: Pick<Journal, 'endSession'>;
   /** The Kick channel the member linked, once the Gatekeeper said. */
   channel: () => string | undefined;
-}): (event: KickFeedEvent) => void {
+}): (event: KickFeedEvent, at?: number) => void {
   const seen = new RecentIds(10_000);
-  return (event) => {
+  return (event, at) => {
     const running = ctx.sources.running();
     // The feed brings Kick's own subscription webhooks: a kick source started since it connected learns it here.
     tellKickSources(ctx.sources, ctx.channel());
@@ -59,14 +59,16 @@ export function deliverThroughKickSource(ctx: {
     }
     const id = (event.data as Record<string, unknown>).messageId;
     const messageId = typeof id === 'string' && id !== '' ? id : undefined;
-    const kick = running.filter((s): s is KickSource => s instanceof KickSource);
-    const source = kick.find((s) => s.channel === ctx.channel()) ?? kick[0];
+    // A source that is stopping is no way in: its `deliver` would drop the event.
+    const kick = running.filter((s): s is KickSource => s instanceof KickSource && s.running);
+    const channel = ctx.channel()?.toLowerCase();
+    const source = kick.find((s) => s.channel.toLowerCase() === channel) ?? kick[0];
     if (source) {
-      source.deliver(event, messageId);
+      source.deliver(event, messageId, at);
       return;
     }
     if (messageId && seen.seen(messageId)) return;
-    ctx.ingest(event);
+    ctx.ingest(event, at !== undefined ? { at } : undefined);
   };
 }
 
@@ -95,13 +97,13 @@ export function startKickEdge(
   ctx: { journal: Journal; log: (line: string) => void },
 ): KickEdgePart {
   if (!options) return { feed: undefined, start() {}, close() {} };
-  let deliver: ((event: KickFeedEvent) => void) | undefined;
+  let deliver: ((event: KickFeedEvent, at?: number) => void) | undefined;
   let onState: ((state: KickEdgeState) => void) | undefined;
   const feed = new KickEdgeFeed({
     gatekeeperUrl: options.gatekeeperUrl,
     licence: options.licence,
     seq: seqStoreOn(ctx.journal),
-    deliver: (event) => deliver?.(event),
+    deliver: (event, at) => deliver?.(event, at),
     onState: (state) => onState?.(state),
     timers: options.timers ?? systemTimers(),
     ...(options.random ? { random: options.random } : {}),

@@ -98,10 +98,10 @@ export async function startSources(
   return startPart(log, async (stack) => {
     const sources = new SourceManager(
       {
-        emit: (event) => {
+        emit: (event, options) => {
           // A source's event handler never throws into the platform's library: the failure is one line.
           try {
-            ingest(event);
+            ingest(event, options?.at !== undefined ? { at: options.at } : undefined);
           } catch (err) {
             log(
               `[sources] a ${event.platform} ${event.type} event could not be handled: ${errorMessage(err)}`,

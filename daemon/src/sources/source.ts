@@ -22,8 +22,11 @@ export interface EventSource {
 
 /** What a source is given: where events go, the log, the platforms' addresses and credentials. */
 export interface SourceContext {
-  /** The ingest seam: the event is journaled, broadcast and handed to the rules. Never throws. */
-  emit(event: StreamEvent): void;
+  /**
+   * The ingest seam: the event is journaled, broadcast and handed to the rules. Never throws. `at`: when it
+   * happened (milliseconds since the epoch), where the platform says so: one that comes late is caught up.
+   */
+  emit(event: StreamEvent, options?: { at?: number }): void;
   /** One line to the daemon's log; a source prefixes its own lines with `[twitch]`, `[youtube]`. */
   log(line: string): void;
   urls: PlatformUrls;

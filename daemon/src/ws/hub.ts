@@ -400,16 +400,27 @@ export class Hub {
   }
 
   /** `stream-event`: to every subscribed client of every overlay. */
-  broadcastEvent(event: StreamEvent, seq?: number, at = Date.now(), eventJson?: string): number {
+  /**
+   * `late`: a caught-up event (it happened a while before it arrived, at `at`): sent marked `replayed`, so a
+   * page lists it and raises no alert for it, as for anything it gets after the fact.
+   */
+  broadcastEvent(
+    event: StreamEvent,
+    seq?: number,
+    at = Date.now(),
+    eventJson?: string,
+    options?: { late?: boolean },
+  ): number {
     if (seq === undefined) seq = this.#nextSeq();
     else this.#lastSeq = Math.max(this.#lastSeq, seq);
     this.#replay.recordEvent(seq, at, event);
+    const late = options?.late === true;
     // Serialised and encoded once for every client of every overlay (from the event's own JSON when
     // the caller has it: the same text as encodeServerMessage would write).
     const text =
       eventJson === undefined
-        ? encodeServerMessage({ type: 'stream-event', event, seq, at })
-        : `{"type":"stream-event","event":${eventJson},"seq":${seq},"at":${at}}`;
+        ? encodeServerMessage({ type: 'stream-event', event, seq, at, ...(late ? { replayed: true } : {}) })
+        : `{"type":"stream-event","event":${eventJson},"seq":${seq},"at":${at}${late ? ',"replayed":true' : ''}}`;
     if (this.#pageObservers.size !== 0)
       for (const overlayId of this.#pageObservers.keys()) this.#observe(overlayId, text);
     const data = Buffer.from(text);

@@ -44,13 +44,13 @@ export interface FakeKickGatekeeper {
    * `Retry-After` in seconds with a 429 when given).
    */
   failNextChat(failure: { status: number; code: string; message: string; retryAfterS?: number }): void;
-  /** Events kept (after `forgetUpTo`, only the newer ones), oldest first, with when each happened (ms). */
-  kept(): { seq: number; at: number; event: KickFeedEvent }[];
+  /** Events kept (after `forgetUpTo`, only the newer ones), oldest first. */
+  kept(): { seq: number; at?: string | number; event: KickFeedEvent }[];
   /**
-   * Keeps an event under the next seq and sends it to every open socket; returns its seq. `at` is when it
-   * happened (ms since the epoch; default: now), as the frames carry it.
+   * Keeps an event under the next seq and sends it to every open socket; returns its seq. `at`: when it
+   * happened (epoch ms as the Gatekeeper sends it, or an ISO time; default: now).
    */
-  push(event: KickFeedEvent, at?: number): number;
+  push(event: KickFeedEvent, at?: string | number): number;
   /** Forgets everything and numbers from 1 again (a channel whose store was reset). */
   reset(): void;
   /** Forgets every kept event up to `seq` (older than 24 h, or beyond 10,000). */
@@ -81,7 +81,14 @@ const error = (code: string, message: string) => ({ error: { code, message } });
 
 export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
   let nextSeq = 1;
-  let kept: { seq: number; at: number; event: KickFeedEvent }[] = [];
+  let kept: { seq: number; at?: string | number; event: KickFeedEvent }[] = [];
+  const frameOf = (item: { seq: number; at?: string | number; event: KickFeedEvent }) =>
+    JSON.stringify({
+      type: 'event',
+      seq: item.seq,
+      ...(item.at !== undefined ? { at: item.at } : {}),
+      event: item.event,
+    } satisfies KickEventsFrame);
   /** The oldest seq still kept once something was forgotten (everything after it is kept). */
   let forgotten = 0;
   const pending = new Set<string>();
@@ -198,16 +205,7 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
       if ((forgotten > 0 && after < oldest - 1) || beyond)
         ws.send(JSON.stringify({ type: 'gap', from: oldest } satisfies KickEventsFrame));
       // Beyond every seq given: everything kept follows the gap.
-      for (const item of kept)
-        if (beyond || item.seq > after)
-          ws.send(
-            JSON.stringify({
-              type: 'event',
-              seq: item.seq,
-              at: item.at,
-              event: item.event,
-            } satisfies KickEventsFrame),
-          );
+      for (const item of kept) if (beyond || item.seq > after) ws.send(frameOf(item));
     });
   });
 
@@ -230,8 +228,9 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
     kept: () => [...kept],
     push(event, at = Date.now()) {
       const seq = nextSeq++;
-      kept.push({ seq, at, event });
-      const text = JSON.stringify({ type: 'event', seq, at, event } satisfies KickEventsFrame);
+      const item = { seq, ...(at !== undefined ? { at } : {}), event };
+      kept.push(item);
+      const text = frameOf(item);
       for (const c of fake.open()) c.ws.send(text);
       return seq;
     },

@@ -8,7 +8,7 @@ import type * as v from 'valibot';
 import { WebSocket } from 'ws';
 import { ErrorBody } from '../../../../shared/protocol/errors.js';
 import { parseJsonWith, parseWith } from '../../../../shared/protocol/index.js';
-import { KickEventsFrame, type KickFeedEvent } from '../../../../shared/protocol/kick.js';
+import { feedTimeMs, KickEventsFrame, type KickFeedEvent } from '../../../../shared/protocol/kick.js';
 import { KickConnectAnswer, KickStatus } from '../../../../shared/protocol/kick-account.js';
 import { backoffDelay, formatWait } from '../../../../shared/timers.js';
 import { errorMessage } from '../../errors.js';
@@ -120,7 +120,7 @@ export interface KickEdgeContext {
    * The kick source's seam: a stream event is journaled and broadcast once this returns (a Kick message id
    * once, whichever way it came); a live/offline marker starts or ends the session.
    */
-  deliver(event: KickFeedEvent): void;
+  deliver(event: KickFeedEvent, at?: number): void;
   timers: Timers;
   random?: () => number;
   log(line: string): void;
@@ -440,7 +440,7 @@ export class KickEdgeFeed {
     // Already taken (a replay overlapping what arrived live, or a crash before the seq was written).
     if (frame.seq <= this.#last) return;
     try {
-      this.#ctx.deliver(frame.event);
+      this.#ctx.deliver(frame.event, frame.at !== undefined ? feedTimeMs(frame.at) : undefined);
     } catch (err) {
       this.#ctx.log(`[kick] a ${frame.event.type} event could not be handled: ${errorMessage(err)}`);
     }

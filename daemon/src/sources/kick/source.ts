@@ -105,14 +105,20 @@ export class KickSource implements EventSource {
     return this.#ids;
   }
 
+  /** Whether it was started and not stopped: only then does `deliver` let events through. */
+  get running(): boolean {
+    return this.#running;
+  }
+
   /**
    * The one way a Kick event reaches the daemon: an event with Kick's message id is let through once
-   * (the socket and the Gatekeeper's feed may both bring it). True when it was delivered.
+   * (the socket and the Gatekeeper's feed may both bring it). True when it was delivered. `at`: when it
+   * happened, where the feed says so.
    */
-  deliver(event: StreamEvent, kickMessageId?: string): boolean {
+  deliver(event: StreamEvent, kickMessageId?: string, at?: number): boolean {
     if (!this.#running) return false;
     if (kickMessageId && this.#seen.seen(kickMessageId)) return false;
-    this.ctx.emit(event);
+    this.ctx.emit(event, at !== undefined ? { at } : undefined);
     return true;
   }
 
