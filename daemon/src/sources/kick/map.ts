@@ -4,6 +4,7 @@
 // gifter. Each payload is read through one schema; one that does not fit is dropped with its reason.
 import * as v from 'valibot';
 import { parseWith, StreamEvent, type StreamUser } from '../../../../shared/protocol/index.js';
+import { cutText } from '../../../../shared/text.js';
 
 /** The events of the chatroom channel (`chatrooms.<id>.v2`) and the channel's own (`channel.<id>`). */
 export const KICK_EVENTS = {
@@ -80,9 +81,8 @@ export type KickMapResult =
   | { unknown: string }
   | { drop: string };
 
-function cut(text: string, max: number): string {
-  return text.length > max ? text.slice(0, max) : text;
-}
+/** Never splits a character (one cutter for every platform's text). */
+const cut = cutText;
 
 function user(username: string): StreamUser {
   return { uniqueId: cut(username, 100), nickname: cut(username, 100) };
