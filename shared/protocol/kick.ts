@@ -3,6 +3,7 @@
 // event feed (`GET /kick/events`). The payload schemas keep the fields they do not name (Kick adds
 // fields over time); only the fields the mapping reads are checked.
 import * as v from 'valibot';
+import { cutText } from '../text.js';
 import { StreamEvent, type StreamUser } from './events.js';
 import { nonNegativeInt, positiveInt } from './primitives.js';
 
@@ -205,16 +206,8 @@ export const KickEventsAfter = v.pipe(
 
 const ANONYMOUS: StreamUser = { uniqueId: 'anonymous', nickname: 'Anonymous' };
 
-/** At most `max` UTF-16 units, never splitting a character. */
-function cut(value: string, max: number): string {
-  if (value.length <= max) return value;
-  let out = '';
-  for (const point of value) {
-    if (out.length + point.length > max) break;
-    out += point;
-  }
-  return out;
-}
+/** At most `max` UTF-16 units, never splitting a character (one cutter for every platform's text). */
+const cut = cutText;
 
 /**
  * A Kick user's slug (the lowercase name in the channel's address, as Twitch's login) from their display

@@ -2,19 +2,23 @@
 // same folder (in the same process, or from the command line) fails in words naming the process that
 // holds it, and leaves the running daemon's daemon.json alone; a lock left by a process that is gone
 // is taken over.
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DataDirLockedError } from '../../daemon/src/store/running-daemon.js';
+import { DataDirLockedError, processAlive } from '../../daemon/src/store/running-daemon.js';
 import { killCliProcesses, spawnCli } from '../support/cli.js';
 import { makeDataDir, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 
 const dirs: string[] = [];
 const daemons: TestDaemon[] = [];
+const parents: ChildProcess[] = [];
 
 afterEach(async () => {
   killCliProcesses();
+  // The zombie's parent: once it ends, the zombie is reaped.
+  for (const parent of parents.splice(0)) parent.kill('SIGKILL');
   for (const daemon of daemons.splice(0)) await daemon.close();
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
@@ -35,6 +39,33 @@ async function start(dir: string): Promise<TestDaemon> {
 function deadPid(): number {
   const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
   return Number(child.stdout.toString());
+}
+
+/** The state letter of a process in /proc (Linux): `Z` for a zombie. */
+function stateOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 1).trim()[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A real zombie: a child that has exited while its parent (a shell that became `sleep`) never reaps
+ * it, as a daemon killed with `kill -9` is until whoever started it waits for it.
+ */
+async function zombiePid(): Promise<number> {
+  const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 60'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  parents.push(parent);
+  const pid = await new Promise<number>((resolve, reject) => {
+    parent.stdout?.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+    parent.once('error', reject);
+  });
+  await waitFor(() => stateOf(pid) === 'Z', 5000, `process ${pid} to be a zombie`);
+  return pid;
 }
 
 describe('the data directory lock', () => {
@@ -74,6 +105,28 @@ describe('the data directory lock', () => {
     expect(JSON.parse(await readFile(join(dir, 'daemon.lock'), 'utf8'))).toMatchObject({ pid: process.pid });
     expect((await fetch(`${daemon.url}/status`)).status).toBe(200);
   });
+
+  it.runIf(process.platform === 'linux')(
+    'takes over a lock whose process ended but is not yet reaped (a zombie), as right after kill -9',
+    async () => {
+      const dir = await dataDir();
+      const pid = await zombiePid();
+      // Signal 0 still reaches a zombie: that alone would call it running.
+      expect(() => process.kill(pid, 0)).not.toThrow();
+      expect(processAlive(pid)).toBe(false);
+      await writeFile(
+        join(dir, 'daemon.lock'),
+        JSON.stringify({ pid, token: 'killed', startedAt: '2026-01-01T00:00:00.000Z' }),
+      );
+      const daemon = await start(dir);
+      expect(JSON.parse(await readFile(join(dir, 'daemon.lock'), 'utf8'))).toMatchObject({
+        pid: process.pid,
+      });
+      expect((await fetch(`${daemon.url}/status`)).status).toBe(200);
+      // A live process is still one.
+      expect(processAlive(process.pid)).toBe(true);
+    },
+  );
 
   it('names a live holder without a daemon.json by its pid, and the lock file to delete if it is no daemon', async () => {
     const dir = await dataDir();

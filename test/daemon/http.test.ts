@@ -67,6 +67,19 @@ describe('GET / (the home page on this computer)', () => {
   });
 });
 
+describe('GET /favicon.ico', () => {
+  it('answers with an icon, not a 404', async () => {
+    const res = await fetch(`${daemon.url}/favicon.ico`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/x-icon');
+    const bytes = Buffer.from(await res.arrayBuffer());
+    // An .ico file: reserved 0, type 1 (an icon), one image of 32×32 pixels, 32 bits each.
+    expect([bytes.readUInt16LE(0), bytes.readUInt16LE(2), bytes.readUInt16LE(4)]).toEqual([0, 1, 1]);
+    expect([bytes[6], bytes[7], bytes.readUInt16LE(12)]).toEqual([32, 32, 32]);
+    expect(bytes.length).toBe(22 + bytes.readUInt32LE(14));
+  });
+});
+
 describe('GET /status', () => {
   it('answers {running, port}, and on this computer the OBS connection (off until an action needs it)', async () => {
     const res = await get('/status');

@@ -12,6 +12,7 @@ import type { OverlayStore } from '../store/overlay-store.js';
 import type { PageTokens } from '../ws/page-tokens.js';
 import { type ControlApiContext, mountControlApi } from './control-api.js';
 import { isLocalDashboardClient, mountDashboard } from './dashboard.js';
+import { mountFavicon } from './favicon.js';
 import { homePageHandler } from './home-page.js';
 import { classifyHost, isLocalControlClient } from './policy.js';
 import { sendError, sendJson } from './responses.js';
@@ -95,6 +96,8 @@ export function createHttpApp(ctx: HttpContext): Polka {
       ...(ctx.tunnelHost ? { tunnelHost: ctx.tunnelHost } : {}),
     }),
   );
+
+  mountFavicon(app);
 
   const localStatus = (): DaemonStatus => {
     const { port, ...details } = ctx.status();

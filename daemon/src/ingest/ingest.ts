@@ -15,6 +15,7 @@
 // - The rules engine and widget state hook in by adding steps to `handlers` below (or by building
 //   their own `EventHandler` and passing it in `extraHandlers`); each handler gets the event and the context.
 import type { StreamEvent } from '../../../shared/protocol/index.js';
+import { jsonHasLoneSurrogate, wellFormedJson } from '../../../shared/text.js';
 import { DaemonError, errorMessage } from '../errors.js';
 import type { Journal } from '../journal/journal.js';
 import type { OverlayStore } from '../store/overlay-store.js';
@@ -103,8 +104,13 @@ export function createIngest(
     // 202 still follows the write (a crash after it loses nothing). The seq is taken first, so the pages
     // and the journal number it alike; a write that fails leaves a gap in the numbers, never a repeat.
     let seq: number | undefined;
-    // Serialised once: the journal stores this text and the hub sends it.
-    const json = JSON.stringify(event);
+    // Serialised once: the journal stores this text and the hub sends it. A lone surrogate in a viewer's
+    // text becomes U+FFFD here, so every answer that carries the event is well-formed JSON.
+    let json = JSON.stringify(event);
+    if (jsonHasLoneSurrogate(json)) {
+      event = wellFormedJson(event);
+      json = JSON.stringify(event);
+    }
     try {
       seq = ctx.journal?.nextSeq();
     } catch (err) {

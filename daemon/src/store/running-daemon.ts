@@ -1,6 +1,7 @@
 // `daemon.json` in the data directory: where the daemon using it listens, so `status`, `event` and
 // `dashboard` find it without --port (and a second daemon on the same data directory is visible).
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { link, readFile, rm, writeFile } from 'node:fs/promises';
 import * as v from 'valibot';
 import { parseJsonWith } from '../../../shared/protocol/index.js';
@@ -25,14 +26,36 @@ export async function removeRunningDaemon(file: string): Promise<void> {
   if (record?.pid === process.pid) await rm(file, { force: true });
 }
 
+/**
+ * Whether a process of that pid runs. A zombie (ended, not yet reaped by its parent: a daemon killed with
+ * `kill -9` lingers so for a moment) runs no more, although signal 0 still reaches it.
+ */
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     // EPERM: it exists, owned by someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  return !processEnded(pid);
+}
+
+/**
+ * Linux: the process's state in /proc/<pid>/stat is Z (zombie) or X (dead). Elsewhere, or when that file
+ * does not read, no (signal 0 has the last word).
+ */
+function processEnded(pid: number): boolean {
+  if (process.platform !== 'linux') return false;
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (err) {
+    // Gone between the signal and the read.
+    return (err as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+  // "<pid> (<name>) <state> …": the name may hold spaces and parentheses, the state follows the last ")".
+  const state = stat.slice(stat.lastIndexOf(')') + 1).trim()[0];
+  return state === 'Z' || state === 'X';
 }
 
 /** The record of a daemon still running on this data directory, or undefined (none, unreadable, or stale). */

@@ -5,6 +5,7 @@
 import * as v from 'valibot';
 import { parseWith, StreamEvent, type StreamUser } from '../../../../shared/protocol/index.js';
 import { kickSlugOf } from '../../../../shared/protocol/kick.js';
+import { cutText } from '../../../../shared/text.js';
 
 /** The events of the chatroom channel (`chatrooms.<id>.v2`) and the channel's own (`channel.<id>`). */
 export const KICK_EVENTS = {
@@ -81,9 +82,8 @@ export type KickMapResult =
   | { unknown: string }
   | { drop: string };
 
-function cut(text: string, max: number): string {
-  return text.length > max ? text.slice(0, max) : text;
-}
+/** Never splits a character (one cutter for every platform's text). */
+const cut = cutText;
 
 /**
  * A viewer as the socket names them: `uniqueId` their slug (the chat message's `sender.slug`, else made from

@@ -1,5 +1,7 @@
 // Reading fields of untrusted, loosely shaped payloads (decoded protobuf objects) without casts.
 
+import { cutText } from '../../../../shared/text.js';
+
 /** A non-null object (not an array). */
 export function isRecord(value: unknown): value is object {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -50,9 +52,4 @@ export function firstOf(value: unknown): string | undefined {
 }
 
 /** Cuts a string to at most `max` UTF-16 units without splitting a surrogate pair. */
-export function truncate(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const cut = text.slice(0, max);
-  const last = cut.charCodeAt(cut.length - 1);
-  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
-}
+export const truncate = cutText;

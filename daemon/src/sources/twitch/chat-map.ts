@@ -4,6 +4,7 @@
 // a message that does not fit is dropped with its reason, never thrown.
 import * as v from 'valibot';
 import { parseWith, StreamEvent, type StreamUser } from '../../../../shared/protocol/index.js';
+import { cutText } from '../../../../shared/text.js';
 
 /** Tags every user message carries, as Twitch documents them (unknown ones pass). */
 const UserTags = v.looseObject({
@@ -26,13 +27,9 @@ export interface EventSubCoverage {
 
 const NONE: EventSubCoverage = { cheers: false, subscriptions: false, raids: false };
 
-function cut(text: string, max: number): string {
-  return text.length > max ? text.slice(0, max) : text;
-}
-
 function chatUser(login: string, displayName: string | undefined): StreamUser {
   const name = displayName?.trim() || login;
-  return { uniqueId: cut(login, 100), nickname: cut(name, 100) };
+  return { uniqueId: cutText(login, 100), nickname: cutText(name, 100) };
 }
 
 /** A plan as EventSub spells it: `1000`, `2000`, `3000` (Prime counts as tier 1). */
@@ -77,12 +74,12 @@ export function mapChatMessage(
         type: 'gift',
         platform: 'twitch',
         user,
-        data: { giftName: 'Bits', repeatCount: bits, diamondCount: 1, comment: cut(text, 500) },
+        data: { giftName: 'Bits', repeatCount: bits, diamondCount: 1, comment: cutText(text, 500) },
       },
       read.id,
     );
   }
-  return finish({ type: 'chat', platform: 'twitch', user, data: { comment: cut(text, 500) } }, read.id);
+  return finish({ type: 'chat', platform: 'twitch', user, data: { comment: cutText(text, 500) } }, read.id);
 }
 
 /** A USERNOTICE: subs (new, resub, gifted, a gift bomb) and raids; other kinds are not events. */
@@ -111,7 +108,7 @@ export function mapUserNotice(
           data: {
             ...(months ? { subMonth: months } : {}),
             ...(plan ? { tier: plan } : {}),
-            ...(text ? { comment: cut(text, 500) } : {}),
+            ...(text ? { comment: cutText(text, 500) } : {}),
           },
         },
         read.id,

@@ -5,6 +5,7 @@
 // its reason, never thrown.
 import * as v from 'valibot';
 import { parseWith, StreamEvent, type StreamUser } from '../../../../shared/protocol/index.js';
+import { cutText } from '../../../../shared/text.js';
 
 export type EventSubMapResult = { event: StreamEvent } | { drop: string };
 
@@ -47,12 +48,8 @@ const RaidEvent = v.object({
   viewers: count,
 });
 
-function cut(text: string, max: number): string {
-  return text.length > max ? text.slice(0, max) : text;
-}
-
 function twitchUser(userLogin: string, userName: string | null | undefined): StreamUser {
-  return { uniqueId: cut(userLogin, 100), nickname: cut(userName?.trim() || userLogin, 100) };
+  return { uniqueId: cutText(userLogin, 100), nickname: cutText(userName?.trim() || userLogin, 100) };
 }
 
 const ANONYMOUS: StreamUser = { uniqueId: 'anonymous', nickname: 'Anonymous' };
@@ -97,7 +94,7 @@ const MAPPERS: Record<string, (event: unknown) => Candidate | string> = {
       data: {
         ...(e.cumulative_months ? { subMonth: e.cumulative_months } : {}),
         ...tier(e.tier),
-        ...(e.message.text ? { comment: cut(e.message.text, 500) } : {}),
+        ...(e.message.text ? { comment: cutText(e.message.text, 500) } : {}),
       },
     })),
   'channel.subscription.gift': (event) =>
@@ -116,7 +113,7 @@ const MAPPERS: Record<string, (event: unknown) => Candidate | string> = {
         giftName: 'Bits',
         repeatCount: e.bits,
         diamondCount: 1,
-        ...(e.message ? { comment: cut(e.message, 500) } : {}),
+        ...(e.message ? { comment: cutText(e.message, 500) } : {}),
       },
     })),
   'channel.raid': (event) =>

@@ -4,6 +4,7 @@
 // message is read through one schema; one that does not fit is dropped with its reason.
 import * as v from 'valibot';
 import { parseWith, StreamEvent } from '../../../../shared/protocol/index.js';
+import { cutText } from '../../../../shared/text.js';
 
 const Amount = {
   amountMicros: v.union([v.string(), v.number()]),
@@ -55,8 +56,6 @@ export type MapResult =
   | { event: StreamEvent; id: string; publishedAt: string | undefined }
   | { drop: string; id?: string };
 
-const cut = (text: string, max: number) => (text.length > max ? text.slice(0, max) : text);
-
 /** Micros → cents, e.g. 5,000,000 micros ($5.00) → 500. */
 function cents(micros: string | number): number | undefined {
   const n = Number(micros);
@@ -73,15 +72,17 @@ export function mapLiveChatMessage(resource: unknown): MapResult {
   }
   const { id, snippet, authorDetails } = parsed.output;
   const user = {
-    uniqueId: cut(authorDetails.channelId, 100),
-    nickname: cut(authorDetails.displayName?.trim() || authorDetails.channelId, 100),
-    ...(authorDetails.profileImageUrl ? { profilePictureUrl: cut(authorDetails.profileImageUrl, 2048) } : {}),
+    uniqueId: cutText(authorDetails.channelId, 100),
+    nickname: cutText(authorDetails.displayName?.trim() || authorDetails.channelId, 100),
+    ...(authorDetails.profileImageUrl
+      ? { profilePictureUrl: cutText(authorDetails.profileImageUrl, 2048) }
+      : {}),
   };
   let candidate: unknown;
   switch (snippet.type) {
     case 'textMessageEvent': {
       const text = snippet.textMessageDetails?.messageText ?? snippet.displayMessage ?? '';
-      candidate = { type: 'chat', platform: 'youtube', user, data: { comment: cut(text, 500) } };
+      candidate = { type: 'chat', platform: 'youtube', user, data: { comment: cutText(text, 500) } };
       break;
     }
     case 'superChatEvent':
@@ -99,12 +100,14 @@ export function mapLiveChatMessage(resource: unknown): MapResult {
         user,
         data: {
           giftName:
-            snippet.type === 'superChatEvent' ? 'Super Chat' : cut(sticker?.trim() || 'Super Sticker', 100),
+            snippet.type === 'superChatEvent'
+              ? 'Super Chat'
+              : cutText(sticker?.trim() || 'Super Sticker', 100),
           repeatCount: 1,
           diamondCount: amount,
           ...(details.currency ? { currency: details.currency } : {}),
           ...(details.amountDisplayString ? { amountDisplayString: details.amountDisplayString } : {}),
-          ...(comment ? { comment: cut(comment, 500) } : {}),
+          ...(comment ? { comment: cutText(comment, 500) } : {}),
         },
       };
       break;
@@ -115,7 +118,7 @@ export function mapLiveChatMessage(resource: unknown): MapResult {
         type: 'subscribe',
         platform: 'youtube',
         user,
-        data: level ? { tier: cut(level, 100) } : {},
+        data: level ? { tier: cutText(level, 100) } : {},
       };
       break;
     }
@@ -127,8 +130,8 @@ export function mapLiveChatMessage(resource: unknown): MapResult {
         user,
         data: {
           ...(details?.memberMonth ? { subMonth: details.memberMonth } : {}),
-          ...(details?.memberLevelName ? { tier: cut(details.memberLevelName, 100) } : {}),
-          ...(details?.userComment ? { comment: cut(details.userComment, 500) } : {}),
+          ...(details?.memberLevelName ? { tier: cutText(details.memberLevelName, 100) } : {}),
+          ...(details?.userComment ? { comment: cutText(details.userComment, 500) } : {}),
         },
       };
       break;
@@ -143,7 +146,9 @@ export function mapLiveChatMessage(resource: unknown): MapResult {
         data: {
           gifted: true,
           ...(details?.giftMembershipsCount ? { giftCount: details.giftMembershipsCount } : {}),
-          ...(details?.giftMembershipsLevelName ? { tier: cut(details.giftMembershipsLevelName, 100) } : {}),
+          ...(details?.giftMembershipsLevelName
+            ? { tier: cutText(details.giftMembershipsLevelName, 100) }
+            : {}),
         },
       };
       break;
