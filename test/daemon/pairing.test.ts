@@ -189,7 +189,8 @@ describe('limits on wrong codes', () => {
     await pair(code, '198.51.100.1');
   });
 
-  it('allows 30 per hour for the daemon, then every POST /pair is 429 until the hour is over', async () => {
+  /** 30 wrong codes, 5 from each of 6 addresses (within each address's own limit). */
+  async function thirtyWrongCodes(): Promise<void> {
     for (let ip = 1; ip <= 6; ip++) {
       for (let i = 0; i < 5; i++) {
         const res = await phone('POST', '/pair', { code: 'AAAAAAAAAA', deviceName: 'x' }, `198.51.100.${ip}`);
@@ -197,11 +198,29 @@ describe('limits on wrong codes', () => {
       }
       clock.advance(1000);
     }
+  }
+
+  it('allows 30 against the open offers, then every POST /pair is 429 until the hour is over', async () => {
     const { code } = await offer();
-    expect((await phone('POST', '/pair', { code, deviceName: 'x' }, '192.0.2.77')).status).toBe(429);
+    await thirtyWrongCodes();
+    const closed = await phone('POST', '/pair', { code, deviceName: 'x' }, '192.0.2.77');
+    expect(closed.status).toBe(429);
+    expect(Number(closed.headers['retry-after'])).toBe(60 * 60 - 6);
     clock.advance(60 * 60_000 - 6000 - 1);
     expect((await phone('POST', '/pair', { code: 'x', deviceName: 'x' }, '192.0.2.78')).status).toBe(429);
     clock.advance(1);
+    await pair((await offer()).code, '192.0.2.77');
+  });
+
+  it('a new offer by the streamer starts afresh after 30 wrong codes', async () => {
+    await offer();
+    await thirtyWrongCodes();
+    // The offer the codes were aimed at is spent; the streamer's next one pairs at once.
+    await pair((await offer()).code, '192.0.2.77');
+  });
+
+  it('wrong codes while no offer is open close nothing: the streamer`s next offer pairs', async () => {
+    await thirtyWrongCodes();
     await pair((await offer()).code, '192.0.2.77');
   });
 });

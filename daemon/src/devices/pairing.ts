@@ -12,7 +12,11 @@ import { constantTimeEqual, type DeviceStore } from './store.js';
 
 export const CODE_LENGTH = 10;
 export const OFFER_TTL_MS = 10 * 60_000;
-/** Refused codes allowed per IP in a minute, and for the whole daemon in an hour. */
+/**
+ * Refused codes allowed per IP in a minute, and in an hour against the open offers. The hour's budget
+ * belongs to the offers: codes sent while none is open guess at nothing and close nothing, and a new
+ * offer by the streamer starts it afresh, so whoever knows the tunnel's host cannot keep pairing shut.
+ */
 export const IP_FAILURES_PER_MINUTE = 5;
 export const DAEMON_FAILURES_PER_HOUR = 30;
 const MINUTE = 60_000;
@@ -73,6 +77,7 @@ export class PairingService {
     const host = this.tunnelHost();
     if (!host) return undefined;
     this.sweep();
+    this.daemonWindow = undefined;
     const code = newPairingCode();
     const expiresAt = this.timers.now() + OFFER_TTL_MS;
     this.offers.push({ code, role, expiresAt });
@@ -88,7 +93,8 @@ export class PairingService {
       return {
         ok: false,
         code: 'rate_limited',
-        message: 'Too many wrong pairing codes: pairing is closed for the rest of the hour',
+        message:
+          'Too many wrong pairing codes: pairing is closed for the rest of the hour, or until the streamer makes a new pairing code',
         retryAfterSeconds: Math.ceil((window.start + HOUR - now) / 1000),
       };
     }
@@ -104,7 +110,12 @@ export class PairingService {
     const offer = this.match(code.trim().toUpperCase());
     if (!offer) {
       this.ipFailures.set(ip, [...recent, now]);
-      this.daemonWindow = window ? { ...window, count: window.count + 1 } : { start: now, count: 1 };
+      if (this.offers.length > 0) {
+        const count = (window?.count ?? 0) + 1;
+        this.daemonWindow = { start: window?.start ?? now, count };
+        // The budget is spent: the offers it guarded are withdrawn, and the streamer makes a new one.
+        if (count >= DAEMON_FAILURES_PER_HOUR) this.offers = [];
+      }
       return { ok: false, code: 'forbidden', message: 'This pairing code is wrong, used or expired' };
     }
     // Single use: the offer is spent now, whatever the streamer answers.
