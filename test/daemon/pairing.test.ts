@@ -225,6 +225,46 @@ describe('limits on wrong codes', () => {
   });
 });
 
+describe('pairing the same phone again', () => {
+  /** The phone's browser pairs, sending `cookie` (its cookie of an earlier pairing) along; its new cookie. */
+  async function pairBrowser(name: string, cookie?: string): Promise<string> {
+    const headers = cookie ? { Cookie: cookie } : {};
+    const { code } = await offer();
+    const asked = await viaTunnel(daemon, 'POST', '/pair', { body: { code, deviceName: name }, headers });
+    expect(asked.status).toBe(202);
+    const { pairingId } = asked.json() as { pairingId: string };
+    expect((await api(daemon, 'POST', `/api/pairings/${pairingId}/approve`)).status).toBe(204);
+    const polled = await viaTunnel(daemon, 'GET', `/pair/${pairingId}`, { headers });
+    return cookieOf(polled)?.split(';')[0] ?? '';
+  }
+  const session = (cookie: string) =>
+    viaTunnel(daemon, 'GET', '/api/session', { headers: { Cookie: cookie } });
+  const listed = async () =>
+    ((await (await api(daemon, 'GET', '/api/devices')).json()) as { name: string }[]).map((d) => d.name);
+
+  it('replaces the device it was paired as: the old one leaves the list and its cookie is refused', async () => {
+    const other = await pairBrowser('Tablet');
+    const old = await pairBrowser('Phone');
+    expect((await session(old)).status).toBe(200);
+    const renewed = await pairBrowser('Phone (new)', old);
+    expect(renewed).not.toBe(old);
+    expect(await listed()).toEqual(['Tablet', 'Phone (new)']);
+    expect((await session(old)).status).toBe(401);
+    expect((await session(renewed)).status).toBe(200);
+    expect((await session(other)).status).toBe(200);
+  });
+
+  it('a revoked cookie sent along replaces nothing', async () => {
+    const old = await pairBrowser('Phone');
+    const id = (await (await api(daemon, 'GET', '/api/devices')).json()) as { id: string }[];
+    expect((await api(daemon, 'DELETE', `/api/devices/${id[0]?.id}`)).status).toBe(204);
+    const other = await pairBrowser('Tablet');
+    await pairBrowser('Phone', old);
+    expect(await listed()).toEqual(['Tablet', 'Phone']);
+    expect((await session(other)).status).toBe(200);
+  });
+});
+
 describe('devices', () => {
   async function paired(name: string): Promise<string> {
     const res = await phone('POST', '/pair', { code: (await offer()).code, deviceName: name });
