@@ -228,7 +228,7 @@ describe('limits on wrong codes', () => {
 describe('pairing the same phone again', () => {
   /** The phone's browser pairs, sending `cookie` (its cookie of an earlier pairing) along; its new cookie. */
   async function pairBrowser(name: string, cookie?: string): Promise<string> {
-    const headers = cookie ? { Cookie: cookie } : {};
+    const headers: Record<string, string> = cookie ? { Cookie: cookie } : {};
     const { code } = await offer();
     const asked = await viaTunnel(daemon, 'POST', '/pair', { body: { code, deviceName: name }, headers });
     expect(asked.status).toBe(202);
