@@ -189,7 +189,8 @@ describe('limits on wrong codes', () => {
     await pair(code, '198.51.100.1');
   });
 
-  it('allows 30 per hour for the daemon, then every POST /pair is 429 until the hour is over', async () => {
+  /** 30 wrong codes, 5 from each of 6 addresses (within each address's own limit). */
+  async function thirtyWrongCodes(): Promise<void> {
     for (let ip = 1; ip <= 6; ip++) {
       for (let i = 0; i < 5; i++) {
         const res = await phone('POST', '/pair', { code: 'AAAAAAAAAA', deviceName: 'x' }, `198.51.100.${ip}`);
@@ -197,12 +198,70 @@ describe('limits on wrong codes', () => {
       }
       clock.advance(1000);
     }
+  }
+
+  it('allows 30 against the open offers, then every POST /pair is 429 until the hour is over', async () => {
     const { code } = await offer();
-    expect((await phone('POST', '/pair', { code, deviceName: 'x' }, '192.0.2.77')).status).toBe(429);
+    await thirtyWrongCodes();
+    const closed = await phone('POST', '/pair', { code, deviceName: 'x' }, '192.0.2.77');
+    expect(closed.status).toBe(429);
+    expect(Number(closed.headers['retry-after'])).toBe(60 * 60 - 6);
     clock.advance(60 * 60_000 - 6000 - 1);
     expect((await phone('POST', '/pair', { code: 'x', deviceName: 'x' }, '192.0.2.78')).status).toBe(429);
     clock.advance(1);
     await pair((await offer()).code, '192.0.2.77');
+  });
+
+  it('a new offer by the streamer starts afresh after 30 wrong codes', async () => {
+    await offer();
+    await thirtyWrongCodes();
+    // The offer the codes were aimed at is spent; the streamer's next one pairs at once.
+    await pair((await offer()).code, '192.0.2.77');
+  });
+
+  it('wrong codes while no offer is open close nothing: the streamer`s next offer pairs', async () => {
+    await thirtyWrongCodes();
+    await pair((await offer()).code, '192.0.2.77');
+  });
+});
+
+describe('pairing the same phone again', () => {
+  /** The phone's browser pairs, sending `cookie` (its cookie of an earlier pairing) along; its new cookie. */
+  async function pairBrowser(name: string, cookie?: string): Promise<string> {
+    const headers: Record<string, string> = cookie ? { Cookie: cookie } : {};
+    const { code } = await offer();
+    const asked = await viaTunnel(daemon, 'POST', '/pair', { body: { code, deviceName: name }, headers });
+    expect(asked.status).toBe(202);
+    const { pairingId } = asked.json() as { pairingId: string };
+    expect((await api(daemon, 'POST', `/api/pairings/${pairingId}/approve`)).status).toBe(204);
+    const polled = await viaTunnel(daemon, 'GET', `/pair/${pairingId}`, { headers });
+    return cookieOf(polled)?.split(';')[0] ?? '';
+  }
+  const session = (cookie: string) =>
+    viaTunnel(daemon, 'GET', '/api/session', { headers: { Cookie: cookie } });
+  const listed = async () =>
+    ((await (await api(daemon, 'GET', '/api/devices')).json()) as { name: string }[]).map((d) => d.name);
+
+  it('replaces the device it was paired as: the old one leaves the list and its cookie is refused', async () => {
+    const other = await pairBrowser('Tablet');
+    const old = await pairBrowser('Phone');
+    expect((await session(old)).status).toBe(200);
+    const renewed = await pairBrowser('Phone (new)', old);
+    expect(renewed).not.toBe(old);
+    expect(await listed()).toEqual(['Tablet', 'Phone (new)']);
+    expect((await session(old)).status).toBe(401);
+    expect((await session(renewed)).status).toBe(200);
+    expect((await session(other)).status).toBe(200);
+  });
+
+  it('a revoked cookie sent along replaces nothing', async () => {
+    const old = await pairBrowser('Phone');
+    const id = (await (await api(daemon, 'GET', '/api/devices')).json()) as { id: string }[];
+    expect((await api(daemon, 'DELETE', `/api/devices/${id[0]?.id}`)).status).toBe(204);
+    const other = await pairBrowser('Tablet');
+    await pairBrowser('Phone', old);
+    expect(await listed()).toEqual(['Tablet', 'Phone']);
+    expect((await session(other)).status).toBe(200);
   });
 });
 

@@ -12,7 +12,11 @@ import { constantTimeEqual, type DeviceStore } from './store.js';
 
 export const CODE_LENGTH = 10;
 export const OFFER_TTL_MS = 10 * 60_000;
-/** Refused codes allowed per IP in a minute, and for the whole daemon in an hour. */
+/**
+ * Refused codes allowed per IP in a minute, and in an hour against the open offers. The hour's budget
+ * belongs to the offers: codes sent while none is open guess at nothing and close nothing, and a new
+ * offer by the streamer starts it afresh, so whoever knows the tunnel's host cannot keep pairing shut.
+ */
 export const IP_FAILURES_PER_MINUTE = 5;
 export const DAEMON_FAILURES_PER_HOUR = 30;
 const MINUTE = 60_000;
@@ -49,6 +53,8 @@ interface Pairing {
   state: 'waiting' | 'refused' | 'approved';
   /** The token for the cookie, held only until the first poll after approval. */
   token?: string | undefined;
+  /** The device this browser was paired as before (its cookie came along): revoked on approval. */
+  replaces?: string | undefined;
 }
 
 export type PairResult =
@@ -58,6 +64,8 @@ export type PairResult =
 export class PairingService {
   private offers: Offer[] = [];
   private readonly pairings = new Map<string, Pairing>();
+  /** Pairings whose device is being written: answered once, by whoever came first. */
+  private readonly approving = new Set<string>();
   private readonly ipFailures = new Map<string, number[]>();
   private daemonWindow: { start: number; count: number } | undefined;
 
@@ -73,14 +81,19 @@ export class PairingService {
     const host = this.tunnelHost();
     if (!host) return undefined;
     this.sweep();
+    this.daemonWindow = undefined;
     const code = newPairingCode();
     const expiresAt = this.timers.now() + OFFER_TTL_MS;
     this.offers.push({ code, role, expiresAt });
     return { code, url: `https://${host}/pair#${code}`, role, expiresAt: new Date(expiresAt).toISOString() };
   }
 
-  /** The phone's `POST /pair`: a waiting pairing, or a refusal that counts against the limits. */
-  request(code: string, deviceName: string, ip: string): PairResult {
+  /**
+   * The phone's `POST /pair`: a waiting pairing, or a refusal that counts against the limits. `replaces`:
+   * the device the same browser is paired as already (its cookie came along), revoked on approval, so
+   * pairing a phone again leaves one device, not two.
+   */
+  request(code: string, deviceName: string, ip: string, replaces?: string): PairResult {
     const now = this.timers.now();
     this.sweep();
     const window = this.daemonWindow;
@@ -88,7 +101,8 @@ export class PairingService {
       return {
         ok: false,
         code: 'rate_limited',
-        message: 'Too many wrong pairing codes: pairing is closed for the rest of the hour',
+        message:
+          'Too many wrong pairing codes: pairing is closed for the rest of the hour, or until the streamer makes a new pairing code',
         retryAfterSeconds: Math.ceil((window.start + HOUR - now) / 1000),
       };
     }
@@ -104,7 +118,12 @@ export class PairingService {
     const offer = this.match(code.trim().toUpperCase());
     if (!offer) {
       this.ipFailures.set(ip, [...recent, now]);
-      this.daemonWindow = window ? { ...window, count: window.count + 1 } : { start: now, count: 1 };
+      if (this.offers.length > 0) {
+        const count = (window?.count ?? 0) + 1;
+        this.daemonWindow = { start: window?.start ?? now, count };
+        // The budget is spent: the offers it guarded are withdrawn, and the streamer makes a new one.
+        if (count >= DAEMON_FAILURES_PER_HOUR) this.offers = [];
+      }
       return { ok: false, code: 'forbidden', message: 'This pairing code is wrong, used or expired' };
     }
     // Single use: the offer is spent now, whatever the streamer answers.
@@ -118,6 +137,7 @@ export class PairingService {
       at: now,
       expiresAt: offer.expiresAt,
       state: 'waiting',
+      replaces,
     });
     return { ok: true, pairingId };
   }
@@ -148,21 +168,34 @@ export class PairingService {
     return pairing?.state === 'waiting' && pairing.expiresAt > this.timers.now() ? pairing : undefined;
   }
 
-  /** Approves a waiting pairing: the device exists from now on; false when none waits with that id. */
+  /**
+   * Approves a waiting pairing: the device exists from now on (and the one it replaces is revoked); false
+   * when none waits with that id. The device is written first and the answer and its token set together
+   * after, so a poll while devices.json is written still hears "waiting", never "approved" without the cookie.
+   */
   async approve(pairingId: string, role?: DeviceRole): Promise<boolean> {
     const pairing = this.waiting(pairingId);
-    if (!pairing) return false;
-    pairing.state = 'approved';
-    pairing.role = role ?? pairing.role;
-    pairing.expiresAt = this.timers.now() + ANSWER_TTL_MS;
-    const { token } = await this.devices.create(pairing.deviceName, pairing.role);
-    pairing.token = token;
+    if (!pairing || this.approving.has(pairingId)) return false;
+    this.approving.add(pairingId);
+    try {
+      const chosen = role ?? pairing.role;
+      const { token } = await this.devices.create(pairing.deviceName, chosen);
+      Object.assign(pairing, {
+        state: 'approved',
+        role: chosen,
+        token,
+        expiresAt: this.timers.now() + ANSWER_TTL_MS,
+      } satisfies Partial<Pairing>);
+    } finally {
+      this.approving.delete(pairingId);
+    }
+    if (pairing.replaces) await this.devices.revoke(pairing.replaces);
     return true;
   }
 
   refuse(pairingId: string): boolean {
     const pairing = this.waiting(pairingId);
-    if (!pairing) return false;
+    if (!pairing || this.approving.has(pairingId)) return false;
     pairing.state = 'refused';
     pairing.expiresAt = this.timers.now() + ANSWER_TTL_MS;
     return true;

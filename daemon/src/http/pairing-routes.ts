@@ -12,6 +12,7 @@ import {
 import { deviceCookie, type PairingService } from '../devices/pairing.js';
 import type { DeviceStore } from '../devices/store.js';
 import { readBody } from './body.js';
+import { deviceCookieValue } from './device-access.js';
 import { pairPageHandler } from './pair-page.js';
 import { classifyHost, clientIp } from './policy.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
@@ -96,7 +97,9 @@ export function mountPairingRoutes(app: Polka, ctx: PairingRoutesContext): void 
     const input = await readSmallJson(req, res, PairRequestInput);
     if (!input) return;
     const ip = clientIp(req, classifyHost(req.headers.host, ctx.tunnelHost?.()));
-    const result = pairing.request(input.code, input.deviceName, ip);
+    // A browser paired before sends its old cookie along (same origin, Path=/): that device is replaced.
+    const before = devices.authenticate(deviceCookieValue(req.headers.cookie) || undefined);
+    const result = pairing.request(input.code, input.deviceName, ip, before?.id);
     if (!result.ok) {
       return sendError(
         res,
