@@ -14,7 +14,7 @@
 //     log(line)                            → the daemon's log
 // - The rules engine and widget state hook in by adding steps to `handlers` below (or by building
 //   their own `EventHandler` and passing it in `extraHandlers`); each handler gets the event and the context.
-import type { StreamEvent } from '../../../shared/protocol/index.js';
+import type { StreamEvent, TestChatAnswer } from '../../../shared/protocol/index.js';
 import { DaemonError, errorMessage } from '../errors.js';
 import type { Journal } from '../journal/journal.js';
 import type { OverlayStore } from '../store/overlay-store.js';
@@ -32,17 +32,34 @@ export interface IngestContext {
   isEcho?: (event: StreamEvent) => boolean;
 }
 
-/** What a step may report synchronously about an event: the ids of the rules it fired. */
+/**
+ * What a step may report synchronously about an event: the ids of the rules it fired; for a test event,
+ * the chat commands' answers it did not send.
+ */
 export interface HandlerReport {
   firedRules?: string[];
+  chatAnswers?: TestChatAnswer[];
+}
+
+/** How an event came: `test` for the test panel's and the `event` command's. */
+export interface IngestOptions {
+  test: boolean;
 }
 
 /** One step of event handling. A step that fails is logged; the others still run. */
-export type EventHandler = (event: StreamEvent, ctx: IngestContext) => void | HandlerReport | Promise<void>;
+export type EventHandler = (
+  event: StreamEvent,
+  ctx: IngestContext,
+  options: IngestOptions,
+) => void | HandlerReport | Promise<void>;
 
-/** The answer of `POST /api/events` beyond `accepted`: every rule the event fired, in rule order. */
+/**
+ * The answer of `POST /api/events` beyond `accepted`: every rule the event fired, in rule order, and a
+ * test event's chat command answers (not sent).
+ */
 export interface IngestReport {
   firedRules: string[];
+  chatAnswers?: TestChatAnswer[];
 }
 
 /**
@@ -93,15 +110,20 @@ export function createIngest(ctx: IngestContext, extraHandlers: EventHandler[] =
       }
     }
     const firedRules: string[] = [];
+    const chatAnswers: TestChatAnswer[] = [];
+    const how: IngestOptions = { test: options?.test === true };
     for (const handler of extraHandlers) {
       try {
-        const result = handler(event, ctx);
+        const result = handler(event, ctx, how);
         if (result instanceof Promise) result.catch(fail);
-        else if (result?.firedRules) firedRules.push(...result.firedRules);
+        else {
+          if (result?.firedRules) firedRules.push(...result.firedRules);
+          if (result?.chatAnswers) chatAnswers.push(...result.chatAnswers);
+        }
       } catch (err) {
         fail(err);
       }
     }
-    return { firedRules };
+    return chatAnswers.length > 0 ? { firedRules, chatAnswers } : { firedRules };
   };
 }
