@@ -7,10 +7,23 @@ import { Tier } from './gatekeeper.js';
 import { MediaPath, VoiceId } from './primitives.js';
 import { RelayStatus } from './relay.js';
 
-/** `POST /api/events` → 202: the rules the event fired, in rule order. */
+/** A built-in chat command's answer to a test event: shown where the test was made, never posted to chat. */
+export const TestChatAnswer = v.object({
+  /** The trigger in force, e.g. `!points`. */
+  command: v.string(),
+  platform: PlatformSchema,
+  text: v.string(),
+});
+export type TestChatAnswer = v.InferOutput<typeof TestChatAnswer>;
+
+/**
+ * `POST /api/events` → 202: the rules the event fired, in rule order; for a test event (`?test=true`)
+ * the answers of the chat commands it asked for, which were not sent.
+ */
 export const EventReceipt = v.object({
   accepted: v.literal(true),
   firedRules: v.array(v.string()),
+  chatAnswers: v.optional(v.array(TestChatAnswer)),
 });
 export type EventReceipt = v.InferOutput<typeof EventReceipt>;
 

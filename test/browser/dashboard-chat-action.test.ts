@@ -91,4 +91,24 @@ describe('the chat action in the dashboard', () => {
     await entry.waitFor(POLL);
     expect(await entry.getAttribute('data-ok')).toBe('yes');
   });
+
+  it("shows the test panel's !points answer in the panel and posts nothing to the chat", async () => {
+    const twitch = fakeChatSender('twitch', 'The Streamer');
+    daemon.chatSenders.register(twitch);
+    await openTab(page, 'Test events');
+    await page.getByLabel('Event', { exact: true }).selectOption('chat');
+    await page.getByLabel('Platform', { exact: true }).selectOption('twitch');
+    await page.getByLabel('Message', { exact: true }).fill('!points');
+    await page.getByRole('button', { name: 'Send chat event' }).click();
+    const entry = page.locator('.event-log > li').first();
+    const answer = entry.locator('.chat-answer[data-command="!points"]');
+    await answer.waitFor(POLL);
+    expect(await answer.textContent()).toBe(
+      'Chat command !points answers on Twitch: “Test Viewer has 0 points” (shown here only: a test posts nothing to the chat)',
+    );
+    expect(await entry.getByText('No rule fired').count()).toBe(0);
+    const log = (await (await api(daemon, 'GET', '/api/actions/log')).json()) as { ruleId: string }[];
+    expect(log.filter((e) => e.ruleId === 'command:points')).toEqual([]);
+    expect(twitch.sent).toEqual([]);
+  });
 });

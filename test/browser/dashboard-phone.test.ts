@@ -172,6 +172,27 @@ describe('the dashboard at 390×844', () => {
     expect(tabs).toHaveLength(9);
   });
 
+  it('shows the overlay URL once when the dashboard is opened at the tunnel’s address', async () => {
+    // The page's own address is the tunnel's, as on a paired phone.
+    daemon.statusFields.set('tunnel', () => ({ public_url: daemon.url, connector: 'running' }));
+    try {
+      await page.reload();
+      await page.getByRole('heading', { name: 'Overlays', level: 1 }).waitFor();
+      const card = page.locator(`li.overlay-card[data-overlay-id="${overlayId}"]`);
+      const url = card.getByLabel(/^OBS Browser Source URL/);
+      await expect
+        .poll(() => url.evaluate((el) => el.closest('label')?.textContent ?? ''))
+        .toContain('tunnel');
+      const values = await card
+        .locator('input[readonly]')
+        .evaluateAll((els) => els.map((el) => (el as HTMLInputElement).value));
+      expect(values.filter((v) => v === `${daemon.url}/overlay/${overlayId}`)).toHaveLength(1);
+      expect(await card.getByLabel(/^Tunnel URL/).count()).toBe(0);
+    } finally {
+      daemon.statusFields.delete('tunnel');
+    }
+  });
+
   it('keeps the top bar compact, its tabs in one row that scrolls sideways inside the bar', async () => {
     const bar = await page.locator('.topbar').boundingBox();
     expect(bar?.height).toBeLessThanOrEqual(120);

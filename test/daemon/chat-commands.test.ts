@@ -141,6 +141,28 @@ describe('built-in chat commands', () => {
     expect(sent()).toHaveLength(3);
   });
 
+  it('answer a test event’s !points in the receipt only: a test posts nothing to the real chat', async () => {
+    await configure();
+    const res = await api(daemon, 'POST', '/api/events?test=true', {
+      type: 'chat',
+      platform: 'twitch',
+      user: { uniqueId: 'test_viewer', nickname: 'Test Viewer' },
+      data: { comment: '!points' },
+    });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({
+      accepted: true,
+      firedRules: [],
+      chatAnswers: [{ command: '!points', platform: 'twitch', text: 'Test Viewer has 0 points' }],
+    });
+    // A real viewer's !points afterwards is answered in the chat, and only that one is.
+    say('viewer1', '!points', 'Viewer One');
+    await waitFor(() => sent().length === 1);
+    expect(sent()).toEqual(['Viewer One has 10 points']);
+    const log = (await (await api(daemon, 'GET', '/api/actions/log')).json()) as ActionLogEntry[];
+    expect(log.filter((e) => e.kind === 'chat')).toHaveLength(1);
+  });
+
   it('keep a viewer waiting for their own cooldown after the command’s has passed', async () => {
     await configure({ points: { cooldownMs: 0 }, top: { cooldownMs: 0, userCooldownMs: 0 } });
     say('ann', '!points', 'Ann');

@@ -100,6 +100,19 @@ describe('overlay-daemon event', () => {
     expect(goal).toMatchObject({ current: 10 });
   });
 
+  it("prints a chat command's answer to a test chat, which posts nothing to the chat", async () => {
+    const chat = await runCli(
+      ['event', 'chat', '--user', 'bob', '--nickname', 'Bob', '--comment', '!points', ...target()],
+      NO_DEFAULT_DATA_DIR,
+    );
+    expect(chat).toMatchObject({
+      code: 0,
+      stdout:
+        'sent chat event: Bob: !points\nno rule fired\n' +
+        'chat command !points answers (printed here only, not sent): "Bob has 0 points"\n',
+    });
+  });
+
   it('refuses bad input with one line naming the option, exit 2, and sends nothing', async () => {
     const before = client.received.length;
     const results = await Promise.all([

@@ -167,6 +167,15 @@ function MetaForm(props: {
   );
 }
 
+/** Whether two addresses name one origin (`https://a.example` and `https://a.example/`, any case). */
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+}
+
 /** The delete question, warning when OBS (or a tab) shows the overlay now: its source goes empty. */
 function deleteQuestion(name: string, openPages: number | undefined): string {
   const question = `Delete “${name}” for good?`;
@@ -300,7 +309,9 @@ function OverlayCard(props: {
   const [settings, setSettings] = useState(false);
   const [error, setError] = useState<string | undefined>();
   const localUrl = `${location.origin}/overlay/${overlay.id}`;
-  const tunnelUrl = props.tunnel ? `${props.tunnel}/overlay/${overlay.id}` : undefined;
+  // Opened through the tunnel (a paired phone), this page's address is the tunnel's: one URL, said once.
+  const throughTunnel = props.tunnel !== undefined && sameOrigin(props.tunnel, location.origin);
+  const tunnelUrl = props.tunnel && !throughTunnel ? `${props.tunnel}/overlay/${overlay.id}` : undefined;
   /** Overlay pages connected now (OBS sources, browser tabs), looked up when Delete is pressed. */
   const [openPages, setOpenPages] = useState<number | undefined>();
   const countOpenPages = () => {
@@ -331,7 +342,9 @@ function OverlayCard(props: {
       </div>
       <div class="url-row">
         <label>
-          OBS Browser Source URL
+          {throughTunnel
+            ? 'OBS Browser Source URL (the tunnel’s: reachable from anywhere)'
+            : 'OBS Browser Source URL'}
           <input readOnly value={localUrl} onFocus={(e) => e.currentTarget.select()} />
         </label>
         <CopyButton text={localUrl} label="Copy OBS URL" />

@@ -9,6 +9,7 @@ import {
   STREAM_EVENT_TYPES,
   StreamEvent,
   type StreamEventType,
+  type TestChatAnswer,
 } from '../../../shared/protocol/index.js';
 import type { Rule } from '../../../shared/rules.js';
 import { type Reach, reachOf, whyNothingShows } from './event-reach.js';
@@ -51,6 +52,8 @@ interface Sent {
   summary: string;
   /** The rules the daemon reports it fired for this event. */
   fired: Rule[];
+  /** What the chat commands answered, here only: a test posts nothing to the chat. */
+  chatAnswers: TestChatAnswer[];
   /** What showed it on each overlay (nothing: the log says why). */
   reach: { reach: Reach; why: string | undefined }[];
 }
@@ -87,7 +90,7 @@ export function TestPanel(props: { shared: Shared }) {
     setError(undefined);
     try {
       // The daemon's own verdict: the rules engine that fired them, cooldowns included.
-      const { firedRules } = await shared.api.sendEvent(parsed.value);
+      const { firedRules, chatAnswers = [] } = await shared.api.sendEvent(parsed.value);
       const fired = firedRules.map(
         (id) => shared.rules.find((r) => r.id === id) ?? { ...placeholderRule, id },
       );
@@ -96,6 +99,7 @@ export function TestPanel(props: { shared: Shared }) {
         platform: parsed.value.platform,
         summary: describeEvent(parsed.value),
         fired,
+        chatAnswers,
         reach: shared.overlays.map((overlay) => {
           const reach = reachOf(parsed.value, overlay, shared.rules, firedRules);
           const shown = reach.widgets.length > 0 || reach.rules.length > 0;
@@ -127,7 +131,7 @@ export function TestPanel(props: { shared: Shared }) {
       </div>
       <p class="muted">
         Sends an event exactly as if it came from the live stream: rules run and every open overlay receives
-        it.
+        it. A chat command (!points, !top) answers here, not in the chat.
       </p>
       <form class="card grid" onSubmit={send}>
         {field(
@@ -210,11 +214,17 @@ export function TestPanel(props: { shared: Shared }) {
             {s.summary}
             <div class="fired">
               {s.fired.length === 0 ? (
-                <span>No rule fired.</span>
+                s.chatAnswers.length === 0 && <span>No rule fired.</span>
               ) : (
                 <span>Fired: {s.fired.map((r) => r.name || r.id).join(', ')}</span>
               )}
             </div>
+            {s.chatAnswers.map((a) => (
+              <div key={a.command} class="chat-answer" data-command={a.command}>
+                {`Chat command ${a.command} answers${a.platform === 'api' ? '' : ` on ${PLATFORM_NAMES[a.platform]}`}: “${a.text}” `}
+                <span class="muted">(shown here only: a test posts nothing to the chat)</span>
+              </div>
+            ))}
             <ul class="reach">
               {s.reach.map(({ reach, why }) => (
                 <li key={reach.overlay.id} data-overlay-id={reach.overlay.id} data-shown={why ? 'no' : 'yes'}>

@@ -4,7 +4,7 @@
 // template with the rule placeholders plus `{points}` (the viewer's all-time points on that platform) and
 // `{top}` (the first three of the session leaderboard by points, "name (points), …"). Each command waits
 // `cooldownMs` between two answers, and `userCooldownMs` between two answers to one viewer.
-import type { Platform, StreamEvent } from '../../../shared/protocol/index.js';
+import type { Platform, StreamEvent, TestChatAnswer } from '../../../shared/protocol/index.js';
 import type { ChatCommandSettings, CommandsSettings } from '../../../shared/settings.js';
 import { type FiredAction, templateContext } from '../rules/engine.js';
 import { compileTemplate, parseTemplate, type TemplateContext } from '../rules/template.js';
@@ -88,13 +88,9 @@ export class ChatCommands {
    * trigger and neither cooldown holds it back; otherwise undefined. Reads the figures only then.
    */
   answer(event: StreamEvent): FiredAction | undefined {
-    if (event.type !== 'chat') return undefined;
-    const word = firstWord(event.data.comment);
-    if (word === '') return undefined;
-    const commands = this.#options.settings();
-    const name = COMMAND_NAMES.find((n) => commands[n].enabled && commands[n].trigger.toLowerCase() === word);
-    if (!name) return undefined;
-    const command = commands[name];
+    const found = this.#command(event);
+    if (!found) return undefined;
+    const { name, command } = found;
     const now = this.#now();
     const last = this.#lastAnswer.get(name);
     if (command.cooldownMs > 0 && last !== undefined && now - last < command.cooldownMs) return undefined;
@@ -114,6 +110,27 @@ export class ChatCommands {
       platform: 'same',
       from: event.platform,
     };
+  }
+
+  /**
+   * What a command would answer to a test event (the test panel, the `event` command): shown there, never
+   * sent. Cooldowns neither hold it back nor start, so a test does not keep a viewer's answer waiting.
+   */
+  testAnswer(event: StreamEvent): TestChatAnswer | undefined {
+    const found = this.#command(event);
+    if (!found) return undefined;
+    const { name, command } = found;
+    return { command: command.trigger, platform: event.platform, text: this.#render(name, command, event) };
+  }
+
+  /** The enabled command a chat message asks for with its first word, if any. */
+  #command(event: StreamEvent): { name: CommandName; command: ChatCommandSettings } | undefined {
+    if (event.type !== 'chat') return undefined;
+    const word = firstWord(event.data.comment);
+    if (word === '') return undefined;
+    const commands = this.#options.settings();
+    const name = COMMAND_NAMES.find((n) => commands[n].enabled && commands[n].trigger.toLowerCase() === word);
+    return name ? { name, command: commands[name] } : undefined;
   }
 
   #render(name: CommandName, command: ChatCommandSettings, event: StreamEvent): string {

@@ -8,6 +8,7 @@ import {
   STREAM_EVENT_TYPES,
   StreamEvent,
   type StreamEventType,
+  TestChatAnswer,
 } from '../../../shared/protocol/index.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../daemon.js';
 import { errorMessage } from '../errors.js';
@@ -161,7 +162,10 @@ function buildEvent(type: StreamEventType, values: Values): unknown {
   }
 }
 
-const AcceptedBody = v.object({ firedRules: v.optional(v.array(v.string()), []) });
+const AcceptedBody = v.object({
+  firedRules: v.optional(v.array(v.string()), []),
+  chatAnswers: v.optional(v.array(TestChatAnswer), []),
+});
 /** What `GET /api/rules` gives that the output needs: each rule's id and name. */
 const RuleNames = v.array(v.object({ id: v.string(), name: v.optional(v.string()) }));
 
@@ -235,6 +239,9 @@ async function send(event: StreamEvent, values: Values, io: EventCliIo): Promise
       ? 'no rule fired\n'
       : `fired ${fired.length} rule${fired.length === 1 ? '' : 's'}: ${fired.join(', ')}\n`,
   );
+  // A test posts nothing to the chat: a chat command's answer is printed here instead.
+  for (const answer of accepted.ok ? accepted.value.chatAnswers : [])
+    io.out(`chat command ${answer.command} answers (printed here only, not sent): "${answer.text}"\n`);
   return 0;
 }
 

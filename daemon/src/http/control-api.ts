@@ -35,7 +35,7 @@ import {
   storedHeaderMoved,
 } from '../devices/rule-secrets.js';
 import { errorMessage } from '../errors.js';
-import { type Ingest, JournalWriteError } from '../ingest/ingest.js';
+import { type Ingest, type IngestReport, JournalWriteError } from '../ingest/ingest.js';
 import type { Journal } from '../journal/journal.js';
 import type { LimitDecision } from '../licence/limits.js';
 import {
@@ -254,14 +254,14 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     if (test !== null && test !== 'true') return sendError(res, 'bad_request', 'test: must be true');
     const event = await readJson(req, res, StreamEvent);
     if (!event) return;
-    let firedRules: string[];
+    let report: IngestReport;
     try {
-      ({ firedRules } = ctx.ingest(event, { requireJournal: true, test: test === 'true' }));
+      report = ctx.ingest(event, { requireJournal: true, test: test === 'true' });
     } catch (err) {
       if (err instanceof JournalWriteError) return sendError(res, 'unavailable', err.message);
       throw err;
     }
-    sendJson(res, 202, { accepted: true, firedRules } satisfies EventReceipt);
+    sendJson(res, 202, { accepted: true, ...report } satisfies EventReceipt);
   });
 
   /** A moderator reads rules and outcomes with webhook tokens and stored headers hidden (rule-secrets.ts). */

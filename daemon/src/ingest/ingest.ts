@@ -14,7 +14,7 @@
 //     log(line)                            → the daemon's log
 // - The rules engine and widget state hook in by adding steps to `handlers` below (or by building
 //   their own `EventHandler` and passing it in `extraHandlers`); each handler gets the event and the context.
-import type { StreamEvent } from '../../../shared/protocol/index.js';
+import type { StreamEvent, TestChatAnswer } from '../../../shared/protocol/index.js';
 import { jsonHasLoneSurrogate, wellFormedJson } from '../../../shared/text.js';
 import { DaemonError, errorMessage } from '../errors.js';
 import type { Journal } from '../journal/journal.js';
@@ -33,9 +33,13 @@ export interface IngestContext {
   isEcho?: (event: StreamEvent) => boolean;
 }
 
-/** What a step may report synchronously about an event: the ids of the rules it fired. */
+/**
+ * What a step may report synchronously about an event: the ids of the rules it fired; for a test event,
+ * the chat commands' answers it did not send.
+ */
 export interface HandlerReport {
   firedRules?: string[];
+  chatAnswers?: TestChatAnswer[];
 }
 
 /**
@@ -60,9 +64,13 @@ export type EventHandler = (
   mark: EventMark,
 ) => void | HandlerReport | Promise<void>;
 
-/** The answer of `POST /api/events` beyond `accepted`: every rule the event fired, in rule order. */
+/**
+ * The answer of `POST /api/events` beyond `accepted`: every rule the event fired, in rule order, and a
+ * test event's chat command answers (not sent).
+ */
 export interface IngestReport {
   firedRules: string[];
+  chatAnswers?: TestChatAnswer[];
 }
 
 /**
@@ -134,16 +142,20 @@ export function createIngest(
       }
     }
     const firedRules: string[] = [];
+    const chatAnswers: TestChatAnswer[] = [];
     const mark: EventMark = { test: options?.test === true, caughtUp };
     for (const handler of extraHandlers) {
       try {
         const result = handler(event, ctx, mark);
         if (result instanceof Promise) result.catch(fail);
-        else if (result?.firedRules) firedRules.push(...result.firedRules);
+        else {
+          if (result?.firedRules) firedRules.push(...result.firedRules);
+          if (result?.chatAnswers) chatAnswers.push(...result.chatAnswers);
+        }
       } catch (err) {
         fail(err);
       }
     }
-    return { firedRules };
+    return chatAnswers.length > 0 ? { firedRules, chatAnswers } : { firedRules };
   };
 }

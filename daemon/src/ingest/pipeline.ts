@@ -25,7 +25,7 @@ interface EventPipelineOptions {
   /** Moves the values widgets keep from events; without it, events change no widget state. */
   liveValues?: Pick<LiveValuesStore, 'handleEvent'>;
   /** The built-in chat commands (chat/commands.ts): their answers run with the rules' actions. */
-  commands?: Pick<ChatCommands, 'answer'>;
+  commands?: Pick<ChatCommands, 'answer' | 'testAnswer'>;
 }
 
 interface EventPipeline {
@@ -76,10 +76,15 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
     }
     return { firedRules };
   };
-  // A built-in chat command's answer goes with the actions of this turn.
+  // A built-in chat command's answer goes with the actions of this turn. A test event's answer is
+  // reported to the test instead: a test posts nothing to the real chat.
   const answerCommand: EventHandler = (event, _ctx, mark) => {
     // Nobody waits for an answer to a command given hours ago.
     if (mark.caughtUp) return;
+    if (mark.test) {
+      const answer = options.commands?.testAnswer(event);
+      return answer ? { chatAnswers: [answer] } : undefined;
+    }
     const answer = options.commands?.answer(event);
     if (!answer) return;
     fired.push([answer]);
