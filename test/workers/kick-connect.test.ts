@@ -7,6 +7,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KICK_EVENT_TYPES } from '../../shared/protocol/kick.js';
 import worker from '../../workers/src/index.js';
 import { kickChannelOf } from '../../workers/src/kick/channel.js';
+import { KICK_CRON_SCHEDULE, KICK_CRON_STATE_KEY } from '../../workers/src/kick/subscriptions.js';
 import { memberForKickChannel } from '../../workers/src/kick/tokens.js';
 import { gatekeeper, WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';
 import {
@@ -46,9 +47,11 @@ async function s256(verifier: string): Promise<string> {
     .replace(/=+$/, '');
 }
 
+/** The Kick trigger of the cron, as the first run of a day's pass (every link of this file fits in it). */
 async function runCron(): Promise<void> {
+  await env.GATEKEEPER_KV.delete(KICK_CRON_STATE_KEY);
   const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ cron: '17 4 * * *' }), env, ctx);
+  await worker.scheduled(createScheduledController({ cron: KICK_CRON_SCHEDULE }), env, ctx);
   await waitOnExecutionContext(ctx);
 }
 

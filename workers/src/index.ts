@@ -4,7 +4,7 @@ import type { Health } from '../../shared/protocol/index.js';
 import type { AppEnv, GatekeeperEnv } from './env.js';
 import { ApiError, errorResponse, methodNotAllowed } from './errors.js';
 import { kickRoutes } from './kick/routes.js';
-import { resubscribeKickChannels } from './kick/subscriptions.js';
+import { KICK_CRON_SCHEDULE, resubscribeKickChannels } from './kick/subscriptions.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { relayRoutes } from './relay/routes.js';
 import { authRoutes } from './routes/auth.js';
@@ -49,21 +49,27 @@ app.onError((err) => {
 export default {
   fetch: app.fetch,
   /**
-   * The daily sweep (wrangler.toml `triggers.crons`): no lapsed member keeps a tunnel, and every linked
-   * Kick channel gets back the event subscriptions Kick dropped.
+   * The cron triggers (wrangler.toml `triggers.crons`): every 10 minutes the next linked Kick channels get
+   * back the event subscriptions Kick dropped (a pass over every link a day, subscriptions.ts); the
+   * daily one sweeps lapsed members' tunnels. Each has an invocation, and so a subrequest budget, of its own.
    */
-  async scheduled(_controller, env, ctx) {
+  async scheduled(controller, env, ctx) {
+    if (controller.cron === KICK_CRON_SCHEDULE) {
+      ctx.waitUntil(
+        resubscribeKickChannels(env).then(
+          (r) => {
+            if (r.idle) return;
+            console.log(
+              `kick: ${r.links} linked channel(s) checked, ${r.recreated} subscription(s) re-created, ${r.unlinked} unlinked, ${r.failed} failed${r.truncated ? ' (more left for the next run)' : ' (every link checked for today)'}`,
+            );
+          },
+          (err) => console.error('kick: the subscription check failed', err),
+        ),
+      );
+      return;
+    }
     ctx.waitUntil(
       sweepLapsedTunnels(env).then((removed) => console.log(`sweep: ${removed} lapsed tunnel(s) removed`)),
-    );
-    ctx.waitUntil(
-      resubscribeKickChannels(env).then(
-        (r) =>
-          console.log(
-            `kick: ${r.links} linked channel(s) checked, ${r.recreated} subscription(s) re-created, ${r.unlinked} unlinked, ${r.failed} failed${r.truncated ? ' (more left for the next run)' : ''}`,
-          ),
-        (err) => console.error('kick: the subscription check failed', err),
-      ),
     );
   },
 } satisfies ExportedHandler<GatekeeperEnv>;

@@ -153,9 +153,11 @@ export class KickChannel extends DurableObject<GatekeeperEnv> {
       }
       after = parsed.output;
     }
-    const exp = Number(request.headers.get(FEED_HEADER.exp));
-    const epoch = Number(request.headers.get(FEED_HEADER.epoch));
-    if (!Number.isFinite(exp) || !Number.isSafeInteger(epoch)) {
+    const expHeader = request.headers.get(FEED_HEADER.exp);
+    const epochHeader = request.headers.get(FEED_HEADER.epoch);
+    const exp = Number(expHeader);
+    const epoch = Number(epochHeader);
+    if (expHeader === null || epochHeader === null || !Number.isFinite(exp) || !Number.isSafeInteger(epoch)) {
       return Response.json(errorBody('bad_request', 'Not a request the Gatekeeper forwarded'), {
         status: 400,
       });
