@@ -2,7 +2,6 @@ import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { kickSamples, sampleOfEachType } from '../../test/support/fakes/kick-webhook-signer.js';
 import {
-  feedTimeMs,
   KICK_EVENT_TYPES,
   KickEventsAfter,
   KickEventsFrame,
@@ -191,20 +190,6 @@ describe('the event feed’s frames', () => {
     expect(v.safeParse(KickEventsFrame, { type: 'event', seq: 1, event: { type: 'nope' } }).success).toBe(
       false,
     );
-  });
-
-  it('an event frame may say when the event happened, as an ISO time or epoch milliseconds', () => {
-    const chat = mapKickWebhook('chat.message.sent', kickSamples.chat());
-    const at = (value: unknown) => {
-      const parsed = v.safeParse(KickEventsFrame, { type: 'event', seq: 1, at: value, event: chat });
-      return parsed.success && parsed.output.type === 'event' && parsed.output.at !== undefined
-        ? feedTimeMs(parsed.output.at)
-        : 'refused';
-    };
-    expect(at('2026-12-01T23:10:00.000Z')).toBe(Date.UTC(2026, 11, 1, 23, 10));
-    expect(at(Date.UTC(2026, 11, 1, 23, 10))).toBe(Date.UTC(2026, 11, 1, 23, 10));
-    expect(at('last night')).toBe('refused');
-    expect(at(-1)).toBe('refused');
   });
 
   it('after is a whole number', () => {

@@ -153,31 +153,15 @@ export type KickFeedEvent = v.InferOutput<typeof KickFeedEvent>;
 
 const seq = positiveInt;
 /**
- * When an event happened: the time Kick's payload gives (`created_at`; a stream's `started_at`, or
- * `ended_at` once it ended) where it gives one, else when the Gatekeeper received the delivery; never
- * later than that receipt. The Gatekeeper sends milliseconds since the epoch (UTC); a reader also takes
- * an ISO 8601 time (`feedTimeMs` reads both). A daemon tells events it catches up on (this far in the
- * past) from live ones by it.
+ * When an event happened, in milliseconds since the epoch (UTC): the time Kick's payload gives
+ * (`created_at`; a stream's `started_at`, or `ended_at` once it ended) where it gives one, else when the
+ * Gatekeeper received the delivery; never later than that receipt. A daemon tells events it catches up
+ * on (this far in the past) from live ones by it.
  */
 export const KickEventAt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
-export const KickFeedTime = v.union([
-  KickEventAt,
-  v.pipe(
-    v.string(),
-    v.maxLength(64),
-    v.check((text) => Number.isFinite(Date.parse(text)), 'at must be an ISO 8601 time'),
-  ),
-]);
-export type KickFeedTime = v.InferOutput<typeof KickFeedTime>;
-
-/** A feed time in milliseconds since the epoch. */
-export function feedTimeMs(at: KickFeedTime): number {
-  return typeof at === 'number' ? at : Date.parse(at);
-}
-
 /** Every frame the Gatekeeper sends on `GET /kick/events` (server to daemon; the daemon sends nothing). */
 export const KickEventsFrame = v.variant('type', [
-  v.object({ type: v.literal('event'), seq, at: v.optional(KickFeedTime), event: KickFeedEvent }),
+  v.object({ type: v.literal('event'), seq, at: KickEventAt, event: KickFeedEvent }),
   /** Events from `from - 1` down to the daemon's `after` are no longer kept (past 24 h or 10,000 events). */
   v.object({ type: v.literal('gap'), from: seq }),
 ]);

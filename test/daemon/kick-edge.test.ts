@@ -435,7 +435,7 @@ describe('caught-up events (a night of Kick events the Gatekeeper kept)', () => 
       const now = Date.now();
       const hoursAgo = (h: number) => now - h * 3_600_000;
       const fan = { uniqueId: 'night-owl', nickname: 'Night_Owl' };
-      gk.push({ type: 'follow', platform: 'kick', user: fan, data: {} }, new Date(hoursAgo(8)).toISOString());
+      gk.push({ type: 'follow', platform: 'kick', user: fan, data: {} }, hoursAgo(8));
       gk.push(
         {
           type: 'gift',
@@ -445,7 +445,7 @@ describe('caught-up events (a night of Kick events the Gatekeeper kept)', () => 
         },
         hoursAgo(7),
       );
-      gk.push(chat(1, 'night-1', 'anyone here?'), new Date(hoursAgo(6)).toISOString());
+      gk.push(chat(1, 'night-1', 'anyone here?'), hoursAgo(6));
       gk.approve();
       await api(daemon!, 'GET', '/api/sources/kick/connect');
       await waitFor(() => journaled().length === 3);
@@ -457,7 +457,7 @@ describe('caught-up events (a night of Kick events the Gatekeeper kept)', () => 
           user: { uniqueId: 'early-bird', nickname: 'Early_Bird' },
           data: {},
         },
-        new Date().toISOString(),
+        Date.now(),
       );
       await waitFor(() => hooks.length === 1 && gk.chat.length === 1);
 

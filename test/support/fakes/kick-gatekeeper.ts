@@ -45,12 +45,12 @@ export interface FakeKickGatekeeper {
    */
   failNextChat(failure: { status: number; code: string; message: string; retryAfterS?: number }): void;
   /** Events kept (after `forgetUpTo`, only the newer ones), oldest first. */
-  kept(): { seq: number; at?: string | number; event: KickFeedEvent }[];
+  kept(): { seq: number; at: number; event: KickFeedEvent }[];
   /**
    * Keeps an event under the next seq and sends it to every open socket; returns its seq. `at`: when it
-   * happened (epoch ms as the Gatekeeper sends it, or an ISO time; default: now).
+   * happened (ms since the epoch, as the Gatekeeper sends it; default: now).
    */
-  push(event: KickFeedEvent, at?: string | number): number;
+  push(event: KickFeedEvent, at?: number): number;
   /** Forgets everything and numbers from 1 again (a channel whose store was reset). */
   reset(): void;
   /** Forgets every kept event up to `seq` (older than 24 h, or beyond 10,000). */
@@ -81,12 +81,12 @@ const error = (code: string, message: string) => ({ error: { code, message } });
 
 export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
   let nextSeq = 1;
-  let kept: { seq: number; at?: string | number; event: KickFeedEvent }[] = [];
-  const frameOf = (item: { seq: number; at?: string | number; event: KickFeedEvent }) =>
+  let kept: { seq: number; at: number; event: KickFeedEvent }[] = [];
+  const frameOf = (item: { seq: number; at: number; event: KickFeedEvent }) =>
     JSON.stringify({
       type: 'event',
       seq: item.seq,
-      ...(item.at !== undefined ? { at: item.at } : {}),
+      at: item.at,
       event: item.event,
     } satisfies KickEventsFrame);
   /** The oldest seq still kept once something was forgotten (everything after it is kept). */
@@ -228,7 +228,7 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
     kept: () => [...kept],
     push(event, at = Date.now()) {
       const seq = nextSeq++;
-      const item = { seq, ...(at !== undefined ? { at } : {}), event };
+      const item = { seq, at, event };
       kept.push(item);
       const text = frameOf(item);
       for (const c of fake.open()) c.ws.send(text);

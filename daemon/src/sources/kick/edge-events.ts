@@ -8,7 +8,7 @@ import type * as v from 'valibot';
 import { WebSocket } from 'ws';
 import { ErrorBody } from '../../../../shared/protocol/errors.js';
 import { parseJsonWith, parseWith } from '../../../../shared/protocol/index.js';
-import { feedTimeMs, KickEventsFrame, type KickFeedEvent } from '../../../../shared/protocol/kick.js';
+import { KickEventsFrame, type KickFeedEvent } from '../../../../shared/protocol/kick.js';
 import { KickConnectAnswer, KickStatus } from '../../../../shared/protocol/kick-account.js';
 import { backoffDelay, formatWait } from '../../../../shared/timers.js';
 import { errorMessage } from '../../errors.js';
@@ -440,7 +440,7 @@ export class KickEdgeFeed {
     // Already taken (a replay overlapping what arrived live, or a crash before the seq was written).
     if (frame.seq <= this.#last) return;
     try {
-      this.#ctx.deliver(frame.event, frame.at !== undefined ? feedTimeMs(frame.at) : undefined);
+      this.#ctx.deliver(frame.event, frame.at);
     } catch (err) {
       this.#ctx.log(`[kick] a ${frame.event.type} event could not be handled: ${errorMessage(err)}`);
     }
