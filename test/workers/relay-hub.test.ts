@@ -4,9 +4,10 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { OverlayRelay } from '../../workers/src/relay/hub.js';
+import { OverlayRelay, REPLAY_CAP_BYTES, type RelayEntry } from '../../workers/src/relay/hub.js';
+import { shardOrder } from '../../workers/src/relay/names.js';
 import { RelayShard } from '../../workers/src/relay/shard.js';
-import { WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';
+import { uniqueIp, WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';
 import {
   event,
   hubStub,
@@ -176,30 +177,35 @@ describe('resume', () => {
     daemon.close();
   });
 
-  it('replays at most 8 MiB, the newest messages, and then says gap', async () => {
+  it('replays at most 2 MiB, the newest messages, and then says gap', async () => {
     const { token, subdomain } = await member('relay-replay-cap');
     const overlayId = newOverlayId();
     const { socket: daemon } = await publisher(token, overlayId);
     daemon.send(snapshot('Big'));
     for (let seq = 1; seq <= 40; seq++) {
       const big = event(seq);
-      (big.msg.event.data as Record<string, unknown>).padding = 'x'.repeat(250 * 1024);
+      (big.msg.event.data as Record<string, unknown>).padding = 'x'.repeat(100 * 1024);
       daemon.send(big);
     }
     const hub = hubStub(subdomain, overlayId);
     await expect.poll(() => hub.join(39).then((a) => a?.frames.length)).toBe(3);
     const { socket } = await viewer(subdomain, overlayId, { resumeFrom: 0 });
     const replayed: number[] = [];
+    let chars = 0;
     for (;;) {
       const f = await socket.next<Frame>();
+      // The frame just read, as sent (the first was the init).
+      const text = socket.frames[replayed.length + 1] ?? '';
       if (f.type === 'resumed') {
         expect(f).toMatchObject({ from: 0, to: 40, replayed: replayed.length, gap: true });
         break;
       }
+      chars += text.length;
       replayed.push(f.seq as number);
     }
-    expect(replayed.length).toBeGreaterThanOrEqual(30);
-    expect(replayed.length).toBeLessThan(40);
+    // As many of the newest as fit in 2 MiB, and not one more.
+    expect(chars).toBeLessThanOrEqual(REPLAY_CAP_BYTES);
+    expect(chars + chars / replayed.length).toBeGreaterThan(REPLAY_CAP_BYTES);
     expect(replayed.at(-1)).toBe(40);
     expect(replayed).toEqual(Array.from({ length: replayed.length }, (_, i) => 41 - replayed.length + i));
     daemon.close();
@@ -232,6 +238,76 @@ describe('resume', () => {
       }
       expect(seen).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     }
+    daemon.close();
+  });
+});
+
+describe('a slow shard', () => {
+  it('gets what came while it was busy as one merged batch, in order, not one batch per 50 ms', async () => {
+    const { token, subdomain } = await member('relay-slow-shard');
+    const overlayId = newOverlayId();
+    const { socket: daemon } = await publisher(token, overlayId);
+    daemon.send(snapshot('Slow'));
+    const hub = hubStub(subdomain, overlayId);
+    await expect.poll(() => hub.published()).toBe(true);
+    // Two viewers on two shards (an address's first shard is its own).
+    const shards = Number(env.RELAY_SHARDS);
+    const ips = [uniqueIp()];
+    for (;;) {
+      const ip = uniqueIp();
+      if (shardOrder(ip, shards)[0] !== shardOrder(ips[0] as string, shards)[0]) {
+        ips.push(ip);
+        break;
+      }
+    }
+    for (const ip of ips) await viewer(subdomain, overlayId, { ip });
+    const [slow, fast] = ips.map((ip) => shardOrder(ip, shards)[0] as number) as [number, number];
+    const received = await runInDurableObject(hub, async (_instance, state) => {
+      // The same hub over the same storage, with shards that record each batch; the slow one holds its first.
+      const batches = new Map<number, number[][]>([
+        [slow, []],
+        [fast, []],
+      ]);
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const shardsNs = {
+        idFromName: (name: string) => name,
+        get: (name: string) => {
+          const idx = Number(name.slice(name.lastIndexOf('#') + 1));
+          return {
+            deliver: async (entries: RelayEntry[]) => {
+              const got = batches.get(idx) ?? [];
+              got.push(entries.map((e) => JSON.parse(e.text).seq));
+              if (idx === slow && got.length === 1) await held;
+            },
+          };
+        },
+      };
+      const fresh = new OverlayRelay(state, { ...env, RELAY_SHARD: shardsNs } as unknown as typeof env);
+      const [ws] = state.getWebSockets('publisher');
+      if (!ws) throw new Error('no publisher socket');
+      const until = async (done: () => boolean) => {
+        for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+        if (!done()) throw new Error('timed out waiting for batches');
+      };
+      const of = (idx: number) => batches.get(idx) ?? [];
+      await fresh.webSocketMessage(ws, JSON.stringify(event(1)));
+      await until(() => of(fast).length === 1 && of(slow).length === 1);
+      // Three more batches while the slow shard holds the first.
+      for (let seq = 2; seq <= 4; seq++) {
+        await fresh.webSocketMessage(ws, JSON.stringify(event(seq)));
+        await until(() => of(fast).length === seq);
+      }
+      release();
+      await until(() => of(slow).length === 2);
+      await fresh.webSocketMessage(ws, JSON.stringify(event(5)));
+      await until(() => of(fast).length === 5 && of(slow).length === 3);
+      return { slow: of(slow), fast: of(fast) };
+    });
+    expect(received.fast).toEqual([[1], [2], [3], [4], [5]]);
+    expect(received.slow).toEqual([[1], [2, 3, 4], [5]]);
     daemon.close();
   });
 });

@@ -4,6 +4,9 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { VIEWER_PING, VIEWER_PONG } from '../../shared/protocol/index.js';
+import { OPENS_PER_IP_PER_MINUTE } from '../../workers/src/relay/hub.js';
+import { shardOrder } from '../../workers/src/relay/names.js';
+import { VIEWER_INIT_MS, VIEWER_PINGS_HELD } from '../../workers/src/relay/shard.js';
 import { gatekeeper, uniqueIp, WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';
 import {
   event,
@@ -323,6 +326,158 @@ describe('the viewer socket', () => {
     for (const v of [s.watching, ...more.map((m) => m.socket)])
       expect(await v.next()).toMatchObject({ seq: 1 });
     for (const v of more) v.socket.close();
+    s.daemon.close();
+  });
+});
+
+describe('what one address may ask of a hub', () => {
+  it(`refuses a socket past ${OPENS_PER_IP_PER_MINUTE} an address opened on one overlay within a minute (429, Retry-After), and takes one again a minute later`, async () => {
+    const s = await publishedWithViewer('relay-opens');
+    const ip = uniqueIp();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      // Each one joins from 0, the most a join may cost.
+      for (let i = 0; i < OPENS_PER_IP_PER_MINUTE; i++) {
+        const v = await viewer(s.subdomain, s.overlayId, { ip, resumeFrom: 0 });
+        v.socket.close();
+        await v.socket.closed;
+      }
+      const refused = await errorOf(await viewerSocket(s.subdomain, s.overlayId, ip));
+      expect(refused).toMatchObject({ status: 429, code: 'rate_limited' });
+      const retryAfter = Number(refused.headers.get('Retry-After'));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      const elsewhere = await viewer(s.subdomain, s.overlayId);
+      elsewhere.socket.close();
+      vi.setSystemTime(Date.now() + 60_000);
+      const again = await viewer(s.subdomain, s.overlayId, { ip });
+      again.socket.close();
+    } finally {
+      vi.useRealTimers();
+    }
+    s.daemon.send(event(1));
+    expect(await s.watching.next()).toMatchObject({ seq: 1 });
+    s.daemon.close();
+  });
+});
+
+describe('viewer counts when leave reports are lost', () => {
+  /** Closes every viewer socket on the overlay's shards so that no leave report reaches the hub. */
+  async function loseViewers(subdomain: string, overlayId: string): Promise<void> {
+    for (let i = 0; i < Number(env.RELAY_SHARDS); i++) {
+      const shard = env.RELAY_SHARD.get(env.RELAY_SHARD.idFromName(`${subdomain}/${overlayId}#${i}`));
+      await runInDurableObject(shard, (_instance, state) => {
+        // A shard that does not know its hub cannot tell it anything: every report is lost.
+        state.storage.kv.delete('membership');
+        for (const ws of state.getWebSockets()) ws.close(1001, 'gone');
+      });
+    }
+  }
+
+  it('lets an address whose sockets went without a report open its 5 again at once', async () => {
+    const s = await publishedWithViewer('relay-lost-ip');
+    const ip = uniqueIp();
+    const five = [];
+    for (let i = 0; i < 5; i++) five.push(await viewer(s.subdomain, s.overlayId, { ip }));
+    await loseViewers(s.subdomain, s.overlayId);
+    for (const v of five) await v.socket.closed;
+    const again = [];
+    for (let i = 0; i < 5; i++) again.push(await viewer(s.subdomain, s.overlayId, { ip }));
+    expect(await errorOf(await viewerSocket(s.subdomain, s.overlayId, ip))).toMatchObject({ status: 429 });
+    s.daemon.send(event(1));
+    for (const v of again) expect(await v.socket.next()).toMatchObject({ seq: 1 });
+    s.daemon.close();
+  });
+
+  it('gives the places of a full relay’s lost viewers back within a minute, and the publisher the true count', async () => {
+    const s = await publishedWithViewer('relay-lost-full');
+    const hub = hubStub(s.subdomain, s.overlayId);
+    const more = [];
+    for (let i = 1; i < 12; i++) more.push(await viewer(s.subdomain, s.overlayId));
+    expect(await errorOf(await viewerSocket(s.subdomain, s.overlayId))).toMatchObject({ status: 503 });
+    await loseViewers(s.subdomain, s.overlayId);
+    for (const v of [s.watching, ...more.map((m) => m.socket)]) await v.closed;
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 60_000);
+      await runDurableObjectAlarm(hub);
+      await runDurableObjectAlarm(hub);
+      await expect.poll(() => s.daemon.frames.at(-1)).toBe(JSON.stringify({ type: 'viewers', count: 0 }));
+      const back = [];
+      for (let i = 0; i < 12; i++) back.push(await viewer(s.subdomain, s.overlayId));
+      expect(await errorOf(await viewerSocket(s.subdomain, s.overlayId))).toMatchObject({ status: 503 });
+      s.daemon.send(event(1));
+      for (const v of back) expect(await v.socket.next()).toMatchObject({ seq: 1 });
+    } finally {
+      vi.useRealTimers();
+    }
+    s.daemon.close();
+  });
+});
+
+describe('pings and the init deadline', () => {
+  it('closes with 1008 a viewer pinging faster than once a second in another spelling; one a second or every 30 s is answered', async () => {
+    const s = await publishedWithViewer('relay-ping-flood');
+    const flooder = await viewer(s.subdomain, s.overlayId);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      for (let i = 0; i < 10; i++) flooder.socket.send('{"action":"ping" }');
+      expect(await flooder.socket.closed).toMatchObject({ code: 1008 });
+      const pongs = flooder.socket.frames.filter((f) => f === VIEWER_PONG).length;
+      expect(pongs).toBeLessThanOrEqual(VIEWER_PINGS_HELD);
+      for (const every of [30_000, 30_000, 1000, 1000, 1000, 1000, 1000, 1000]) {
+        vi.setSystemTime(Date.now() + every);
+        s.watching.send('{ "action": "ping" }');
+        expect(await s.watching.next()).toEqual({ type: 'pong' });
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+    s.daemon.send(event(1));
+    expect(await s.watching.next()).toMatchObject({ seq: 1 });
+    s.daemon.close();
+  });
+
+  it('closes a socket that sent no init 10 s after it opened, whatever opened after it; the alarm runs twice', async () => {
+    // Published with no viewer yet: the shard's alarm is only these sockets' deadlines.
+    const m = await member('relay-init-due');
+    const overlayId = newOverlayId();
+    const daemon = (await publisher(m.token, overlayId)).socket;
+    daemon.send(snapshot('relay-init-due'));
+    await expect.poll(() => hubStub(m.subdomain, overlayId).published()).toBe(true);
+    const s = { ...m, overlayId, daemon };
+    const ip = uniqueIp();
+    const index = shardOrder(ip, Number(env.RELAY_SHARDS))[0];
+    const shard = env.RELAY_SHARD.get(env.RELAY_SHARD.idFromName(`${s.subdomain}/${s.overlayId}#${index}`));
+    const alarmAt = () => runInDurableObject(shard, (_instance, state) => state.storage.getAlarm());
+    const open = async () => {
+      const socket = await viewerSocket(s.subdomain, s.overlayId, ip);
+      if (socket instanceof Response) throw new Error(`refused: ${socket.status}`);
+      return socket;
+    };
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const opened = Date.now();
+      const silent = await open();
+      expect(await alarmAt()).toBe(opened + VIEWER_INIT_MS);
+      // Its deadline has passed and the alarm has not run yet when another socket opens.
+      vi.setSystemTime(opened + VIEWER_INIT_MS + 500);
+      const later = await open();
+      expect(await alarmAt()).toBe(opened + VIEWER_INIT_MS);
+      await runDurableObjectAlarm(shard);
+      await runDurableObjectAlarm(shard);
+      expect(await silent.closed).toMatchObject({ code: 1008, reason: 'init first' });
+      expect(await alarmAt()).toBe(opened + 2 * VIEWER_INIT_MS + 500);
+      later.send({ action: 'init', overlayId: s.overlayId });
+      expect(await later.next()).toEqual(snapshot('relay-init-due').init);
+      vi.setSystemTime(opened + 2 * VIEWER_INIT_MS + 500);
+      await runDurableObjectAlarm(shard);
+      expect(await alarmAt()).toBeNull();
+      s.daemon.send(event(1));
+      expect(await later.next()).toMatchObject({ seq: 1 });
+    } finally {
+      vi.useRealTimers();
+    }
     s.daemon.close();
   });
 });

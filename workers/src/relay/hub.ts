@@ -14,14 +14,28 @@ import {
 import type { GatekeeperEnv } from '../env.js';
 import { memberEpoch, readMember } from '../membership/member-store.js';
 import { deriveSubdomain } from '../tunnels/subdomain.js';
-import { hubName, overBytes, RELAY_HEADER, shardLayout, shardName } from './names.js';
+import { hubName, overBytes, RELAY_HEADER, shardLayout, shardName, shardOrder } from './names.js';
 
 const PUBLISHER = 'publisher';
 /** Past the 500 messages kept whatever their age, the window of 5 minutes is bounded too (storage). */
 const BUFFER_CAP_MESSAGES = 20_000;
 const BUFFER_CAP_BYTES = 64 * 1024 * 1024;
-/** A resume replays at most this much (the newest messages; the rest is a gap): one answer between objects. */
-const REPLAY_CAP_BYTES = 8 * 1024 * 1024;
+/**
+ * A resume replays at most this much (the newest kept messages; the rest is a gap), so a join costs the
+ * hub the same bounded work whatever `resumeFrom` says.
+ */
+export const REPLAY_CAP_BYTES = 2 * 1024 * 1024;
+/** Viewer sockets one address may open on one overlay per minute (each one joins once). */
+export const OPENS_PER_IP_PER_MINUTE = 30;
+const OPEN_WINDOW_MS = 60_000;
+/** Past this many addresses in the window, the ones whose window ended are let go (memory). */
+const OPEN_WINDOW_ADDRESSES = 10_000;
+/**
+ * Frames waiting for a shard that is still busy with the previous batch are merged into one batch; past
+ * this many the shard is too far behind: its viewers are closed to reconnect and resume from the buffer.
+ */
+const PENDING_CAP_ENTRIES = 4096;
+const PENDING_CAP_CHARS = 8 * 1024 * 1024;
 /** A full relay tells the page when to try again (it also backs off on its own, with jitter). */
 const FULL_RETRY_AFTER_SECONDS = 10;
 /**
@@ -29,6 +43,8 @@ const FULL_RETRY_AFTER_SECONDS = 10;
  * viewers, the snapshot and the kept messages wait for it. Past that, the publication ends.
  */
 export const PUBLISHER_RETURN_MS = 10 * 60_000;
+
+type ShardStub = ReturnType<GatekeeperEnv['RELAY_SHARD']['get']>;
 
 /** Who publishes this overlay, as the Worker vouched for at the publisher's last connect. */
 interface Publication {
@@ -60,9 +76,19 @@ interface Stream {
   lastSeq?: number;
   /** The highest `seq` no longer kept (a resume from below it has a gap); absent until a message came. */
   floor?: number;
-  /** Messages kept in the buffer table, and their bytes. */
+  /** Messages kept in the replay table, and their bytes. */
   count: number;
   bytes: number;
+  /** The bytes of every message ever kept (a kept message's `start` is this before it was kept). */
+  total?: number;
+}
+
+/** One shard's deliveries: one batch at a time; what comes meanwhile waits as one merged batch. */
+interface Outbox {
+  pending: RelayEntry[];
+  chars: number;
+  /** Frames were dropped for this shard: its viewers reconnect once the batch under way is done. */
+  behind: boolean;
 }
 
 /** Storage keys (the object's synchronous key-value store, in SQLite). */
@@ -84,8 +110,16 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   #pending: RelayEntry[] = [];
   #batchTimer: ReturnType<typeof setTimeout> | undefined;
   #lastBatchAt = 0;
-  /** Each shard's deliveries, one after the other, so a shard gets batches in order. */
-  readonly #deliveries = new Map<number, Promise<unknown>>();
+  /** The shards with a delivery under way, each with what waits for it, so a shard gets batches in order. */
+  readonly #outboxes = new Map<number, Outbox>();
+  /** Viewer sockets each address opened in the current minute (memory: an evicted hub had none). */
+  readonly #opens = new Map<string, { since: number; count: number }>();
+  /**
+   * Per shard: admissions under way, and a count of admissions and leaves seen, so a shard's count
+   * taken while one of those happened is not trusted over the hub's own.
+   */
+  readonly #admitting = new Map<number, number>();
+  readonly #changes = new Map<number, number>();
   /**
    * The publisher's token bucket (200 frames/s, capacity 200), kept across reconnects so a new socket
    * does not refill it; a fresh object starts full (it was idle long enough to refill anyway).
@@ -99,14 +133,34 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   // Nothing is written before a publisher comes: a viewer, a page or a media request for an overlay
   // never published reads and answers 404, and the object keeps no storage at all.
 
-  /** The tables, made when the first publisher connects (they stay until the object is deleted). */
+  /**
+   * The tables, made when the first publisher connects (they stay until the object is deleted), and
+   * checked by every use of them, which only comes after a publication. `replay`: the kept messages as
+   * a resume sends them (`replayed: true` already in), with where each starts in the bytes ever kept;
+   * `shards`: the viewers the hub believes each shard holds.
+   */
   #ensureSchema(): void {
     if (this.#schemaReady) return;
     this.#sql(
-      'CREATE TABLE IF NOT EXISTS buffer (pos INTEGER PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL, frame TEXT NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS replay (pos INTEGER PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL, start INTEGER NOT NULL, text TEXT NOT NULL)',
     );
+    this.#sql('CREATE INDEX IF NOT EXISTS replay_start ON replay (start)');
     this.#sql('CREATE TABLE IF NOT EXISTS shards (idx INTEGER PRIMARY KEY, viewers INTEGER NOT NULL)');
-    this.#sql('CREATE TABLE IF NOT EXISTS ips (ip TEXT PRIMARY KEY, viewers INTEGER NOT NULL)');
+    // Tables of an earlier version: its kept messages were stored as sent, and resumes from before
+    // now are a gap; per-address counts now live on the shards.
+    const legacy = this.#sql<{ name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('buffer', 'ips')",
+    ).toArray();
+    for (const { name } of legacy) this.#sql(`DROP TABLE ${name === 'buffer' ? 'buffer' : 'ips'}`);
+    if (legacy.some(({ name }) => name === 'buffer')) {
+      const stream = this.#stream();
+      this.ctx.storage.kv.put<Stream>(KEY.stream, {
+        pos: stream.pos,
+        count: 0,
+        bytes: 0,
+        ...(stream.lastSeq !== undefined ? { lastSeq: stream.lastSeq, floor: stream.lastSeq } : {}),
+      });
+    }
     this.#schemaReady = true;
   }
 
@@ -132,36 +186,41 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     await this.#forget(reason);
   }
 
-  /** A shard's viewer sent `init`: its `init`, what it missed after `resumeFrom`, and `resumed`. Null when unpublished. */
+  /**
+   * A shard's viewer sent `init`: its `init`, what it missed after `resumeFrom`, and `resumed`. Null when
+   * unpublished. Bounded work whatever `resumeFrom` says: at most REPLAY_CAP_BYTES of stored text, found
+   * through the index and sent as stored.
+   */
   join(resumeFrom?: number): JoinAnswer | null {
     const snapshot = this.#snapshot();
     if (snapshot === undefined) return null;
     const frames = [snapshot];
     if (resumeFrom !== undefined) {
-      // The newest messages after resumeFrom that fit in the replay's bytes.
-      const sizes = this.#sql<{ pos: number; len: number }>(
-        'SELECT pos, length(frame) AS len FROM buffer WHERE seq > ? ORDER BY pos DESC',
-        resumeFrom,
-      ).toArray();
-      let total = 0;
-      let kept = 0;
-      for (const { len } of sizes) {
-        if (total + len > REPLAY_CAP_BYTES) break;
-        total += len;
-        kept += 1;
-      }
-      const cut = sizes.length - kept;
-      const rows = this.#sql<{ frame: string }>(
-        'SELECT frame FROM buffer WHERE seq > ? AND pos >= ? ORDER BY pos',
-        resumeFrom,
-        sizes[kept - 1]?.pos ?? Number.MAX_SAFE_INTEGER,
-      ).toArray();
-      for (const { frame } of rows) frames.push(JSON.stringify({ ...JSON.parse(frame), replayed: true }));
-      const { lastSeq, floor } = this.#stream();
+      const { lastSeq, floor, total = 0 } = this.#stream();
+      // The oldest kept message from which on the rest fits in the replay's bytes.
+      const from = this.#table<{ pos: number }>(
+        'SELECT pos FROM replay WHERE start >= ? ORDER BY start LIMIT 1',
+        total - REPLAY_CAP_BYTES,
+      ).toArray()[0]?.pos;
+      const rows =
+        from === undefined
+          ? []
+          : this.#table<{ text: string }>(
+              'SELECT text FROM replay WHERE pos >= ? AND seq > ? ORDER BY pos',
+              from,
+              resumeFrom,
+            ).toArray();
+      for (const { text } of rows) frames.push(text);
+      // Kept, wanted, but past the replay's bytes: the message just before the replay is after resumeFrom.
+      const below = this.#table<{ seq: number }>(
+        'SELECT seq FROM replay WHERE pos < ? ORDER BY pos DESC LIMIT 1',
+        from ?? Number.MAX_SAFE_INTEGER,
+      ).toArray()[0];
+      const cut = below !== undefined && below.seq > resumeFrom;
       // As the daemon's own page protocol: a gap when the page comes from before what is kept, or from
       // numbers above every one relayed (another history); here also when the replay was cut to its bytes.
       const gap =
-        cut > 0 || lastSeq === undefined || resumeFrom > lastSeq || floor === undefined || resumeFrom < floor;
+        cut || lastSeq === undefined || resumeFrom > lastSeq || floor === undefined || resumeFrom < floor;
       frames.push(
         JSON.stringify({
           type: 'resumed',
@@ -175,12 +234,11 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     return { frames, pos: this.#stream().pos };
   }
 
-  /** A shard's viewer left (closed, refused, or dropped for a bad frame). */
-  viewerLeft(shard: number, ip: string): void {
-    this.#sql('UPDATE shards SET viewers = viewers - 1 WHERE idx = ?', shard);
-    this.#sql('DELETE FROM shards WHERE viewers <= 0');
-    this.#sql('UPDATE ips SET viewers = viewers - 1 WHERE ip = ?', ip);
-    this.#sql('DELETE FROM ips WHERE viewers <= 0');
+  /** A shard's viewer left (closed, refused, or dropped for a bad frame): its place is free again. */
+  viewerLeft(shard: number): void {
+    this.#changed(shard);
+    // The row stays until a count from the shard says it is empty: batches go on reaching it.
+    this.#table('UPDATE shards SET viewers = MAX(viewers - 1, 0) WHERE idx = ?', shard);
     this.#countChanged();
   }
 
@@ -226,63 +284,107 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     return new Response(null, { status: 101, webSocket: client });
   }
 
+  /**
+   * A viewer goes to the first shard with room in its address's own order of the shards (names.ts), so
+   * the shard holding an address's sockets can count them: it refuses the sixth (429) and, full, says
+   * so (503) with the address's sockets there, which the next shard adds to its own count.
+   */
   async #admitViewer(request: Request): Promise<Response> {
     if (!(await this.published())) return notPublished();
     const publication = this.#kv<Publication>(KEY.publication);
     if (!publication) return notPublished();
     const ip = request.headers.get(RELAY_HEADER.ip) ?? 'unknown';
-    const fromIp = this.#sql<{ viewers: number }>('SELECT viewers FROM ips WHERE ip = ?', ip).toArray()[0];
-    if ((fromIp?.viewers ?? 0) >= RELAY_LIMITS.viewersPerIp) {
+    const retryAfter = this.#openedTooOften(ip, Date.now());
+    if (retryAfter !== undefined) {
       return Response.json(
         errorBody(
           'rate_limited',
-          `At most ${RELAY_LIMITS.viewersPerIp} viewer sockets per address per overlay`,
+          `At most ${OPENS_PER_IP_PER_MINUTE} viewer sockets a minute per address per overlay`,
         ),
-        { status: 429 },
+        { status: 429, headers: { 'Retry-After': String(retryAfter) } },
       );
     }
     const { shards, shardSize } = shardLayout(this.env, RELAY_LIMITS);
-    const used = new Map(
-      this.#sql<{ idx: number; viewers: number }>('SELECT idx, viewers FROM shards')
+    const believed = new Map(
+      this.#table<{ idx: number; viewers: number }>('SELECT idx, viewers FROM shards')
         .toArray()
         .map((r) => [r.idx, r.viewers]),
     );
-    const withRoom: number[] = [];
-    for (let i = 0; i < shards; i++) if ((used.get(i) ?? 0) < shardSize) withRoom.push(i);
-    const shard = withRoom[Math.floor(Math.random() * withRoom.length)];
-    if (shard === undefined) {
-      return Response.json(
-        errorBody('unavailable', 'This overlay has all the viewers it can hold; try again later'),
-        {
-          status: 503,
-          headers: { 'Retry-After': String(FULL_RETRY_AFTER_SECONDS) },
-        },
-      );
-    }
-    // Counted before the shard answers, so concurrent viewers never overfill a shard or an address.
-    this.#sql(
-      'INSERT INTO shards (idx, viewers) VALUES (?, 1) ON CONFLICT (idx) DO UPDATE SET viewers = viewers + 1',
-      shard,
-    );
-    this.#sql(
-      'INSERT INTO ips (ip, viewers) VALUES (?, 1) ON CONFLICT (ip) DO UPDATE SET viewers = viewers + 1',
-      ip,
-    );
+    // Full everywhere as far as the hub knows: refused without asking (a full relay's pages retry).
+    const order = shardOrder(ip, shards);
+    if (order.every((shard) => (believed.get(shard) ?? 0) >= shardSize)) return relayFull();
     const hub = hubName(publication.subdomain, publication.overlayId);
-    const headers = new Headers(request.headers);
-    headers.set(RELAY_HEADER.ip, ip);
-    headers.set(RELAY_HEADER.hub, hub);
-    headers.set(RELAY_HEADER.shard, String(shard));
-    let response: Response;
-    try {
-      response = await this.#shard(shard).fetch(new Request(request.url, { headers }));
-    } catch (err) {
-      console.error(`relay ${hub}: shard ${shard} refused a viewer:`, err);
-      response = Response.json(errorBody('internal', 'Internal error'), { status: 500 });
+    let elsewhere = 0;
+    for (const shard of order) {
+      const headers = new Headers(request.headers);
+      headers.set(RELAY_HEADER.ip, ip);
+      headers.set(RELAY_HEADER.hub, hub);
+      headers.set(RELAY_HEADER.shard, String(shard));
+      headers.set(RELAY_HEADER.ipElsewhere, String(elsewhere));
+      // Counted before the shard answers, so concurrent viewers spread over the shards.
+      this.#changed(shard);
+      this.#admitting.set(shard, (this.#admitting.get(shard) ?? 0) + 1);
+      this.#table(
+        'INSERT INTO shards (idx, viewers) VALUES (?, 1) ON CONFLICT (idx) DO UPDATE SET viewers = viewers + 1',
+        shard,
+      );
+      let response: Response;
+      try {
+        response = await this.#shard(shard).fetch(new Request(request.url, { headers }));
+      } catch (err) {
+        console.error(`relay ${hub}: shard ${shard} refused a viewer:`, err);
+        response = Response.json(errorBody('internal', 'Internal error'), { status: 500 });
+      } finally {
+        this.#changed(shard);
+        this.#admitting.set(shard, (this.#admitting.get(shard) ?? 1) - 1);
+      }
+      if (response.status === 101) {
+        this.#countChanged();
+        return response;
+      }
+      this.#table('UPDATE shards SET viewers = MAX(viewers - 1, 0) WHERE idx = ?', shard);
+      if (response.status !== 503) return response;
+      // Full by its own count: the hub believes it, and the address's sockets there count at the next.
+      await response.body?.cancel();
+      this.#table('UPDATE shards SET viewers = ? WHERE idx = ?', shardSize, shard);
+      elsewhere += Number(response.headers.get(RELAY_HEADER.ipViewers)) || 0;
     }
-    if (response.status !== 101) this.viewerLeft(shard, ip);
-    else this.#countChanged();
-    return response;
+    this.#countChanged();
+    return relayFull();
+  }
+
+  /** Counts a socket this address opens; the seconds until it may open another when over the limit. */
+  #openedTooOften(ip: string, now: number): number | undefined {
+    if (this.#opens.size > OPEN_WINDOW_ADDRESSES) {
+      for (const [key, window] of this.#opens) {
+        if (now - window.since >= OPEN_WINDOW_MS) this.#opens.delete(key);
+      }
+    }
+    let window = this.#opens.get(ip);
+    if (!window || now - window.since >= OPEN_WINDOW_MS || now < window.since) {
+      window = { since: now, count: 0 };
+      this.#opens.set(ip, window);
+    }
+    if (window.count >= OPENS_PER_IP_PER_MINUTE) {
+      return Math.max(1, Math.ceil((window.since + OPEN_WINDOW_MS - now) / 1000));
+    }
+    window.count += 1;
+    return undefined;
+  }
+
+  /** Something changed the viewers of this shard as the hub counts them (see #reconcile). */
+  #changed(shard: number): void {
+    this.#changes.set(shard, (this.#changes.get(shard) ?? 0) + 1);
+  }
+
+  /** An RPC to a shard that may fail (it is logged): its answer, or `fallback`. */
+  async #ask<T>(shard: number, call: (stub: ShardStub) => Promise<T>, fallback: T): Promise<T> {
+    try {
+      return await call(this.#shard(shard));
+    } catch (err) {
+      console.error(`relay: shard ${shard} did not answer:`, err);
+      return fallback;
+    }
   }
 
   // --- The publisher's socket ---------------------------------------------------------------------
@@ -329,7 +431,11 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
         );
       }
     }
-    this.#relay(text, msg.type === 'overlay-update' ? undefined : msg.seq);
+    const seq = msg.type === 'overlay-update' ? undefined : msg.seq;
+    if (seq === undefined) return this.#relay(text);
+    // Kept as a resume sends it, so a join sends stored text and parses nothing.
+    const replayText = sent.replayed === true ? text : JSON.stringify({ ...sent, replayed: true });
+    this.#relay(text, { seq, replayText });
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
@@ -361,6 +467,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     }
     if (this.#watching() && now - (this.#kv<number>(KEY.checkedAt) ?? 0) >= RELAY_LIMITS.lapseCheckMs) {
       await this.#recheck();
+      await this.#reconcile();
     }
     const dueAt = this.#kv<number>(KEY.countDueAt);
     if (dueAt !== undefined && now >= dueAt) {
@@ -401,6 +508,29 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
       return;
     }
     this.ctx.storage.kv.put(KEY.checkedAt, Date.now());
+  }
+
+  /**
+   * Takes each shard's own count of its viewers (every minute, with the member re-check), so a leave
+   * report that never arrived does not keep a place taken for good. A count taken while a viewer of
+   * that shard was being admitted or reported gone is not trusted; the next minute's is.
+   */
+  async #reconcile(): Promise<void> {
+    if (this.#kv<Publication>(KEY.publication) === undefined) return;
+    const rows = this.#table<{ idx: number; viewers: number }>('SELECT idx, viewers FROM shards').toArray();
+    await Promise.all(
+      rows.map(async ({ idx, viewers }) => {
+        const before = this.#changes.get(idx) ?? 0;
+        const counted = await this.#ask(idx, (shard) => shard.viewerCount(), undefined);
+        if (counted === undefined || (this.#changes.get(idx) ?? 0) !== before) return;
+        // Admissions still under way (begun before the count was asked for) are not in it yet.
+        const believed = counted + (this.#admitting.get(idx) ?? 0);
+        if (believed === 0) this.#table('DELETE FROM shards WHERE idx = ?', idx);
+        else if (believed !== viewers)
+          this.#table('UPDATE shards SET viewers = ? WHERE idx = ?', believed, idx);
+      }),
+    );
+    this.#countChanged();
   }
 
   /** Something is published or a publisher is connected: the member is re-checked every minute. */
@@ -458,10 +588,10 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
    * Hands the frame a position, keeps it for resumes when it is numbered, and sends it with the next
    * batch (at most one batch per 50 ms).
    */
-  #relay(text: string, seq?: number): void {
+  #relay(text: string, kept?: { seq: number; replayText: string }): void {
     const stream = this.#stream();
     stream.pos += 1;
-    if (seq !== undefined) this.#keep(stream, stream.pos, seq, text);
+    if (kept) this.#keep(stream, stream.pos, kept.seq, kept.replayText);
     this.ctx.storage.kv.put(KEY.stream, stream);
     this.#pending.push({ pos: stream.pos, text });
     if (this.#batchTimer === undefined) {
@@ -473,45 +603,83 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   /** Keeps a numbered message for resumes: the last 500, or the last 5 minutes, whichever holds more. */
   #keep(stream: Stream, pos: number, seq: number, text: string): void {
     const now = Date.now();
-    this.#sql('INSERT INTO buffer (pos, seq, at, frame) VALUES (?, ?, ?, ?)', pos, seq, now, text);
+    const start = stream.total ?? 0;
+    this.#table(
+      'INSERT INTO replay (pos, seq, at, start, text) VALUES (?, ?, ?, ?, ?)',
+      pos,
+      seq,
+      now,
+      start,
+      text,
+    );
+    stream.total = start + text.length;
     stream.lastSeq = Math.max(seq, stream.lastSeq ?? seq);
     // After a first publish the relay starts from the snapshot: what came before the first message is not kept.
     stream.floor ??= seq - 1;
     stream.count += 1;
     stream.bytes += text.length;
     while (stream.count > RELAY_LIMITS.bufferMessages) {
-      const oldest = this.#sql<{ pos: number; seq: number; at: number; len: number }>(
-        'SELECT pos, seq, at, length(frame) AS len FROM buffer ORDER BY pos LIMIT 1',
+      const oldest = this.#table<{ pos: number; seq: number; at: number; len: number }>(
+        'SELECT pos, seq, at, length(text) AS len FROM replay ORDER BY pos LIMIT 1',
       ).toArray()[0];
       if (!oldest) break;
       const beyond = stream.count > BUFFER_CAP_MESSAGES || stream.bytes > BUFFER_CAP_BYTES;
       if (!beyond && oldest.at >= now - RELAY_LIMITS.bufferMs) break;
-      this.#sql('DELETE FROM buffer WHERE pos = ?', oldest.pos);
+      this.#table('DELETE FROM replay WHERE pos = ?', oldest.pos);
       stream.floor = Math.max(stream.floor, oldest.seq);
       stream.count -= 1;
       stream.bytes -= oldest.len;
     }
   }
 
-  /** One batch, once to each shard that has viewers, after that shard's previous batch. */
+  /** One batch to each shard that has viewers: at once, or merged into what waits for a busy shard. */
   #sendBatch(): void {
     this.#batchTimer = undefined;
     this.#lastBatchAt = Date.now();
     const batch = this.#pending;
     this.#pending = [];
     if (batch.length === 0) return;
-    const live = this.#sql<{ idx: number }>('SELECT idx FROM shards WHERE viewers > 0').toArray();
-    for (const { idx } of live) {
-      const previous = this.#deliveries.get(idx) ?? Promise.resolve();
-      const next = previous.then(() =>
-        this.#shard(idx)
-          .deliver(batch)
-          .catch((err: unknown) => console.error(`relay: shard ${idx} missed a batch:`, err)),
-      );
-      this.#deliveries.set(idx, next);
-      void next.then(() => {
-        if (this.#deliveries.get(idx) === next) this.#deliveries.delete(idx);
-      });
+    const chars = batch.reduce((n, entry) => n + entry.text.length, 0);
+    for (const { idx } of this.#table<{ idx: number }>('SELECT idx FROM shards').toArray()) {
+      const outbox = this.#outboxes.get(idx);
+      if (!outbox) {
+        this.#outboxes.set(idx, { pending: [], chars: 0, behind: false });
+        void this.#deliver(idx, batch);
+      } else if (
+        outbox.behind ||
+        outbox.pending.length + batch.length > PENDING_CAP_ENTRIES ||
+        outbox.chars + chars > PENDING_CAP_CHARS
+      ) {
+        outbox.pending = [];
+        outbox.chars = 0;
+        outbox.behind = true;
+      } else {
+        for (const entry of batch) outbox.pending.push(entry);
+        outbox.chars += chars;
+      }
+    }
+  }
+
+  /** Sends a batch to a shard, then what gathered for it meanwhile, as one batch, until nothing waits. */
+  async #deliver(idx: number, first: RelayEntry[]): Promise<void> {
+    let batch = first;
+    for (;;) {
+      await this.#ask(idx, (shard) => shard.deliver(batch), undefined);
+      const outbox = this.#outboxes.get(idx);
+      if (!outbox) return; // forgotten meanwhile
+      if (outbox.behind) {
+        // Frames were dropped for this shard: its viewers reconnect and resume from the kept messages.
+        this.#outboxes.delete(idx);
+        await this.#ask(idx, (shard) => shard.closeAll(1011, 'the relay fell behind; reconnect'), undefined);
+        return;
+      }
+      if (outbox.pending.length === 0) {
+        this.#outboxes.delete(idx);
+        return;
+      }
+      batch = outbox.pending;
+      outbox.pending = [];
+      outbox.chars = 0;
     }
   }
 
@@ -521,15 +689,16 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     // Never published (or forgotten already with nobody connected): nothing to forget, nothing written.
     if (publication === undefined && this.#snapshot() === undefined) return;
     // The shards' names need the publication, which may be forgotten below.
-    const live = this.#sql<{ idx: number }>('SELECT idx FROM shards WHERE viewers > 0')
+    const live = this.#table<{ idx: number }>('SELECT idx FROM shards')
       .toArray()
       .map(({ idx }) => ({ idx, shard: this.#shard(idx) }));
     this.#pending = [];
-    this.#sql('DELETE FROM buffer');
-    this.#sql('DELETE FROM shards');
-    this.#sql('DELETE FROM ips');
+    this.#outboxes.clear();
+    this.#table('DELETE FROM replay');
+    this.#table('DELETE FROM shards');
     // The position goes on: a shard never sees one twice.
-    this.ctx.storage.kv.put<Stream>(KEY.stream, { pos: this.#stream().pos, count: 0, bytes: 0 });
+    const { pos, total } = this.#stream();
+    this.ctx.storage.kv.put<Stream>(KEY.stream, { pos, count: 0, bytes: 0, ...(total ? { total } : {}) });
     for (const key of [KEY.snapshot, KEY.countDueAt]) {
       this.ctx.storage.kv.delete(key);
     }
@@ -554,7 +723,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   // --- Viewer count for the publisher -------------------------------------------------------------
 
   #viewerCount(): number {
-    return this.#sql<{ n: number | null }>('SELECT SUM(viewers) AS n FROM shards').one().n ?? 0;
+    return this.#table<{ n: number | null }>('SELECT SUM(viewers) AS n FROM shards').one().n ?? 0;
   }
 
   /** Right away if the publisher got none in the last 5 s, else when 5 s have passed (the alarm). */
@@ -609,6 +778,25 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
   ) {
     return this.ctx.storage.sql.exec<T>(query, ...bindings);
   }
+
+  /** A query on the hub's tables, made first if this storage has none yet (only after a publication). */
+  #table<T extends Record<string, SqlStorageValue> = Record<string, SqlStorageValue>>(
+    query: string,
+    ...bindings: unknown[]
+  ) {
+    this.#ensureSchema();
+    return this.#sql<T>(query, ...bindings);
+  }
+}
+
+function relayFull(): Response {
+  return Response.json(
+    errorBody('unavailable', 'This overlay has all the viewers it can hold; try again later'),
+    {
+      status: 503,
+      headers: { 'Retry-After': String(FULL_RETRY_AFTER_SECONDS) },
+    },
+  );
 }
 
 function notPublished(): Response {

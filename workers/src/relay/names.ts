@@ -16,6 +16,10 @@ export const RELAY_HEADER = {
   /** Hub → shard: the hub's name and the shard's number, so the shard can report back. */
   hub: 'X-Relay-Hub',
   shard: 'X-Relay-Shard',
+  /** Hub → shard: the viewer's address has this many sockets on shards before this one in its order. */
+  ipElsewhere: 'X-Relay-IP-Elsewhere',
+  /** Shard → hub, with a 503 (full): how many sockets of the viewer's address it holds. */
+  ipViewers: 'X-Relay-IP-Viewers',
 } as const;
 
 export const hubName = (subdomain: string, overlayId: string) => `${subdomain}/${overlayId}`;
@@ -31,6 +35,17 @@ export function shardLayout(env: GatekeeperEnv, defaults: { shards: number; shar
     shards: positiveVar(env.RELAY_SHARDS, defaults.shards),
     shardSize: positiveVar(env.RELAY_SHARD_SIZE, defaults.shardSize),
   };
+}
+
+/**
+ * The order in which a viewer's address tries the shards: from a shard picked by the address (FNV-1a),
+ * then each next one. An address's sockets so sit on one shard while it has room, which counts them.
+ */
+export function shardOrder(ip: string, shards: number): number[] {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < ip.length; i++) hash = Math.imul(hash ^ ip.charCodeAt(i), 0x01000193);
+  const first = (hash >>> 0) % shards;
+  return Array.from({ length: shards }, (_, i) => (first + i) % shards);
 }
 
 /** Whether a frame's text is over `limit` UTF-8 bytes; the bytes are counted only when its length cannot tell. */

@@ -3,6 +3,7 @@
 // every viewer that has joined. What must outlive eviction is on the sockets (attachments) and in storage.
 import { DurableObject } from 'cloudflare:workers';
 import {
+  errorBody,
   parseJsonWith,
   RELAY_CLOSE,
   RELAY_LIMITS,
@@ -13,7 +14,7 @@ import {
 import type { GatekeeperEnv } from '../env.js';
 import type { JoinAnswer, RelayEntry } from './hub.js';
 import { safeClose, shortReason } from './hub.js';
-import { overBytes, RELAY_HEADER } from './names.js';
+import { overBytes, RELAY_HEADER, shardLayout } from './names.js';
 
 const VIEWER = 'viewer';
 /**
@@ -23,6 +24,12 @@ const VIEWER = 'viewer';
 const RECENT_ENTRIES = 4096;
 /** A socket that has not sent `init` this long after it opened is closed: it holds a viewer's place. */
 export const VIEWER_INIT_MS = 10_000;
+/**
+ * Pings written otherwise than the exact text wake the shard: a socket may send them about once a
+ * second (a bucket of this many, refilled at one a second), the page sends one every 30 s.
+ */
+export const VIEWER_PINGS_HELD = 3;
+const PING_REFILL_MS = 1000;
 
 /** A viewer socket's state, on the socket itself so it outlives eviction. */
 interface Viewer {
@@ -32,7 +39,13 @@ interface Viewer {
   joinedAt: number;
   /** When the socket opened (ms), for the `init` deadline. */
   openedAt?: number;
+  /** The ping bucket: pings it may still send, as of `pingAt` (ms). */
+  pings?: number;
+  pingAt?: number;
 }
+
+/** The tag of an address's viewer sockets, so the shard counts them without reading every socket. */
+const ipTag = (ip: string) => `ip:${ip}`;
 
 /** Which hub this shard belongs to and its number there (storage). */
 interface Membership {
@@ -44,8 +57,6 @@ export class RelayShard extends DurableObject<GatekeeperEnv> {
   /** The latest entries delivered (memory only: an evicted shard has nobody waiting on the hub). */
   #recent: RelayEntry[] = [];
   #lastPos = 0;
-  /** When the `init` deadline alarm is due, as this instance set it. */
-  #alarmAt: number | undefined;
   /** Attachments as read from the sockets, so a batch does not deserialize each one again. */
   readonly #viewers = new WeakMap<WebSocket, Viewer>();
 
@@ -55,28 +66,42 @@ export class RelayShard extends DurableObject<GatekeeperEnv> {
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(VIEWER_PING, VIEWER_PONG));
   }
 
-  /** A viewer the hub admitted here (the hub counted it already). */
+  /**
+   * A viewer the hub sends here: refused when the shard is full (503, with how many of this address's
+   * sockets it holds) or the address has its 5 sockets here and on the shards before (429).
+   */
   override async fetch(request: Request): Promise<Response> {
     const index = Number(request.headers.get(RELAY_HEADER.shard));
     const hub = request.headers.get(RELAY_HEADER.hub);
     if (!hub || !Number.isSafeInteger(index))
       return new Response('Not a request the hub forwarded', { status: 400 });
+    const ip = request.headers.get(RELAY_HEADER.ip) ?? 'unknown';
+    const fromIp = this.#viewersFrom(ip);
+    if (this.viewerCount() >= shardLayout(this.env, RELAY_LIMITS).shardSize) {
+      return new Response(null, { status: 503, headers: { [RELAY_HEADER.ipViewers]: String(fromIp) } });
+    }
+    const elsewhere = Number(request.headers.get(RELAY_HEADER.ipElsewhere)) || 0;
+    if (fromIp + elsewhere >= RELAY_LIMITS.viewersPerIp) {
+      return Response.json(
+        errorBody(
+          'rate_limited',
+          `At most ${RELAY_LIMITS.viewersPerIp} viewer sockets per address per overlay`,
+        ),
+        { status: 429 },
+      );
+    }
     const known = this.ctx.storage.kv.get<Membership>('membership');
     if (known?.hub !== hub || known.index !== index)
       this.ctx.storage.kv.put<Membership>('membership', { hub, index });
     const { 0: client, 1: server } = new WebSocketPair();
-    this.ctx.acceptWebSocket(server, [VIEWER]);
+    // Counted and accepted in one turn: concurrent viewers never overfill the shard or an address.
+    this.ctx.acceptWebSocket(server, [VIEWER, ipTag(ip)]);
     const now = Date.now();
-    this.#save(server, {
-      ip: request.headers.get(RELAY_HEADER.ip) ?? 'unknown',
-      state: 'new',
-      joinedAt: 0,
-      openedAt: now,
-    });
-    if (this.#alarmAt === undefined || this.#alarmAt < now) {
-      this.#alarmAt = now + VIEWER_INIT_MS;
-      await this.ctx.storage.setAlarm(this.#alarmAt);
-    }
+    this.#save(server, { ip, state: 'new', joinedAt: 0, openedAt: now });
+    // The `init` deadline: the alarm is due at the earliest socket's; a later one never pushes it back.
+    const due = now + VIEWER_INIT_MS;
+    const armed = await this.ctx.storage.getAlarm();
+    if (armed === null || armed > due) await this.ctx.storage.setAlarm(due);
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -94,6 +119,11 @@ export class RelayShard extends DurableObject<GatekeeperEnv> {
     if (frame.action === 'ping') {
       // The exact bytes never reach here (auto-response); the same ping spelled otherwise does.
       if (viewer.state !== 'live') return this.#drop(ws, RELAY_CLOSE.policy, 'init first');
+      const now = Date.now();
+      const since = Math.max(0, now - (viewer.pingAt ?? now));
+      const pings = Math.min(VIEWER_PINGS_HELD, (viewer.pings ?? VIEWER_PINGS_HELD) + since / PING_REFILL_MS);
+      if (pings < 1) return this.#drop(ws, RELAY_CLOSE.policy, 'at most one ping a second');
+      this.#save(ws, { ...viewer, pings: pings - 1, pingAt: now });
       ws.send(VIEWER_PONG);
       return;
     }
@@ -132,9 +162,11 @@ export class RelayShard extends DurableObject<GatekeeperEnv> {
     this.#left(ws);
   }
 
-  /** Closes the sockets that let the `init` deadline pass; comes back for those still within it. */
+  /**
+   * Closes the sockets that let the `init` deadline pass; comes back for those still within it (a
+   * second run at the same instant closes nothing more and arms the same time).
+   */
   override async alarm(): Promise<void> {
-    this.#alarmAt = undefined;
     const now = Date.now();
     let next: number | undefined;
     for (const ws of this.ctx.getWebSockets(VIEWER)) {
@@ -144,10 +176,7 @@ export class RelayShard extends DurableObject<GatekeeperEnv> {
       if (due <= now) this.#drop(ws, RELAY_CLOSE.policy, 'init first');
       else next = Math.min(next ?? due, due);
     }
-    if (next !== undefined) {
-      this.#alarmAt = next;
-      await this.ctx.storage.setAlarm(next);
-    }
+    if (next !== undefined) await this.ctx.storage.setAlarm(next);
   }
 
   // --- RPC from the hub -----------------------------------------------------------------------------
@@ -179,9 +208,14 @@ export class RelayShard extends DurableObject<GatekeeperEnv> {
     }
   }
 
-  /** How many viewer sockets this shard holds (tests and diagnostics). */
+  /** How many viewer sockets this shard holds: the hub takes this count over its own every minute. */
   viewerCount(): number {
     return this.ctx.getWebSockets(VIEWER).filter((ws) => this.#viewer(ws).state !== 'left').length;
+  }
+
+  /** How many of them an address holds. */
+  #viewersFrom(ip: string): number {
+    return this.ctx.getWebSockets(ipTag(ip)).filter((ws) => this.#viewer(ws).state !== 'left').length;
   }
 
   #hub(membership: Membership) {
@@ -218,7 +252,7 @@ export class RelayShard extends DurableObject<GatekeeperEnv> {
     const membership = this.ctx.storage.kv.get<Membership>('membership');
     if (!membership) return;
     void this.#hub(membership)
-      .viewerLeft(membership.index, viewer.ip)
+      .viewerLeft(membership.index)
       .catch((err: unknown) =>
         console.error(`relay shard ${membership.hub}: could not report a viewer gone:`, err),
       );
