@@ -5,7 +5,8 @@ import { diamondsOf } from './widget-reactions.js';
 
 /**
  * A gift in the platform's words: a TikTok gift by name and count, a Twitch cheer in bits, a Super Chat or
- * Super Sticker with its amount in its currency (as YouTube displays it when it says so).
+ * Super Sticker with its amount in its currency (as YouTube displays it when it says so), a Kick gift by
+ * name with its worth in Kicks.
  */
 function describeGift(who: string, event: StreamEventOf<'gift'>): string {
   const { data } = event;
@@ -20,6 +21,8 @@ function describeGift(who: string, event: StreamEventOf<'gift'>): string {
     const sticker = data.giftName === 'Super Sticker' ? '' : ` (${data.giftName})`;
     return `${who} sent a ${shown} Super Sticker${sticker}`;
   }
+  if (event.platform === 'kick')
+    return `${who} sent ${data.giftName} (${giftValueText('kick', diamondsOf(event))})`;
   return `${who} sent ${data.repeatCount} × ${data.giftName}`;
 }
 

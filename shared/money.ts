@@ -1,5 +1,5 @@
 // What a gift is worth in the words of the platform it came from: TikTok's diamonds, Twitch's bits, the
-// Super Chat's own currency on YouTube. Every gift event carries its worth as `diamondCount × repeatCount`;
+// Super Chat's own currency on YouTube, Kick's Kicks. Every gift event carries its worth as `diamondCount × repeatCount`;
 // only the unit differs (a Twitch cheer is `repeatCount` bits of 1 each, a Super Chat is cents).
 import type { Platform } from './protocol/index.js';
 
@@ -26,7 +26,7 @@ function moneyOf(cents: number, currency: string | undefined): string {
 /**
  * An amount of gift value in the unit of `platform`: "1,000 diamonds" (TikTok and events posted to the
  * API, whose `diamondCount` the API documents as diamonds), "100 bits" (Twitch), "€5.00" (YouTube, the
- * amount in cents of `currency`); `mixed`, the figure alone.
+ * amount in cents of `currency`), "50 Kicks" (Kick); `mixed`, the figure alone.
  */
 export function giftValueText(
   platform: Platform | 'mixed' | undefined,
@@ -41,6 +41,8 @@ export function giftValueText(
       return `${COUNT.format(amount)} ${amount === 1 ? 'bit' : 'bits'}`;
     case 'youtube':
       return moneyOf(amount, currency);
+    case 'kick':
+      return `${COUNT.format(amount)} ${amount === 1 ? 'Kick' : 'Kicks'}`;
     default:
       return `${COUNT.format(amount)} ${amount === 1 ? 'diamond' : 'diamonds'}`;
   }

@@ -254,6 +254,7 @@ async function startParts(
   kickEdge.start(
     deliverThroughKickSource({ sources, ingest, journal, channel: () => kickEdge.feed?.status().channel }),
     (state) => tellKickSources(sources, state === 'connected' ? kickEdge.feed?.status().channel : undefined),
+    () => sources.running().some((s) => s.platform === 'kick'),
   );
   // An error no chain caught is logged and the daemon keeps serving, until it closes.
   stack.push(installLastResort(log), 'the last resort');

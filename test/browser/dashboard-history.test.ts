@@ -127,16 +127,20 @@ describe('History', () => {
     await away.getByText(/^2 events came in late/).waitFor();
     const items = away.getByRole('listitem');
     await expect.poll(() => items.count(), POLL).toBe(2);
-    expect(await items.nth(0).textContent()).toMatch(/Night_Owl sent 1 × Rage Quit$/);
+    expect(await items.nth(0).textContent()).toMatch(/Night_Owl sent Rage Quit \(40 Kicks\)$/);
     expect(await items.nth(1).textContent()).toMatch(/Night_Owl followed$/);
     // Each at its own time, with the Kick mark.
     expect(Date.parse((await items.nth(1).locator('time').getAttribute('datetime')) ?? '')).toBe(followedAt);
-    expect(await items.nth(0).getByRole('img', { name: 'Kick' }).count()).toBe(1);
-    // Counted: the all-time board has the late gift.
-    await dashboard
-      .getByRole('list', { name: 'All-time leaderboard' })
-      .getByText(/^Night_Owl — 40 /)
-      .waitFor();
+    const mark = items.nth(0).getByRole('img', { name: 'Kick' });
+    // Kick's mark is drawn as the page draws it: Kick's green with a K, not a blank dot.
+    expect(await mark.evaluate((el) => getComputedStyle(el, '::before').content)).toBe('"K"');
+    expect(await mark.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(83, 252, 24)');
+    // Counted: the boards have the late gift, in Kicks.
+    for (const name of ['Top gifters of this stream', 'All-time leaderboard'])
+      await dashboard
+        .getByRole('list', { name })
+        .getByText('Night_Owl — 40 Kicks', { exact: true })
+        .waitFor();
   });
 
   it('names each viewer’s gift value in its platform’s unit on both boards', async () => {

@@ -135,4 +135,42 @@ describe('money words on the overlay page', () => {
     expect(everything).not.toMatch(/(bits|Super Chat|Sticker|€5\.00|\$2\.00).*diamonds/);
     await page.close();
   });
+
+  it("names Kicks for a Kick gift, and marks Kick's lines with Kick's mark", async () => {
+    const created = await api(daemon, 'POST', '/api/overlays', {
+      name: 'Kick',
+      width: 1280,
+      height: 720,
+      widgets: [
+        { id: 'chat', type: 'chat', x: 10, y: 10, width: 600, maxMessages: 5 },
+        { id: 'feed', type: 'event-list', x: 10, y: 300, maxEvents: 5, eventTypes: ['gift'] },
+        { id: 'top', type: 'top-gifters', x: 700, y: 10, maxEntries: 5 },
+      ],
+    });
+    const kickOverlay = ((await created.json()) as { id: string }).id;
+    const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    await page.goto(`${daemon.url}/overlay/${kickOverlay}`);
+    await expect.poll(() => page.evaluate(() => document.body.dataset.connection), POLL).toBe('open');
+    const fan = { uniqueId: 'kick-fan', nickname: 'Kick_Fan' };
+    await sendEvent({ type: 'chat', platform: 'kick', user: fan, data: { comment: 'hi from Kick' } });
+    await sendEvent({
+      type: 'gift',
+      platform: 'kick',
+      user: fan,
+      data: { giftName: 'Rage Quit', repeatCount: 1, diamondCount: 50 },
+    });
+    await expect.poll(() => widgetText(page, 'top'), POLL).toBe('Kick_Fan — 50 Kicks');
+    await expect.poll(() => widgetText(page, 'feed'), POLL).toBe('Kick_Fan sent Rage Quit (50 Kicks)');
+    const line = page.locator('[data-widget-id="chat"] .chat-line').filter({ hasText: 'hi from Kick' });
+    const mark = line.locator('.platform-mark');
+    await mark.waitFor();
+    expect(await mark.getAttribute('data-platform')).toBe('kick');
+    expect(await mark.getAttribute('title')).toBe('Kick');
+    expect(await mark.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(83, 252, 24)');
+    expect(await mark.evaluate((el) => getComputedStyle(el, '::before').content)).toBe('"K"');
+    expect(await page.locator('[data-widget-id="feed"] .platform-mark[data-platform="kick"]').count()).toBe(
+      1,
+    );
+    await page.close();
+  });
 });

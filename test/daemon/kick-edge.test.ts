@@ -241,7 +241,15 @@ describe('Kick events through the Gatekeeper', () => {
     gk.approve();
     await writeRecord(token());
     gk.accept = () => false;
-    await start();
+    // A streamer who reads Kick here: the refusal is news for them.
+    await start({
+      platformUrls: {
+        ...UNREACHABLE_PLATFORMS,
+        kickSite: 'http://127.0.0.1:9',
+        kickPusher: 'ws://127.0.0.1:9/app/k',
+      },
+      sources: [{ platform: 'kick', channel: 'streamer', enabled: true, chatroomId: 4242 }],
+    });
     await waitFor(() =>
       daemon!.logs.includes(
         '[kick] events: the Gatekeeper rejected the licence — run overlay-daemon login again',
@@ -507,6 +515,64 @@ describe('caught-up events (a night of Kick events the Gatekeeper kept)', () => 
     } finally {
       receiver.close();
     }
+  });
+});
+
+describe("the feed's lines in the log", () => {
+  const kickLines = () => daemon!.logs.filter((l) => l.startsWith('[kick] events:'));
+
+  it('for a streamer who never uses Kick: no line at start, signed out or with a licence on disk and no link', async () => {
+    await start();
+    await waitFor(async () => /need a sign-in/.test((await kickDetail()) ?? ''));
+    expect(kickLines()).toEqual([]);
+    await stop();
+    // A licence on disk, read after the daemon started (as `overlay-daemon start` does): not "need a sign-in".
+    await writeRecord(token());
+    licence = new LicenceManager({ dataDir, client: new GatekeeperClient(gk.url), log: () => {} });
+    daemon = await startTestDaemon({
+      dataDir,
+      limits: licence,
+      kickEvents: { licence, gatekeeperUrl: gk.url, timers, random: () => 0.5 },
+    });
+    await licence.load();
+    await waitFor(async () => /not connected/.test((await kickDetail()) ?? ''));
+    // Five more looks, a minute apart.
+    for (let n = 0; n < 5; n += 1) {
+      const asked = gk.requests.filter((r) => r === 'GET /kick/status').length;
+      timers.advance(KICK_STATUS_RECHECK_MS);
+      await waitFor(() => gk.requests.filter((r) => r === 'GET /kick/status').length > asked);
+    }
+    await waitFor(async () => /not connected/.test((await kickDetail()) ?? ''));
+    expect(kickLines()).toEqual([]);
+  });
+
+  it('with a Kick source set up: "not connected" is one line however often the Gatekeeper is asked, and a change is a new one', async () => {
+    await writeRecord(token());
+    await start({
+      platformUrls: {
+        ...UNREACHABLE_PLATFORMS,
+        kickSite: 'http://127.0.0.1:9',
+        kickPusher: 'ws://127.0.0.1:9/app/k',
+      },
+      sources: [{ platform: 'kick', channel: 'streamer', enabled: true, chatroomId: 4242 }],
+    });
+    await waitFor(() => kickLines().length === 1);
+    for (let n = 0; n < 5; n += 1) {
+      const asked = gk.requests.filter((r) => r === 'GET /kick/status').length;
+      timers.advance(KICK_STATUS_RECHECK_MS);
+      await waitFor(() => gk.requests.filter((r) => r === 'GET /kick/status').length > asked);
+    }
+    // The last look's answer is in before the next line is counted.
+    await waitFor(async () => /not connected/.test((await kickDetail()) ?? ''));
+    expect(kickLines()).toEqual(['[kick] events: not connected — run overlay-daemon connect kick']);
+    gk.approve();
+    timers.advance(KICK_STATUS_RECHECK_MS);
+    await waitFor(() => kickLines().includes('[kick] events: connected through the Gatekeeper'));
+    expect(kickLines()).toEqual([
+      '[kick] events: not connected — run overlay-daemon connect kick',
+      '[kick] events: connecting to the Gatekeeper',
+      '[kick] events: connected through the Gatekeeper',
+    ]);
   });
 });
 

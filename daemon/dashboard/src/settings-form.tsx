@@ -11,7 +11,7 @@ import { Field, type FieldA11y, numberFromText } from './fields.js';
 import { describeError, focusSoon, Notice } from './ui.js';
 
 const POINT_FIELDS = [
-  { key: 'perDiamond', label: 'Per unit of gift value (a diamond, a bit, a cent)' },
+  { key: 'perDiamond', label: 'Per unit of gift value (a diamond, a bit, a cent, a Kick)' },
   { key: 'perLike', label: 'Per like' },
   { key: 'perChat', label: 'Per chat message' },
   { key: 'perFollow', label: 'Per follow' },

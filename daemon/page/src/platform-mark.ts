@@ -1,7 +1,12 @@
 // The small mark before a viewer's name that says which platform an event came from.
 import type { Platform } from '../../../shared/protocol/index.js';
 
-const NAMES: Partial<Record<Platform, string>> = { tiktok: 'TikTok', twitch: 'Twitch', youtube: 'YouTube' };
+const NAMES: Partial<Record<Platform, string>> = {
+  tiktok: 'TikTok',
+  twitch: 'Twitch',
+  youtube: 'YouTube',
+  kick: 'Kick',
+};
 
 /**
  * The mark of a live platform, none for `api` (an event posted by a tool has no platform to show). The

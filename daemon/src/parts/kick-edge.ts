@@ -28,8 +28,15 @@ export interface KickEdgeOptions {
 export interface KickEdgePart {
   /** Undefined when the daemon runs without a licence manager (no Gatekeeper to ask). */
   feed: KickEdgeFeed | undefined;
-  /** Starts the feed once the sources run: its events go through `deliver`, its state to `onState`. */
-  start(deliver: (event: KickFeedEvent, at?: number) => void, onState?: (state: KickEdgeState) => void): void;
+  /**
+   * Starts the feed once the sources run: its events go through `deliver`, its state to `onState`;
+   * `usesKick` says whether a kick source is set up (the feed's sign-in and link lines are news only then).
+   */
+  start(
+    deliver: (event: KickFeedEvent, at?: number) => void,
+    onState?: (state: KickEdgeState) => void,
+    usesKick?: () => boolean,
+  ): void;
   close(): void;
 }
 
@@ -99,21 +106,24 @@ export function startKickEdge(
   if (!options) return { feed: undefined, start() {}, close() {} };
   let deliver: ((event: KickFeedEvent, at?: number) => void) | undefined;
   let onState: ((state: KickEdgeState) => void) | undefined;
+  let usesKick: (() => boolean) | undefined;
   const feed = new KickEdgeFeed({
     gatekeeperUrl: options.gatekeeperUrl,
     licence: options.licence,
     seq: seqStoreOn(ctx.journal),
     deliver: (event, at) => deliver?.(event, at),
     onState: (state) => onState?.(state),
+    usesKick: () => usesKick?.() === true,
     timers: options.timers ?? systemTimers(),
     ...(options.random ? { random: options.random } : {}),
     log: ctx.log,
   });
   return {
     feed,
-    start(to, stateTo) {
+    start(to, stateTo, kickInUse) {
       deliver = to;
       onState = stateTo;
+      usesKick = kickInUse;
       feed.start();
     },
     close() {

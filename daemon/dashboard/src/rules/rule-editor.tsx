@@ -22,7 +22,8 @@ const CONDITIONS: Record<Rule['trigger'], readonly (keyof RuleConditions)[]> = {
 const CONDITION_LABELS: Record<keyof RuleConditions, string> = {
   giftName: 'Gift name is',
   minRepeatCount: 'At least this many gifts in one go',
-  minDiamonds: 'At least this much gift value (TikTok diamonds, Twitch bits, YouTube cents)',
+  minDiamonds:
+    'At least this much gift value (diamonds on TikTok, bits on Twitch, cents on YouTube, Kicks on Kick)',
   minLikes: 'At least this many likes in one event',
   chatIncludes: 'Chat message contains',
   userId: 'Only from user (uniqueId)',

@@ -127,6 +127,12 @@ export interface KickEdgeContext {
   fetch?: typeof fetch;
   /** Each change of state (the kick source leaves out the socket's subscription notices while connected). */
   onState?(state: KickEdgeState): void;
+  /**
+   * Whether the streamer reads Kick here (a kick source is set up). Without it, and without a link seen for
+   * the member, the feed's "need a sign-in" and "not connected" are no news: /status and the dashboard say
+   * them, the log does not.
+   */
+  usesKick?(): boolean;
 }
 
 export type KickEdgeState =
@@ -180,6 +186,10 @@ export class KickEdgeFeed {
   /** The token a refresh was already asked for after a 401: a second 401 with it waits instead. */
   #refreshedFor: string | undefined;
   #started = false;
+  /** The last line the log got: a state said once per change, not at every look. */
+  #said: string | undefined;
+  /** The member Kick was seen linked for in this run (a later "not connected" or sign-out is news then). */
+  #linkedFor: string | undefined;
   readonly #onLicence = () => this.#licenceChanged();
 
   constructor(ctx: KickEdgeContext) {
@@ -264,14 +274,32 @@ export class KickEdgeFeed {
   }
 
   #set(state: KickEdgeState, why?: string): void {
-    const before = this.describe();
     const changed = state !== this.#state;
     this.#state = state;
     this.#why = why;
-    const after = this.describe();
-    // Asking is a step of its own, not news: the answer is logged.
-    if (after !== before && state !== 'checking') this.#ctx.log(`[kick] ${after}`);
+    const line = this.describe();
+    // Asking is a step of its own, not news: the answer is logged, once per change of what it says (a look
+    // every minute that finds Kick still not linked says nothing new).
+    if (state !== 'checking' && line !== this.#said && this.#news(state)) {
+      this.#said = line;
+      this.#ctx.log(`[kick] ${line}`);
+    }
     if (changed) this.#ctx.onState?.(state);
+  }
+
+  /**
+   * Whether a state is worth a line: being signed out or not linked is, only for a streamer who uses Kick
+   * (a kick source set up, or a link seen for this member, in this run or before: its seq is in the journal).
+   * A daemon starts signed out until the licence on disk is read, so that is never news by itself.
+   */
+  #news(state: KickEdgeState): boolean {
+    if (state !== 'signed_out' && state !== 'not_connected') return true;
+    const member = this.#member;
+    const linkedBefore =
+      member !== undefined && (this.#linkedFor === member || this.#ctx.seq.get(member) !== undefined);
+    // Signed out (logout): news only after a link in this run. A licence the Gatekeeper rejects: as not linked.
+    if (state === 'signed_out' && this.#why === undefined) return this.#linkedFor !== undefined;
+    return linkedBefore || this.#ctx.usesKick?.() === true;
   }
 
   #clearRetry(): void {
@@ -310,13 +338,13 @@ export class KickEdgeFeed {
       this.#set('signed_out');
       return;
     }
-    if (this.#ctx.licence.status?.().state === 'invalid') {
-      this.#set('signed_out', 'the Gatekeeper rejected the licence — run overlay-daemon login again');
-      return;
-    }
     if (member !== this.#member) {
       this.#member = member;
       this.#last = this.#ctx.seq.get(member) ?? 0;
+    }
+    if (this.#ctx.licence.status?.().state === 'invalid') {
+      this.#set('signed_out', 'the Gatekeeper rejected the licence — run overlay-daemon login again');
+      return;
     }
     const generation = ++this.#generation;
     if (this.#state !== 'backoff') this.#set('checking');
@@ -331,6 +359,7 @@ export class KickEdgeFeed {
       }
       this.#channel = answer.value.channel;
       this.#refreshedFor = undefined;
+      this.#linkedFor = member;
       this.#open(token, member);
       return;
     }
