@@ -47,10 +47,31 @@ describe('an imported backup', () => {
     });
     expect(imported.status).toBe(202);
     await openTab(dashboard, 'Settings');
-    await dashboard.getByText('An imported backup').waitFor();
-    await dashboard.getByRole('button', { name: 'Cancel the import' }).click();
-    await dashboard.getByText('The imported backup was cancelled').waitFor();
-    expect(await dashboard.getByText('An imported backup').count()).toBe(0);
+    const waiting = dashboard.getByText('An imported backup');
+    await waiting.waitFor();
+    // The view's check of what waits, after the cancel, answers late (as on a loaded machine): held
+    // here until the test has seen what the streamer sees at once.
+    let cancelSent = false;
+    let release: (() => void) | undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await dashboard.route('**/api/restore', async (route) => {
+      const method = route.request().method();
+      if (method === 'DELETE') cancelSent = true;
+      else if (method === 'GET' && cancelSent) await held;
+      await route.continue();
+    });
+    try {
+      await dashboard.getByRole('button', { name: 'Cancel the import' }).click();
+      await dashboard.getByText('The imported backup was cancelled').waitFor();
+      // What the streamer sees: the import no longer shown as waiting, once the cancel is done.
+      await waiting.waitFor({ state: 'detached' });
+    } finally {
+      release?.();
+      await dashboard.unroute('**/api/restore');
+    }
     expect(await (await api(daemon, 'GET', '/api/restore')).json()).toEqual({ pending: false });
+    expect(await waiting.count()).toBe(0);
   });
 });

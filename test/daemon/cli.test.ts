@@ -319,6 +319,37 @@ describe('overlay-daemon', () => {
     20_000,
   );
 
+  it('exits quietly when the reader of its output went away (`| head -1`): no EPIPE, its own status', async () => {
+    // The read ends close at once, long before the CLI (a Node process loading its sources) writes.
+    const help = spawnCli(['--help']);
+    help.child.stdout?.destroy();
+    expect(await help.exited).toBe(0);
+    expect(help.stderr()).toBe('');
+    const wrong = spawnCli(['--prot', '1']);
+    wrong.child.stderr?.destroy();
+    expect(await wrong.exited).toBe(2);
+    // A server whose output went: it still serves, and stops as usual.
+    const dir = await makeDataDir();
+    dirs.push(dir);
+    const server = spawnCli(['--port', '0', '--data-dir', dir]);
+    server.child.stdout?.destroy();
+    server.child.stderr?.destroy();
+    let url = '';
+    await waitFor(
+      async () => {
+        url = await readFile(join(dir, 'daemon.json'), 'utf8')
+          .then((text) => (JSON.parse(text) as { url: string }).url)
+          .catch(() => '');
+        return url !== '';
+      },
+      15_000,
+      'the server to write daemon.json',
+    );
+    expect((await fetch(`${url}/status`)).status).toBe(200);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  });
+
   it('rejects an unknown option with exit 2', async () => {
     const r = spawnCli(['--bogus']);
     expect(await r.exited).toBe(2);

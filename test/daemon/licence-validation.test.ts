@@ -1,6 +1,7 @@
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createConnection, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
 import { type LicenceRecord, readLicence, writeLicence } from '../../daemon/src/licence/licence-file.js';
 import {
@@ -221,6 +222,89 @@ describe('grace period when the Gatekeeper cannot be reached', () => {
     expect(offline.limits().maxOverlays).toBe(7);
     clock.now += 2 * HOUR;
     expect(await offline.refresh()).toMatchObject({ tier: 'free', state: 'expired' });
+  });
+});
+
+/**
+ * The Gatekeeper behind a door that does something to the first connection: `drop` closes it at once,
+ * with no answer; `hold` keeps it open, unanswered, until `release()` closes it. The next ones pass.
+ */
+async function doorToGatekeeper(first: 'drop' | 'hold') {
+  const target = Number(new URL(gatekeeper.url).port);
+  let connections = 0;
+  let held: Socket | undefined;
+  const server = createServer((socket) => {
+    connections += 1;
+    if (connections === 1) {
+      if (first === 'drop') socket.destroy();
+      else held = socket;
+      return;
+    }
+    const upstream = createConnection(target, '127.0.0.1');
+    socket.pipe(upstream).pipe(socket);
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    connections: () => connections,
+    release: () => held?.destroy(),
+    close: () => {
+      held?.destroy();
+      server.close();
+    },
+  };
+}
+
+describe('a Gatekeeper whose first connection fails', () => {
+  let door: Awaited<ReturnType<typeof doorToGatekeeper>> | undefined;
+  afterEach(() => {
+    door?.close();
+    door = undefined;
+  });
+  const behind = (url: string) => {
+    manager = new LicenceManager({
+      dataDir,
+      issuer: gatekeeper.url,
+      client: new GatekeeperClient(url, { timeoutMs: 5000 }),
+      now: () => clock.now,
+      timers: clock,
+      random: () => 0.5,
+      log: () => {},
+    });
+    return manager;
+  };
+
+  it('a first GET /config that met a connection closed at once is asked for again within minutes, backing off', async () => {
+    door = await doorToGatekeeper('drop');
+    gatekeeper.config.tiers.free.maxOverlays = 4;
+    const m = behind(door.url);
+    expect(await m.start()).toMatchObject({ state: 'signed_out' });
+    expect(m.limits().maxOverlays).not.toBe(4);
+    const retry = clock.only();
+    expect(retry.ms).toBeLessThanOrEqual(5 * 60_000);
+    clock.fire(retry);
+    await waitFor(() => m.limits().maxOverlays === 4, 5000, 'the config to arrive');
+    // In hand now: the usual schedule again.
+    await waitFor(() => clock.pending.size === 1, 5000, 'the next check scheduled');
+    expect(clock.only().ms).toBe(VALIDATE_INTERVAL_MS);
+  });
+
+  it('a sign-in while the first check still waits on the Gatekeeper is picked up: the daemon does not stay signed out', async () => {
+    door = await doorToGatekeeper('hold');
+    const m = behind(door.url);
+    const refresh = vi.spyOn(m, 'refresh');
+    const first = m.start();
+    // The first check has read license.json (none yet) and waits on its connection.
+    await waitFor(() => door?.connections() === 1, 5000, 'the first connection');
+    await signIn(); // `overlay-daemon login` in another terminal, meanwhile
+    const picked = m.reloadIfChanged(); // the daemon's watch on license.json
+    await waitFor(() => refresh.mock.calls.length === 2, 5000, 'the watch to ask for a check');
+    door.release(); // the first check's connection ends, with no answer
+    await Promise.all([first, picked]);
+    expect(m.status()).toMatchObject({ tier: 'premium', state: 'valid' });
+    expect(gatekeeper.requests.some((r) => r.path === '/validate')).toBe(true);
   });
 });
 

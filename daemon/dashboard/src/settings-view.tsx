@@ -25,6 +25,8 @@ function Backups(props: { api: ControlApi }) {
     setNote(undefined);
     try {
       await props.api.cancelRestore();
+      // Gone now: the notice that it waits goes with the words that say so, not after the next check.
+      setPending({ pending: false });
       setNote({
         kind: 'ok',
         text: 'The imported backup was cancelled: nothing will change at the next start.',

@@ -177,9 +177,32 @@ const EXIT_GRACE_MS = 1000;
 /** How often the server checks that the process that started it is still there. */
 const PARENT_CHECK_MS = 500;
 
+/** stdout and stderr whose reader went away (EPIPE): closed for good, what follows is dropped. */
+const closedOutputs = new Set<NodeJS.WriteStream>();
+
+/**
+ * The reader of stdout or stderr may go away (`overlay-daemon tunnel up | head -1`): its EPIPE closes
+ * that output for good, for this program's lines and any library's `console` alike. The command goes on
+ * to its own end and status (a server keeps serving), with no unhandled error and no stack trace.
+ */
+function guardProcessOutput(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    if (!stream.listeners('error').includes(onOutputError)) stream.on('error', onOutputError);
+  }
+}
+
+function onOutputError(this: NodeJS.WriteStream, err: NodeJS.ErrnoException): void {
+  if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+  closedOutputs.add(this);
+}
+
+const writeTo = (stream: NodeJS.WriteStream) => (text: string) => {
+  if (!closedOutputs.has(stream)) stream.write(text);
+};
+
 const processIo: CliIo = {
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
+  out: writeTo(process.stdout),
+  err: writeTo(process.stderr),
   stopSignal: () =>
     new Promise((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));
@@ -369,6 +392,7 @@ const COMMANDS: readonly Command[] = [
 ];
 
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+  if (io === processIo) guardProcessOutput();
   const named = COMMANDS.find((c) => c.name === argv[0]);
   if (named?.ownArguments) return await named.ownArguments(argv.slice(1), io);
   let parsed: ReturnType<typeof parseCommandLine>;

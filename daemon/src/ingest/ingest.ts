@@ -13,7 +13,8 @@
 //     rules.current()                      → the rules in force (rules.json), kept fresh by the daemon
 //     log(line)                            → the daemon's log
 // - The rules engine and widget state hook in by adding steps to `handlers` below (or by building
-//   their own `EventHandler` and passing it in `extraHandlers`); each handler gets the event and the context.
+//   their own `EventHandler` and passing it in `extraHandlers`); each handler gets the event, the context
+//   and its mark (`test`: from the test panel or the `event` command; `caughtUp`: it happened a while ago).
 import type { StreamEvent, TestChatAnswer } from '../../../shared/protocol/index.js';
 import { jsonHasLoneSurrogate, wellFormedJson } from '../../../shared/text.js';
 import { DaemonError, errorMessage } from '../errors.js';

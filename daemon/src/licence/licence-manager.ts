@@ -67,6 +67,10 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
   #config: RemoteConfig = DEFAULT_CONFIG;
   #unreachable = false;
   #failures = 0;
+  /** Failed fetches of the remote config in a row (the Gatekeeper dropped or refused `GET /config`). */
+  #configFailures = 0;
+  /** A refresh asked for while a check was under way: it runs once that one ends. */
+  #followUp: Promise<LicenceStatus> | undefined;
   #timer: unknown;
   #stopped = false;
   #inFlight: Promise<LicenceStatus> | undefined;
@@ -135,9 +139,20 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     await this.#inFlight;
   }
 
-  /** Re-reads license.json (a `login` or `logout` from another process) and asks the Gatekeeper now. */
+  /**
+   * Re-reads license.json (a `login` or `logout` from another process) and asks the Gatekeeper now. Asked
+   * while a check is under way (one that may have read license.json before the change, and may wait on a
+   * Gatekeeper that does not answer), one more check follows it: the change is never lost.
+   */
   refresh(): Promise<LicenceStatus> {
-    this.#inFlight ??= this.#check()
+    if (this.#inFlight) {
+      this.#followUp ??= this.#inFlight.then(() => {
+        this.#followUp = undefined;
+        return this.#stopped ? this.status() : this.refresh();
+      });
+      return this.#followUp;
+    }
+    this.#inFlight = this.#check()
       .catch((err: Error) => {
         // A full disk or a vanished data dir must not take the daemon down: keep the verdict in memory.
         this.#log(`licence check failed: ${err.message}`);
@@ -283,7 +298,13 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
 
   async #fetchConfig(client: GatekeeperClient): Promise<void> {
     const fetched = await client.config();
-    if (!fetched.ok) return; // the cached (or bundled) config stays in force
+    if (!fetched.ok) {
+      // The cached (or bundled) config stays in force; the next check comes soon, backing off.
+      this.#configFailures += 1;
+      if (this.#configFailures === 1) this.#log(`could not fetch the remote config: ${fetched.message}`);
+      return;
+    }
+    this.#configFailures = 0;
     this.#config = fetched.value;
     try {
       await writeCachedConfig(this.configFile, fetched.value);
@@ -335,9 +356,12 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
   #schedule(): void {
     if (this.#stopped) return;
     if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
-    const base = this.#unreachable
-      ? Math.min(RETRY_MIN_MS * 2 ** Math.min(this.#failures - 1, 10), this.#intervalMs)
-      : this.#intervalMs;
+    // The Gatekeeper out of reach (the licence's check or the config's): again soon, backing off.
+    const failures = Math.max(this.#unreachable ? this.#failures : 0, this.#configFailures);
+    const base =
+      failures > 0
+        ? Math.min(RETRY_MIN_MS * 2 ** Math.min(failures - 1, 10), this.#intervalMs)
+        : this.#intervalMs;
     const delay = Math.round(base * (0.9 + 0.2 * this.#random()));
     this.#timer = this.#timers.setTimeout(() => {
       this.#timer = undefined;
