@@ -74,6 +74,49 @@ describe('pairing a phone from the dashboard', () => {
     }
   });
 
+  it('follows the devices while shown: "Last seen" moves when the phone is used, without reopening', async () => {
+    const daemon = await startTestDaemon();
+    daemon.tunnelHost = TUNNEL;
+    const page = await context.newPage();
+    try {
+      const phone = (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
+        rawRequest(daemon.port, {
+          method,
+          path,
+          headers: {
+            Host: TUNNEL,
+            'CF-Connecting-IP': '203.0.113.9',
+            'Content-Type': 'application/json',
+            ...headers,
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+      const { code } = (await (await api(daemon, 'POST', '/api/pairings/offer', {})).json()) as {
+        code: string;
+      };
+      const { pairingId } = (
+        await phone('POST', '/pair', {}, { code, deviceName: 'Sam’s phone' })
+      ).json() as {
+        pairingId: string;
+      };
+      expect((await api(daemon, 'POST', `/api/pairings/${pairingId}/approve`, {})).status).toBe(204);
+      const setCookie = (await phone('GET', `/pair/${pairingId}`)).headers['set-cookie'];
+      const cookie = (Array.isArray(setCookie) ? setCookie[0] : setCookie)?.split(';')[0] ?? '';
+
+      await signInDashboard(page, daemon);
+      await openTab(page, 'Settings');
+      const listed = page.locator('[data-devices] .device-list li');
+      await listed.getByText('Last seen never').waitFor();
+      // The phone opens its dashboard: the panel, left open, says so.
+      expect((await phone('GET', '/api/session', { Cookie: cookie })).status).toBe(200);
+      await listed.getByText(/^Last seen .+ from 203\.0\.113\.9$/).waitFor();
+      expect(await listed.textContent()).not.toContain('never');
+    } finally {
+      await page.close();
+      await daemon.stop();
+    }
+  });
+
   it('says that pairing needs the tunnel when none runs', async () => {
     const daemon = await startTestDaemon();
     const page = await context.newPage();

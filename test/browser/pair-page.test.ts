@@ -5,6 +5,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium.js';
 import { api, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
+import { routeTunnel } from '../support/tunnel-browser.js';
+import { viaTunnel } from '../support/tunnel-phone.js';
 
 const TUNNEL = 'o-abc.tunnel.example';
 let browser: Browser;
@@ -117,5 +119,64 @@ describe('the phone pairing page', () => {
     const [waiting] = (await (await api(daemon, 'GET', '/api/pairings')).json()) as { pairingId: string }[];
     expect((await api(daemon, 'POST', `/api/pairings/${waiting?.pairingId}/refuse`, {})).status).toBe(204);
     await page.getByText('Refused').waitFor();
+  });
+});
+
+describe('the phone through the tunnel', () => {
+  let phone: BrowserContext;
+  let tab: Page;
+  let origin: string;
+  beforeEach(async () => {
+    phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    phone.setDefaultTimeout(10_000);
+    origin = await routeTunnel(phone, daemon.port, TUNNEL);
+    tab = await phone.newPage();
+  });
+  afterEach(async () => {
+    await phone.close();
+  });
+
+  const devices = async () =>
+    (await (await api(daemon, 'GET', '/api/devices')).json()) as { id: string; name: string }[];
+
+  /** The phone opens the QR code's address, sends the code as `name`, and the streamer approves. */
+  async function pairAs(name: string): Promise<void> {
+    await tab.goto(`${origin}/pair#${await offer()}`);
+    await tab.getByLabel('Name of this device').fill(name);
+    await tab.getByRole('button', { name: 'Pair' }).click();
+    await tab.getByText('Waiting for the streamer to approve on their computer…').waitFor();
+    const said = tab.getByText('Approved — opening the dashboard').waitFor();
+    const [waiting] = (await (await api(daemon, 'GET', '/api/pairings')).json()) as { pairingId: string }[];
+    expect((await api(daemon, 'POST', `/api/pairings/${waiting?.pairingId}/approve`, {})).status).toBe(204);
+    await said;
+    // It opens the dashboard by itself, signed in as the device it now is.
+    await tab.waitForURL(`${origin}/dashboard`);
+    await tab.getByRole('navigation', { name: 'Sections' }).waitFor();
+  }
+
+  const cookie = async () =>
+    (await phone.cookies(origin)).find((c) => c.name === '__Host-overlay_device')?.value ?? '';
+  const session = (value: string) =>
+    viaTunnel(daemon, 'GET', '/api/session', { headers: { Cookie: `__Host-overlay_device=${value}` } });
+
+  it('opens the dashboard once approved; a reload after revocation shows the signed-out page', async () => {
+    await pairAs('Sam’s phone');
+    const [device] = await devices();
+    expect(device?.name).toBe('Sam’s phone');
+    expect((await api(daemon, 'DELETE', `/api/devices/${device?.id}`)).status).toBe(204);
+    await tab.reload();
+    await tab.getByRole('heading', { name: 'Signed out', level: 1 }).waitFor();
+    expect(await tab.getByRole('link', { name: 'pair again' }).getAttribute('href')).toBe('/pair');
+    expect(await tab.locator('body').textContent()).not.toContain('"error"');
+  });
+
+  it('pairing the same phone again replaces its old device', async () => {
+    await pairAs('Phone');
+    const first = await cookie();
+    expect((await session(first)).status).toBe(200);
+    await pairAs('Phone, paired again');
+    expect((await devices()).map((d) => d.name)).toEqual(['Phone, paired again']);
+    expect((await session(first)).status).toBe(401);
+    expect((await session(await cookie())).status).toBe(200);
   });
 });

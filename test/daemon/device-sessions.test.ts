@@ -491,6 +491,20 @@ describe('revocation', () => {
     expect((await tunnel('GET', '/api/session', { as: owner })).status).toBe(200);
   });
 
+  it('a revoked device opening /dashboard gets the signed-out page; its files and no cookie stay 404', async () => {
+    const moderator = await pairDevice('moderator');
+    expect((await api(daemon, 'DELETE', `/api/devices/${moderator.id}`)).status).toBe(204);
+    const page = await tunnel('GET', '/dashboard', { as: moderator });
+    expect(page.status).toBe(401);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.headers['content-security-policy']).toMatch(/default-src 'none'/);
+    expect(page.body).toContain('<h1>Signed out</h1>');
+    expect(page.body).toContain('href="/pair"');
+    expectError(await tunnel('GET', '/dashboard/assets/index.js', { as: moderator }), 404, 'not_found');
+    expectError(await tunnel('GET', '/dashboard'), 404, 'not_found');
+  });
+
   it('overlay-daemon devices --revoke ID does the same', async () => {
     const moderator = await pairDevice('moderator');
     expect((await tunnel('GET', '/api/session', { as: moderator })).status).toBe(200);

@@ -13,9 +13,12 @@ import type { ControlApi } from './api.js';
 import { auditSince } from './audit-api.js';
 import { qrPath } from './public-overlay.js';
 import { ConfirmButton, describeError, Notice } from './ui.js';
+import { usePolling } from './use-polling.js';
 
 /** How often the waiting phones are asked for while a code is open. */
 const PAIRINGS_POLL_MS = 2000;
+/** How often the paired devices are asked for while the panel is shown. */
+const DEVICES_POLL_MS = 5000;
 
 const ROLE_WORDS: Record<DeviceRole, string> = {
   moderator: 'Moderator (status, history, tests, skip and clear)',
@@ -140,7 +143,9 @@ export function DevicesPanel(props: { api: ControlApi }) {
       api.devices().then(setDevices, (err: unknown) => setNote({ kind: 'error', text: describeError(err) })),
     [api],
   );
-  useEffect(() => void loadDevices(), [loadDevices]);
+  // The list follows the daemon while shown: a device's "Last seen" moves as it is used, and one revoked
+  // or replaced elsewhere (the command line, a new pairing of the same phone) leaves it.
+  usePolling(loadDevices, DEVICES_POLL_MS);
 
   const open = offer !== undefined && Date.parse(offer.expiresAt) > now;
   // While a code is open: the clock for the time left, and the phones that sent it, every 2 s.

@@ -29,7 +29,13 @@ export function deviceCookieValue(header: string | undefined): string | undefine
 
 export type DeviceDecision =
   | { ok: true; device: DeviceView }
-  | { ok: false; code: 'not_found' | 'unauthenticated' | 'forbidden'; message: string };
+  | {
+      ok: false;
+      code: 'not_found' | 'unauthenticated' | 'forbidden';
+      message: string;
+      /** A cookie of no active device (revoked, replaced) opened the dashboard: it is signed out. */
+      signedOut?: true;
+    };
 
 /** Devices' sessions: the device a request was let in as, its CSRF value, and its open WebSockets. */
 export class DeviceAccess {
@@ -71,7 +77,8 @@ export class DeviceAccess {
 
   /**
    * Decides a request through the tunnel to `/api/*` or `/dashboard`: without the cookie nothing is
-   * there (404); a cookie of no active device is 401 on the API (the dashboard's files stay 404);
+   * there (404); a cookie of no active device is 401 on the API, and signed out on the dashboard (its
+   * page says so, its files stay 404);
    * then the role and, on a change, the CSRF header. A request let in is noted (last seen, audit).
    */
   admit(req: IncomingMessage, res: ServerResponse, ip: string, api: boolean): DeviceDecision {
@@ -86,7 +93,7 @@ export class DeviceAccess {
             message:
               'This device is not paired (or was revoked): pair it again from the streamer’s dashboard',
           }
-        : { ok: false, code: 'not_found', message: 'No such route' };
+        : { ok: false, code: 'not_found', message: 'No such route', signedOut: true };
     }
     const method = req.method ?? 'GET';
     if (api && !roleAllows(device.role, method, req.url)) {

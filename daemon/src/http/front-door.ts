@@ -7,6 +7,7 @@ import type { ConnectionLimiter } from './connection-limit.js';
 import type { DeviceAccess } from './device-access.js';
 import { bearerMatches, classifyHost, clientIp, isLocalControlClient, originAllowed } from './policy.js';
 import { refuseUpgrade, sendError, sendNoContent } from './responses.js';
+import { isDashboardPage, sendSignedOutPage } from './signed-out-page.js';
 
 interface FrontDoorOptions {
   limiter: ConnectionLimiter;
@@ -132,8 +133,10 @@ export function createFrontDoor(options: FrontDoorOptions) {
     // key is never accepted there (decisions-3 §11).
     if (hostKind === 'tunnel' && options.devices && (api || isUnder(req.url, '/dashboard'))) {
       const decision = options.devices.admit(req, res, ip, api);
-      if (!decision.ok) return sendError(res, decision.code, decision.message);
-      return next();
+      if (decision.ok) return next();
+      const page = decision.signedOut && (req.method === 'GET' || req.method === 'HEAD');
+      if (page && isDashboardPage(req.url)) return sendSignedOutPage(req, res);
+      return sendError(res, decision.code, decision.message);
     }
     // Never answered through the tunnel or for another machine: as if it did not exist (decisions §3).
     if (api && !isLocalControlClient(req, hostKind)) return sendError(res, 'not_found', 'No such route');

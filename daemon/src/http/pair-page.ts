@@ -72,6 +72,11 @@ const SCRIPT = `(function () {
             say('Approved — opening the dashboard', 'good');
             open.hidden = false;
             open.focus();
+            // The cookie came with this answer: the dashboard opens as this device, a moment after the
+            // words can be read (the link is there should the browser not follow).
+            setTimeout(function () {
+              location.assign('/dashboard');
+            }, 1000);
           } else if (answer.state === 'refused') {
             say('Refused: the streamer did not approve this device.', 'bad');
             busy(false);
