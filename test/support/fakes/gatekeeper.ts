@@ -20,6 +20,8 @@ export interface FakeGatekeeper {
   tunnelDomain: string;
   /** Signs a licence as the Gatekeeper does (EdDSA, published in its JWKS, `iss` = its URL). */
   issueToken(sub: string, tier: Tier, ttlSeconds?: number): string;
+  /** A fresh signing key under the same `kid` (a dev stack run again): its JWKS changes with it. */
+  rotateKey(): void;
   /** Members whose licences were revoked by POST /auth/logout. */
   loggedOut: Set<string>;
   close(): Promise<void>;
@@ -55,7 +57,7 @@ export async function startFakeGatekeeper(
   const userId = options.userId ?? '55501';
   /** PKCE as the real one: each code remembers its login's challenge. */
   const codes = new Map<string, { tier: Tier; challenge: string | null }>();
-  const signer = licenceSigner('fake-gatekeeper');
+  let signer = licenceSigner('fake-gatekeeper');
   const issueToken = (sub: string, tier: Tier, ttlSeconds = 7 * 86_400) =>
     signer.sign({ sub, tier, iss: fake.url, ttlSeconds });
 
@@ -198,6 +200,9 @@ export async function startFakeGatekeeper(
     tunnels: new Map(),
     tunnelDomain: options.tunnelDomain ?? 'overlays.test',
     issueToken,
+    rotateKey: () => {
+      signer = licenceSigner('fake-gatekeeper');
+    },
     loggedOut: new Set(),
     close: () =>
       new Promise<void>((resolve) => {
