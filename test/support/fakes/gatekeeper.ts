@@ -22,6 +22,8 @@ export interface FakeGatekeeper {
   issueToken(sub: string, tier: Tier, ttlSeconds?: number): string;
   /** A fresh signing key under the same `kid` (a dev stack run again): its JWKS changes with it. */
   rotateKey(): void;
+  /** Published at /.well-known/jwks.json instead of the signing key's set (a Gatekeeper that misleads). */
+  publishedJwks: { keys: Record<string, unknown>[] } | undefined;
   /** Members whose licences were revoked by POST /auth/logout. */
   loggedOut: Set<string>;
   close(): Promise<void>;
@@ -93,7 +95,7 @@ export async function startFakeGatekeeper(
     const route = `${req.method} ${url.pathname}`;
     if (route === 'GET /health') return sendJson(res, 200, { status: 'ok', version: '1.0.0' });
     if (route === 'GET /config') return sendJson(res, 200, fake.config);
-    if (route === 'GET /.well-known/jwks.json') return sendJson(res, 200, signer.jwks);
+    if (route === 'GET /.well-known/jwks.json') return sendJson(res, 200, fake.publishedJwks ?? signer.jwks);
     if (route === 'POST /auth/logout') {
       const claims = authorised(req, res);
       if (!claims) return;
@@ -200,6 +202,7 @@ export async function startFakeGatekeeper(
     tunnels: new Map(),
     tunnelDomain: options.tunnelDomain ?? 'overlays.test',
     issueToken,
+    publishedJwks: undefined,
     rotateKey: () => {
       signer = licenceSigner('fake-gatekeeper');
     },
