@@ -3,7 +3,7 @@
 // the Pusher chat socket, a webhook sender with its own key), and the daemon with the stand-in connector and
 // a Twitch, a YouTube and a Kick source, all on this machine and offline, so login, tunnel, remote viewing
 // and several platforms at once can be tried end to end.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startFakeKickApi } from '../test/support/fakes/kick-api.js';
@@ -14,6 +14,8 @@ import { startFakeTwitch, twitchEvent } from '../test/support/fakes/twitch.js';
 import { startFakeTwitchIrc } from '../test/support/fakes/twitch-irc.js';
 import { startFakeYouTube } from '../test/support/fakes/youtube.js';
 import { DEMO_USERS, makeEdgeCertificate, startLocalStack } from '../test/support/local-stack.js';
+import { spawnInGroup, stopGroup, stopOnSignals } from '../test/support/process-group.js';
+import { resetEarlierRun } from './dev-stack-reset.js';
 
 const STATE_DIR = resolve('.wrangler/dev-stack');
 const DATA_DIR = join(STATE_DIR, 'daemon-data');
@@ -36,6 +38,8 @@ if (!existsSync(join('dist', 'daemon', 'src', 'cli', 'main.js'))) {
   process.exit(1);
 }
 mkdirSync(STATE_DIR, { recursive: true });
+const reset = resetEarlierRun(STATE_DIR, DATA_DIR);
+if (reset) console.log(reset);
 
 // The edge speaks HTTPS; a throwaway certificate for *.overlays.localhost (needs openssl; else plain HTTP).
 let tls: { cert: string; key: string } | undefined;
@@ -135,7 +139,8 @@ const kickWebhookControl = await listenLoopback(async (req, res) => {
   sendJson(res, 200, { type, status: answer.status, answer: await answer.text() });
 }, KICK_WEBHOOK_PORT);
 
-const daemon: ChildProcess = spawn(
+// In a process group of its own, with the connector it runs: stopping the stack stops them both.
+const daemon: ChildProcess = spawnInGroup(
   process.execPath,
   [
     DAEMON,
@@ -176,7 +181,7 @@ const daemon: ChildProcess = spawn(
 
 const cli = `OVERLAY_GATEKEEPER_URL=${stack.gatekeeperUrl} OVERLAY_DATA_DIR=${DATA_DIR} npx overlay-daemon`;
 console.log(`
-Local stack (offline; Ctrl+C stops everything):
+Local stack (offline; Ctrl+C, a SIGTERM, or the daemon stopping stops everything):
   Gatekeeper        ${stack.gatekeeperUrl}   (wrangler dev, state in ${STATE_DIR})
   fake Patreon      ${stack.patreon.url}   members: ${Object.keys(DEMO_USERS).join(', ')}
   fake Cloudflare   ${stack.cloudflare.url}   (GET /__fake/state shows tunnels and DNS records)
@@ -208,13 +213,11 @@ Try it, in another terminal:
 process.stdin.on('data', () => twitch.approve());
 
 let stopping = false;
-async function stop(signal: NodeJS.Signals): Promise<void> {
+async function stop(): Promise<void> {
   if (stopping) return;
   stopping = true;
-  if (daemon.exitCode === null) {
-    daemon.kill(signal);
-    await new Promise((r) => daemon.once('exit', r));
-  }
+  // The daemon's group first (it takes the connector down), then wrangler's (workerd with it) and the rest.
+  await stopGroup(daemon, { graceMs: 5000 });
   clearInterval(traffic);
   await Promise.all([
     stack.close(),
@@ -227,11 +230,14 @@ async function stop(signal: NodeJS.Signals): Promise<void> {
   ]);
   process.exit(0);
 }
-process.on('SIGINT', () => void stop('SIGINT'));
-process.on('SIGTERM', () => void stop('SIGTERM'));
+// Ctrl+C, SIGTERM or SIGHUP, and `npm run`'s shell going away (a SIGTERM to npm is not passed on).
+stopOnSignals((why) => {
+  console.log(`stopping the stack (${why})…`);
+  void stop();
+});
 daemon.on('exit', (code) => {
   if (!stopping) {
     console.error(`the overlay daemon exited (${code}); stopping the stack`);
-    void stop('SIGTERM');
+    void stop();
   }
 });

@@ -134,6 +134,35 @@ describe('a public overlay on Premium', () => {
       await daemon.stop();
     }
   });
+  it('warns before deleting a public overlay how many watch it through the relay, besides local pages', async () => {
+    const daemon = await startTestDaemon({ limits: premium });
+    const page = await context.newPage();
+    try {
+      const demo = daemon.overlays.list()[0]!;
+      daemon.statusFields.set('relay', () => [
+        {
+          overlayId: demo.id,
+          state: 'connected',
+          viewers: 1234,
+          viewerUrl: `https://gate.example/v/o-a/${demo.id}`,
+        },
+      ]);
+      await signInDashboard(page, daemon);
+      const overlay = card(page, demo.id);
+      await overlay.getByRole('switch', { name: 'Public' }).click();
+      await expect.poll(() => isPublic(daemon, demo.id)).toBe(true);
+      await overlay.getByRole('button', { name: 'Delete' }).click();
+      const question = overlay.locator('fieldset.confirm legend');
+      await expect
+        .poll(() => question.textContent())
+        .toBe(
+          `Delete “${demo.name}” for good? 1,234 viewers watch it through its public link: it will show nothing there from then on.`,
+        );
+    } finally {
+      await page.close();
+      await daemon.stop();
+    }
+  });
 });
 
 describe('a public overlay published to a stand-in relay', () => {

@@ -4,13 +4,17 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { browserCommand, openBrowser } from '../../daemon/src/cli/open-browser.js';
+import { runRemoteCommand } from '../../daemon/src/cli/remote.js';
+import { startDaemon } from '../../daemon/src/daemon.js';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
 import { decodeJwtPayload } from '../../daemon/src/licence/jwt-payload.js';
-import { readLicence } from '../../daemon/src/licence/licence-file.js';
+import { readLicence, writeLicence } from '../../daemon/src/licence/licence-file.js';
 import { LoginError, login, logout } from '../../daemon/src/licence/login.js';
 import { listenForAuthCode } from '../../daemon/src/licence/loopback-listener.js';
+import { startRemoteAccess } from '../../daemon/src/remote-access.js';
 import { makeDataDir } from '../support/daemon.js';
 import { type FakeGatekeeper, startFakeGatekeeper } from '../support/fakes/gatekeeper.js';
+import { licenceSigner, trustSigner } from '../support/licence-signer.js';
 import { freePort } from '../support/local-stack.js';
 import { waitFor } from '../support/wait.js';
 
@@ -204,6 +208,74 @@ describe('overlay-daemon login / logout', () => {
     });
     await expect(pending).rejects.toThrow(/invalid_code/);
     await expect(readLicence(licenceFile)).resolves.toEqual({ ok: true, record: undefined });
+  });
+
+  it('overlay-daemon login says the tier the daemon concludes, with keys cached from an earlier Gatekeeper key', async () => {
+    const dataDir = await tempDataDir();
+    // A key of an earlier run of the Gatekeeper, under the same kid, cached as the daemon caches it.
+    await trustSigner(dataDir, licenceSigner('fake-gatekeeper'));
+    const out: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: (t: string) => out.push(t), openUrl: browser };
+    const closed = String(await freePort());
+    const values = { 'data-dir': dataDir, gatekeeper: gatekeeper.url, port: closed };
+    expect(await runRemoteCommand('login', undefined, values, io, async () => 1)).toBe(0);
+    const text = out.join('');
+    expect(text).toContain(`Signed in (user patron-42). Licence stored in ${dataDir}.\n`);
+    expect(text).toMatch(/The overlay daemon now has: premium tier, valid, until [\d: -]+\.\n/);
+
+    // A Gatekeeper whose published keys do not verify its licences: the daemon stays free, and says why.
+    gatekeeper.publishedJwks = licenceSigner('fake-gatekeeper').jwks;
+    try {
+      const second: string[] = [];
+      const io2 = { ...io, out: (t: string) => second.push(t) };
+      const fresh = { ...values, 'data-dir': await tempDataDir() };
+      expect(await runRemoteCommand('login', undefined, fresh, io2, async () => 1)).toBe(1);
+      expect(second.join('')).toContain(
+        'The licence does not verify on this computer (its signature does not verify): the overlay daemon stays on the free tier.\n',
+      );
+      expect(second.join('')).not.toMatch(/premium tier/);
+    } finally {
+      gatekeeper.publishedJwks = undefined;
+    }
+  });
+
+  it('overlay-daemon login says what the running daemon has once it took the licence up, after a key made afresh under the same kid', async () => {
+    const dataDir = await tempDataDir();
+    // The daemon runs with a licence of an earlier Gatekeeper key under the same kid, verified and cached.
+    const earlier = licenceSigner('fake-gatekeeper');
+    await trustSigner(dataDir, earlier);
+    await writeLicence(join(dataDir, 'license.json'), {
+      token: earlier.sign({ sub: 'patron-42', tier: 'premium', iss: gatekeeper.url }),
+      tier: 'premium',
+      validated_at: new Date().toISOString(),
+      user_id: 'patron-42',
+      verdict: 'ok',
+    });
+    gatekeeper.validateMode = 'unreachable';
+    const daemon = await startDaemon({ port: 0, host: '127.0.0.1', dataDir, log: () => {} });
+    const remote = await startRemoteAccess(daemon, {
+      gatekeeper: gatekeeper.url,
+      log: () => {},
+      watchIntervalMs: 50,
+    });
+    try {
+      expect((await remote.firstCheck).tier).toBe('premium');
+      gatekeeper.validateMode = 'ok';
+      const out: string[] = [];
+      const io = { out: (t: string) => out.push(t), err: (t: string) => out.push(t), openUrl: browser };
+      const values = { 'data-dir': dataDir, gatekeeper: gatekeeper.url };
+      expect(await runRemoteCommand('login', undefined, values, io, async () => 1)).toBe(0);
+      expect(out.join('')).toMatch(
+        new RegExp(
+          `The running overlay daemon \\(${daemon.url}\\) says: premium tier, valid, until [\\d: -]+\\.\\n`,
+        ),
+      );
+      expect(remote.licence.status()).toMatchObject({ tier: 'premium', state: 'valid' });
+    } finally {
+      gatekeeper.validateMode = 'ok';
+      await remote.close();
+      await daemon.close();
+    }
   });
 
   it('prints the URL and still completes when no browser can be started', async () => {

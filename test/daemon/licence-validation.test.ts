@@ -492,4 +492,42 @@ describe('only signed claims count', () => {
     });
     expect((await offlineManager().start()).tier).toBe('free');
   });
+
+  it('a key rotated under the same kid is fetched again when the signature does not verify, at most once a minute', async () => {
+    await signIn('premium');
+    expect((await makeManager().load()).tier).toBe('premium'); // caches the Gatekeeper's keys
+    manager?.stop();
+    const jwksFetches = () => gatekeeper.requests.filter((r) => r.path === '/.well-known/jwks.json').length;
+    const cachedBefore = await readFile(join(dataDir, 'jwks.json'), 'utf8');
+
+    // The Gatekeeper starts again with a fresh key under the same kid, and signs the new licence with it.
+    gatekeeper.rotateKey();
+    try {
+      await signIn('premium');
+      const fetchesBefore = jwksFetches();
+      const status = await makeManager().load();
+      expect(status).toMatchObject({ tier: 'premium', state: 'valid' });
+      expect(jwksFetches()).toBe(fetchesBefore + 1);
+      expect(await readFile(join(dataDir, 'jwks.json'), 'utf8')).not.toBe(cachedBefore);
+
+      // A licence no published key signs asks again at most once a minute, however often it is read.
+      const { licenceSigner } = await import('../support/licence-signer.js');
+      const forger = licenceSigner('fake-gatekeeper');
+      await writeLicence(join(dataDir, 'license.json'), {
+        token: forger.sign({ sub: 'patron-7', tier: 'premium', iss: gatekeeper.url }),
+        tier: 'premium',
+        validated_at: new Date(clock.now).toISOString(),
+        user_id: 'patron-7',
+        verdict: 'ok',
+      });
+      const forgedFrom = jwksFetches();
+      for (let i = 0; i < 5; i++) expect((await manager.load()).tier).toBe('free');
+      expect(jwksFetches()).toBe(forgedFrom);
+      clock.now += 60_000;
+      for (let i = 0; i < 5; i++) expect((await manager.load()).tier).toBe('free');
+      expect(jwksFetches()).toBe(forgedFrom + 1);
+    } finally {
+      gatekeeper.rotateKey();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 // Starts the Gatekeeper under `wrangler dev` against the fake Patreon and fake Cloudflare API, all on loopback, offline.
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -9,6 +9,7 @@ import { DEFAULT_CONFIG, type RemoteConfig } from '../../shared/config.js';
 import { FAKE_CLOUDFLARE_TOKEN, startFakeCloudflare } from './fakes/cloudflare-api.js';
 import type { FakeServer } from './fakes/listen.js';
 import { FAKE_PATREON_CAMPAIGN, startFakePatreon } from './fakes/patreon.js';
+import { spawnInGroup, stopGroup } from './process-group.js';
 
 // Wrangler's own launcher rather than `npx`, so signals reach it and stopping us stops it.
 const WRANGLER = createRequire(import.meta.url).resolve('wrangler/bin/wrangler.js');
@@ -164,7 +165,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   );
   if (seeded.status !== 0) log(`could not seed the remote config into local KV: ${seeded.stderr}`);
 
-  const wrangler: ChildProcess = spawn(
+  // In a process group of its own: wrangler runs workerd and esbuild, and close() stops them all.
+  const wrangler: ChildProcess = spawnInGroup(
     process.execPath,
     [
       WRANGLER,
@@ -191,12 +193,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
   }
   const close = async () => {
-    if (wrangler.exitCode === null && wrangler.signalCode === null) {
-      wrangler.kill('SIGTERM');
-      const killer = setTimeout(() => wrangler.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(killer);
-    }
+    // The whole group, also when wrangler itself is gone: a workerd it left behind goes too.
+    await stopGroup(wrangler, { graceMs: 5000 });
     await Promise.all([patreon.close(), cloudflare.close()]);
   };
 

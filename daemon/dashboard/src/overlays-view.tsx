@@ -176,12 +176,27 @@ function sameOrigin(a: string, b: string): boolean {
   }
 }
 
-/** The delete question, warning when OBS (or a tab) shows the overlay now: its source goes empty. */
-function deleteQuestion(name: string, openPages: number | undefined): string {
+/**
+ * The delete question, warning when OBS (or a tab) shows the overlay now, or viewers watch it through
+ * its public link (the relay's count): they all see nothing from then on.
+ */
+function deleteQuestion(
+  name: string,
+  openPages: number | undefined,
+  relayViewers: number | undefined,
+): string {
   const question = `Delete “${name}” for good?`;
-  if (!openPages) return question;
-  const pages = openPages === 1 ? '1 page has it open' : `${openPages} pages have it open`;
-  return `${question} ${pages} now (an OBS source or a browser tab): it will show nothing from then on.`;
+  const who: string[] = [];
+  if (openPages)
+    who.push(
+      `${openPages === 1 ? '1 page has it open' : `${openPages} pages have it open`} now (an OBS source or a browser tab)`,
+    );
+  if (relayViewers)
+    who.push(
+      `${relayViewers === 1 ? '1 viewer watches' : `${relayViewers.toLocaleString('en-US')} viewers watch`} it through its public link`,
+    );
+  if (who.length === 0) return question;
+  return `${question} ${who.join(' and ')}: it will show nothing there from then on.`;
 }
 
 /** How often the view asks the daemon for its relays' states and viewer counts (the relay counts every 5 s). */
@@ -314,12 +329,20 @@ function OverlayCard(props: {
   const tunnelUrl = props.tunnel && !throughTunnel ? `${props.tunnel}/overlay/${overlay.id}` : undefined;
   /** Overlay pages connected now (OBS sources, browser tabs), looked up when Delete is pressed. */
   const [openPages, setOpenPages] = useState<number | undefined>();
+  /** Viewers of its public link now, as the relay counts them, looked up at the same moment. */
+  const [relayViewers, setRelayViewers] = useState<number | undefined>();
   const countOpenPages = () => {
     setOpenPages(undefined);
+    setRelayViewers(props.relay?.viewers);
     shared.api.clients().then(
       (counts) => setOpenPages(counts.clients[overlay.id] ?? 0),
       () => setOpenPages(undefined),
     );
+    if (overlay.public)
+      shared.api.relay().then(
+        (entries) => setRelayViewers(entries.find((e) => e.overlayId === overlay.id)?.viewers),
+        () => {},
+      );
   };
   const remove = async () => {
     try {
@@ -394,7 +417,7 @@ function OverlayCard(props: {
           </button>
           <ConfirmButton
             label="Delete"
-            question={deleteQuestion(overlay.name, openPages)}
+            question={deleteQuestion(overlay.name, openPages, overlay.public ? relayViewers : undefined)}
             onAsk={countOpenPages}
             onConfirm={remove}
           />

@@ -21,6 +21,7 @@ import { isLoopbackIp } from '../http/policy.js';
 import { gatekeeperUrl } from '../licence/gatekeeper-client.js';
 import { safeLogLine } from '../log-line.js';
 import { PACKAGE_VERSION } from '../package-root.js';
+import { whenParentGone } from '../parent-watch.js';
 import { createLicenceManager, type RemoteAccess, startRemoteAccess } from '../remote-access.js';
 import type { ConfigArrival } from '../sources/credentials.js';
 import { PlatformUrlError, type PlatformUrls, platformUrlsFromEnv } from '../sources/platform-urls.js';
@@ -208,17 +209,9 @@ const processIo: CliIo = {
       process.once('SIGINT', () => resolve('SIGINT'));
       process.once('SIGTERM', () => resolve('SIGTERM'));
       process.once('SIGHUP', () => resolve('SIGHUP'));
-      // `npx overlay-daemon` runs this under `npm exec` and `sh -c`: a SIGTERM to npx ends both without
-      // passing it on, and the server would be left running with no one to stop it. When the process
-      // that started it goes away, it stops as for a signal. (Started by init or a service manager, the
-      // parent does not change.)
-      const parent = process.ppid;
-      const watch = setInterval(() => {
-        if (process.ppid === parent) return;
-        clearInterval(watch);
-        resolve('the process that started it exited');
-      }, PARENT_CHECK_MS);
-      watch.unref();
+      // `npx overlay-daemon` runs this under `npm exec` and `sh -c`: when the process that started it
+      // goes away, it stops as for a signal.
+      whenParentGone(() => resolve('the process that started it exited'), PARENT_CHECK_MS);
     }),
   // A socket a library left open (a connect to an unreachable host) does not hold the terminal: the
   // process ends with the exit status set by then.

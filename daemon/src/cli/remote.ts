@@ -11,6 +11,7 @@ import {
   tunnelStatusLines,
   tunnelUp,
 } from '../tunnel/commands.js';
+import { licenceWords, runningDaemonLicence, verifyStoredLicence } from './login-outcome.js';
 import { openBrowser } from './open-browser.js';
 
 export const REMOTE_COMMANDS = ['login', 'logout', 'tunnel'] as const;
@@ -29,6 +30,8 @@ interface RemoteCliValues {
 interface RemoteCliIo {
   out: (text: string) => void;
   err: (text: string) => void;
+  /** Opens the sign-in page (a browser by default). */
+  openUrl?: (url: string) => Promise<boolean>;
 }
 
 const COMMON = `  --data-dir DIR       the data directory (default ~/.overlay-daemon, or $OVERLAY_DATA_DIR)
@@ -92,11 +95,21 @@ export async function runRemoteCommand(
       const record = await login({
         client,
         licenceFile: dataDirPaths(dataDir).licenseFile,
-        openUrl: openBrowser,
+        openUrl: io.openUrl ?? openBrowser,
         log: (line) => io.out(`${line}\n`),
       });
-      io.out(`Signed in (user ${record.user_id}): ${record.tier} tier. Licence stored in ${dataDir}.\n`);
-      return 0;
+      io.out(`Signed in (user ${record.user_id}). Licence stored in ${dataDir}.\n`);
+      // Not the Gatekeeper's word for it: the tier the licence gives once verified as the daemon verifies it.
+      const { status, why } = await verifyStoredLicence(dataDir, client);
+      io.out(
+        status.state === 'invalid'
+          ? `The licence does not verify on this computer${why ? ` (${why})` : ''}: the overlay daemon stays on the free tier.\n`
+          : `The overlay daemon now has: ${licenceWords(status)}.\n`,
+      );
+      const running = await runningDaemonLicence(values, status);
+      if (running)
+        io.out(`The running overlay daemon (${running.baseUrl}) says: ${licenceWords(running.licence)}.\n`);
+      return status.state === 'invalid' ? 1 : 0;
     }
     if (command === 'logout') {
       if (subcommand !== undefined) return usage(io, `unexpected argument "${subcommand}"`);

@@ -9,6 +9,13 @@ import { writeFileAtomic } from '../store/atomic-file.js';
 /** The algorithm the Gatekeeper signs with, pinned: a token with any other is refused. */
 const ALGORITHMS = [LICENCE_JWT.algorithm];
 
+/**
+ * A licence the cached keys do not verify asks the Gatekeeper for its keys again at most this often: a
+ * key replaced under the same `kid` is picked up, and forged licences cannot make the daemon fetch on
+ * every read.
+ */
+export const JWKS_REFETCH_MS = 60_000;
+
 const Jwks = v.object({
   keys: v.array(v.looseObject({ kty: v.string(), kid: v.optional(v.string()) })),
 });
@@ -45,22 +52,31 @@ interface LicenceVerifierOptions {
 
 export class LicenceVerifier {
   readonly #options: LicenceVerifierOptions;
-  /** The Gatekeeper's keys: jwks.json in the data dir, so a licence verifies offline, refreshed on an unknown kid. */
+  /**
+   * The Gatekeeper's keys: jwks.json in the data dir, so a licence verifies offline; fetched again when a
+   * licence does not verify with them (an unknown kid, or a signature the cached key does not match).
+   */
   #keys: KeySet | undefined;
+  /** When the keys were last fetched because a licence did not verify. */
+  #refetchedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: LicenceVerifierOptions) {
     this.#options = options;
   }
 
   /**
-   * Verifies signature, `iss`, `aud`, `exp` and the pinned algorithm. A `kid` that the cached set does not
-   * hold (a rotated key, or no cache yet) refreshes the set from the Gatekeeper once, then tries again.
+   * Verifies signature, `iss`, `aud`, `exp` and the pinned algorithm. Without a cached set, the set is
+   * fetched. A `kid` the cached set does not hold, or a signature its key does not verify (a key made
+   * afresh under the same `kid`), fetches the set again, at most once a minute, then tries again.
    */
   async verify(token: string): Promise<Verification> {
     const cached = this.#keys ?? (await this.#readCache());
     if (cached) {
       const first = await this.#verifyWith(cached, token);
-      if (first.ok || !first.unknownKey) return first.result;
+      if (first.ok || !first.keyMayHaveChanged) return first.result;
+      const now = this.#options.now?.() ?? Date.now();
+      if (now - this.#refetchedAt < JWKS_REFETCH_MS) return first.result;
+      this.#refetchedAt = now;
     }
     const fresh = await this.#refresh();
     if (!fresh)
@@ -74,7 +90,9 @@ export class LicenceVerifier {
   async #verifyWith(
     keys: KeySet,
     token: string,
-  ): Promise<{ ok: true; result: Verification } | { ok: false; unknownKey: boolean; result: Verification }> {
+  ): Promise<
+    { ok: true; result: Verification } | { ok: false; keyMayHaveChanged: boolean; result: Verification }
+  > {
     try {
       const { payload } = await jwtVerify(token, keys.resolve, {
         algorithms: ALGORITHMS,
@@ -86,11 +104,16 @@ export class LicenceVerifier {
       });
       const claims = v.safeParse(VerifiedClaims, payload);
       if (!claims.success)
-        return { ok: false, unknownKey: false, result: { ok: false, reason: 'its claims are malformed' } };
+        return {
+          ok: false,
+          keyMayHaveChanged: false,
+          result: { ok: false, reason: 'its claims are malformed' },
+        };
       return { ok: true, result: { ok: true, claims: claims.output } };
     } catch (err) {
-      const unknownKey = err instanceof errors.JWKSNoMatchingKey;
-      return { ok: false, unknownKey, result: { ok: false, reason: describe(err) } };
+      const keyMayHaveChanged =
+        err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWSSignatureVerificationFailed;
+      return { ok: false, keyMayHaveChanged, result: { ok: false, reason: describe(err) } };
     }
   }
 

@@ -20,6 +20,10 @@ export interface FakeGatekeeper {
   tunnelDomain: string;
   /** Signs a licence as the Gatekeeper does (EdDSA, published in its JWKS, `iss` = its URL). */
   issueToken(sub: string, tier: Tier, ttlSeconds?: number): string;
+  /** A fresh signing key under the same `kid` (a dev stack run again): its JWKS changes with it. */
+  rotateKey(): void;
+  /** Published at /.well-known/jwks.json instead of the signing key's set (a Gatekeeper that misleads). */
+  publishedJwks: { keys: Record<string, unknown>[] } | undefined;
   /** Members whose licences were revoked by POST /auth/logout. */
   loggedOut: Set<string>;
   close(): Promise<void>;
@@ -55,7 +59,7 @@ export async function startFakeGatekeeper(
   const userId = options.userId ?? '55501';
   /** PKCE as the real one: each code remembers its login's challenge. */
   const codes = new Map<string, { tier: Tier; challenge: string | null }>();
-  const signer = licenceSigner('fake-gatekeeper');
+  let signer = licenceSigner('fake-gatekeeper');
   const issueToken = (sub: string, tier: Tier, ttlSeconds = 7 * 86_400) =>
     signer.sign({ sub, tier, iss: fake.url, ttlSeconds });
 
@@ -91,7 +95,7 @@ export async function startFakeGatekeeper(
     const route = `${req.method} ${url.pathname}`;
     if (route === 'GET /health') return sendJson(res, 200, { status: 'ok', version: '1.0.0' });
     if (route === 'GET /config') return sendJson(res, 200, fake.config);
-    if (route === 'GET /.well-known/jwks.json') return sendJson(res, 200, signer.jwks);
+    if (route === 'GET /.well-known/jwks.json') return sendJson(res, 200, fake.publishedJwks ?? signer.jwks);
     if (route === 'POST /auth/logout') {
       const claims = authorised(req, res);
       if (!claims) return;
@@ -198,6 +202,10 @@ export async function startFakeGatekeeper(
     tunnels: new Map(),
     tunnelDomain: options.tunnelDomain ?? 'overlays.test',
     issueToken,
+    publishedJwks: undefined,
+    rotateKey: () => {
+      signer = licenceSigner('fake-gatekeeper');
+    },
     loggedOut: new Set(),
     close: () =>
       new Promise<void>((resolve) => {
