@@ -175,7 +175,7 @@ describe('resume', () => {
       gap: true,
     });
     daemon.close();
-  });
+  }, 30_000);
 
   it('replays at most 2 MiB, the newest messages, and then says gap', async () => {
     const { token, subdomain } = await member('relay-replay-cap');

@@ -541,5 +541,5 @@ describe('viewers of an overlay never published', () => {
     expect(page.status).toBe(429);
     await page.body?.cancel();
     expect((await errorOf(await gatekeeper(path))).status).toBe(404);
-  }, 30_000);
+  }, 90_000);
 });
