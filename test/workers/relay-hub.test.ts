@@ -175,7 +175,7 @@ describe('resume', () => {
       gap: true,
     });
     daemon.close();
-  });
+  }, 30_000);
 
   it('replays at most 2 MiB, the newest messages, and then says gap', async () => {
     const { token, subdomain } = await member('relay-replay-cap');
@@ -344,6 +344,43 @@ describe('after eviction', () => {
     expect(again.hello.lastSeq).toBe(43);
     expect(again.viewers.count).toBe(1);
     again.socket.close();
+  });
+
+  it('a hub stored by the previous version drops its messages kept as sent: a resume from before is a gap', async () => {
+    const { token, subdomain } = await member('relay-legacy');
+    const overlayId = newOverlayId();
+    const { socket: daemon } = await publisher(token, overlayId);
+    daemon.send(snapshot('Legacy'));
+    const hub = hubStub(subdomain, overlayId);
+    await expect.poll(() => hub.published()).toBe(true);
+    const answer = await runInDurableObject(hub, (_instance, state) => {
+      // As the previous version left it: messages kept as sent in `buffer`, per-address counts in `ips`.
+      state.storage.sql.exec('DROP TABLE replay');
+      state.storage.sql.exec(
+        'CREATE TABLE buffer (pos INTEGER PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL, frame TEXT NOT NULL)',
+      );
+      state.storage.sql.exec('CREATE TABLE ips (ip TEXT PRIMARY KEY, viewers INTEGER NOT NULL)');
+      const sent = JSON.stringify(event(5).msg);
+      state.storage.sql.exec('INSERT INTO buffer VALUES (2, 5, ?, ?)', Date.now(), sent);
+      state.storage.kv.put('stream', { pos: 2, lastSeq: 5, floor: 4, count: 1, bytes: sent.length });
+      const fresh = new OverlayRelay(state, env);
+      const joined = fresh.join(4);
+      const tables = state.storage.sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .toArray()
+        .map((t) => t.name);
+      return { frames: joined?.frames.map((f) => JSON.parse(f)), tables };
+    });
+    expect(answer.frames).toEqual([
+      snapshot('Legacy').init,
+      { type: 'resumed', from: 4, to: 5, replayed: 0, gap: true },
+    ]);
+    expect(answer.tables).not.toContain('buffer');
+    expect(answer.tables).not.toContain('ips');
+    // What comes next is kept and replayed as before.
+    daemon.send(event(6));
+    await expect.poll(() => hub.join(5).then((a) => a?.frames.length)).toBe(3);
+    daemon.close();
   });
 
   it('a fresh shard still knows its viewers and what each has seen', async () => {

@@ -196,6 +196,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
     if (snapshot === undefined) return null;
     const frames = [snapshot];
     if (resumeFrom !== undefined) {
+      this.#ensureSchema(); // before the stream is read: a storage of the previous version changes it
       const { lastSeq, floor, total = 0 } = this.#stream();
       // The oldest kept message from which on the rest fits in the replay's bytes.
       const from = this.#table<{ pos: number }>(
@@ -589,6 +590,7 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
    * batch (at most one batch per 50 ms).
    */
   #relay(text: string, kept?: { seq: number; replayText: string }): void {
+    this.#ensureSchema(); // before the stream is read, as in join
     const stream = this.#stream();
     stream.pos += 1;
     if (kept) this.#keep(stream, stream.pos, kept.seq, kept.replayText);
