@@ -149,12 +149,13 @@ describe('rules', () => {
       .events.find((e) => e.event.user.uniqueId === 'late');
     expect(late).toMatchObject({ at: new Date(at).toISOString(), caughtUp: true });
     // Counted all the same: the top gifters have it.
-    await waitFor(() =>
-      (
-        daemon.overlays.get(overlayId)?.widgets.find((w) => w.id === 'top') as
-          | { entries?: { uniqueId: string }[] }
-          | undefined
-      )?.entries?.some((e) => e.uniqueId === 'late'),
+    await waitFor(
+      () =>
+        (
+          daemon.overlays.get(overlayId)?.widgets.find((w) => w.id === 'top') as
+            | { entries?: { uniqueId: string }[] }
+            | undefined
+        )?.entries?.some((e) => e.uniqueId === 'late') === true,
     );
     expect(c.received.filter((m) => m.type === 'overlay-command')).toHaveLength(1);
     const bad = await api(daemon, 'POST', '/api/events?at=yesterday', gift('Bad', 'Rose', 1));
