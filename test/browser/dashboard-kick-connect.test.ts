@@ -24,6 +24,8 @@ let context: BrowserContext;
 let daemon: TestDaemon | undefined;
 let licence: LicenceManager | undefined;
 let dataDir: string | undefined;
+/** The daemon's clock for its Kick feed: the feed's looks at the Gatekeeper wait on it. */
+let timers: FakeTimers;
 
 async function start(signedIn: boolean): Promise<Page> {
   gk.requests.length = 0;
@@ -40,10 +42,11 @@ async function start(signedIn: boolean): Promise<Page> {
     });
   licence = new LicenceManager({ dataDir, client: new GatekeeperClient(gk.url), log: () => {} });
   await licence.load();
+  timers = new FakeTimers();
   daemon = await startTestDaemon({
     dataDir,
     limits: licence,
-    kickEvents: { licence, gatekeeperUrl: gk.url, timers: new FakeTimers(), random: () => 0.5 },
+    kickEvents: { licence, gatekeeperUrl: gk.url, timers, random: () => 0.5 },
   });
   const page = await context.newPage();
   await signInDashboard(page, daemon);
@@ -74,13 +77,46 @@ describe('the Kick box', () => {
     const link = box.locator('[data-part="kick-link"]');
     await expect.poll(() => link.getAttribute('data-state'), POLL).toBe('not-connected');
     // The page on Kick opens in a tab of its own; allowing the link there is what the stand-in's page does.
-    const popup = context.waitForEvent('page');
+    // The streamer takes a while on Kick's page: it is held until they allow the link.
+    let allow = () => {};
+    const allowed = new Promise<void>((resolve) => {
+      allow = resolve;
+    });
+    await context.route(`${gk.url}/kick/authorize*`, async (route) => {
+      await allowed;
+      await route.continue();
+    });
+    // The box's questions the daemon answered (an answer comes after any look it made for it).
+    const asked: string[] = [];
+    page.on('response', (res) => {
+      const req = res.request();
+      if (req.method() === 'GET' && new URL(req.url()).pathname === '/api/sources/kick/connect')
+        asked.push(req.url());
+    });
+    // The page on Kick's tab is there once its address answers (after the streamer allowed the link).
+    const popup = context.waitForEvent('page', { timeout: 30_000 });
     await box.getByRole('button', { name: 'Connect Kick' }).click();
+    await expect.poll(() => link.getAttribute('data-state'), POLL).toBe('pending');
+    // The box asks the daemon every 2 s meanwhile; the daemon asks the Gatekeeper at most every 10 s.
+    const looks = () => gk.requests.filter((r) => r === 'GET /kick/status').length;
+    const asking = asked.length;
+    await expect.poll(() => asked.length, POLL).toBeGreaterThanOrEqual(asking + 1);
+    const looked = looks();
+    await expect.poll(() => asked.length, POLL).toBeGreaterThanOrEqual(asking + 3);
+    expect(looks()).toBe(looked);
+    allow();
     const kickPage = await popup;
     await kickPage.waitForLoadState();
     expect(kickPage.url()).toMatch(new RegExp(`^${gk.url}/kick/authorize\\?state=`));
     await kickPage.close();
-    await expect.poll(() => link.getAttribute('data-state'), POLL).toBe('connected');
+    await context.unroute(`${gk.url}/kick/authorize*`);
+    // Ten seconds on: the next look finds the link, and the box shows it.
+    await expect
+      .poll(() => {
+        timers.advance(10_000);
+        return link.getAttribute('data-state');
+      }, POLL)
+      .toBe('connected');
     await box.getByText('kick.com/streamer').waitFor();
     await box.getByText('events: connected through the Gatekeeper').waitFor();
     expect(gk.open()).toHaveLength(1);

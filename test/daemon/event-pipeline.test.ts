@@ -122,6 +122,46 @@ describe('rules', () => {
     expect(await postEvent(like(3))).toEqual({ status: 202, body: { accepted: true, firedRules: [] } });
   });
 
+  it('an event posted with an `at` over 5 minutes old is caught up: kept at its time and counted, no rule fires', async () => {
+    const overlayId = await newOverlay('Late');
+    const c = await client(overlayId);
+    await putRules([{ id: 'roses', trigger: 'gift', actions: [alertAction(overlayId)] }]);
+    const at = Date.now() - 3 * 3_600_000;
+    const res = await api(
+      daemon,
+      'POST',
+      `/api/events?at=${new Date(at).toISOString()}`,
+      gift('Late', 'Rose', 2),
+    );
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ accepted: true, firedRules: [] });
+    // Four minutes old is still live.
+    const recent = await api(
+      daemon,
+      'POST',
+      `/api/events?at=${Date.now() - 4 * 60_000}`,
+      gift('Soon', 'Rose', 1),
+    );
+    expect(await recent.json()).toEqual({ accepted: true, firedRules: ['roses'] });
+    await c.next((m) => m.type === 'overlay-command');
+    const late = daemon.journal
+      .events({ after: 0, limit: 1000 })
+      .events.find((e) => e.event.user.uniqueId === 'late');
+    expect(late).toMatchObject({ at: new Date(at).toISOString(), caughtUp: true });
+    // Counted all the same: the top gifters have it.
+    await waitFor(
+      () =>
+        (
+          daemon.overlays.get(overlayId)?.widgets.find((w) => w.id === 'top') as
+            | { entries?: { uniqueId: string }[] }
+            | undefined
+        )?.entries?.some((e) => e.uniqueId === 'late') === true,
+    );
+    expect(c.received.filter((m) => m.type === 'overlay-command')).toHaveLength(1);
+    const bad = await api(daemon, 'POST', '/api/events?at=yesterday', gift('Bad', 'Rose', 1));
+    expect(bad.status).toBe(400);
+  });
+
   it('answers an event before the actions it fired start, and starts them right after, in firing order', async () => {
     const overlayId = await newOverlay('After the answer');
     await putRules([

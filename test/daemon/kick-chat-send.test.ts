@@ -100,7 +100,7 @@ describe('sending Kick chat through the Gatekeeper', () => {
     expect(chatRequests()).toEqual([]);
     // Linked from the dashboard: the feed asks again, and sending works.
     gk.approve();
-    feed?.recheck();
+    void feed?.lookAgain();
     await waitFor(() => sender.unavailable() === undefined);
     await sender.send('now linked', 'event');
     expect(gk.chat.map((m) => m.content)).toEqual(['now linked']);

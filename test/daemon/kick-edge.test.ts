@@ -10,8 +10,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
 import { type LicenceRecord, writeLicence } from '../../daemon/src/licence/licence-file.js';
 import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
-import { KICK_SEQ_META_PREFIX, KICK_STATUS_RECHECK_MS } from '../../daemon/src/sources/kick/edge-events.js';
-import type { Overlay, ServerMessage, StreamEvent } from '../../shared/protocol/index.js';
+import {
+  KICK_SEQ_META_PREFIX,
+  KICK_STATUS_ASKED_MIN_MS,
+  KICK_STATUS_RECHECK_MS,
+} from '../../daemon/src/sources/kick/edge-events.js';
+import type { KickLinkState, Overlay, ServerMessage, StreamEvent } from '../../shared/protocol/index.js';
 import type { KickFeedEvent } from '../../shared/protocol/kick.js';
 import { killCliProcesses, spawnCli } from '../support/cli.js';
 import {
@@ -576,6 +580,37 @@ describe("the feed's lines in the log", () => {
   });
 });
 
+describe("asking how Kick's link stands", () => {
+  it('the Kick box asking every few seconds costs the Gatekeeper one look per 10 s, and still sees the link come', async () => {
+    await writeRecord(token());
+    await start();
+    await waitFor(async () => /not connected/.test((await kickDetail()) ?? ''));
+    const looks = () => gk.requests.filter((r) => r === 'GET /kick/status').length;
+    const before = looks();
+    // Thirty questions in a row (a box polled for a minute): none reaches the Gatekeeper within the 10 s.
+    for (let n = 0; n < 30; n += 1) {
+      const body = (await (await api(daemon!, 'GET', '/api/sources/kick/connect')).json()) as KickLinkState;
+      expect(body).toMatchObject({ connected: false, eventsConnected: false });
+    }
+    expect(looks()).toBe(before);
+    // Linked meanwhile: the look 10 s after the last one finds it, and the box's next question says so.
+    gk.approve();
+    timers.advance(KICK_STATUS_ASKED_MIN_MS);
+    await waitFor(() => gk.open().length === 1);
+    expect(looks()).toBe(before + 1);
+    const linked = (await (await api(daemon!, 'GET', '/api/sources/kick/connect')).json()) as KickLinkState;
+    expect(linked).toEqual({
+      connected: true,
+      channel: 'streamer',
+      eventsConnected: true,
+      events: 'events: connected through the Gatekeeper',
+    });
+    // Connected: asking costs the Gatekeeper nothing at all.
+    for (let n = 0; n < 10; n += 1) await api(daemon!, 'GET', '/api/sources/kick/connect');
+    expect(looks()).toBe(before + 1);
+  });
+});
+
 describe('Kick linked while the daemon runs', () => {
   it('linked from the dashboard after the start: the feed opens and its events reach the page', async () => {
     await writeRecord(token());
@@ -614,7 +649,9 @@ describe('Kick linked while the daemon runs', () => {
     await fetch(url!);
     expect(await run.exited).toBe(0);
     expect(run.stdout()).toMatch(/The running overlay server takes them from now on/);
-    // No clock moves: the feed does not wait for its once-a-minute look.
+    // The daemon was asked how Kick stands just before (the waits above): it looks again 10 s after that,
+    // not at its once-a-minute look.
+    timers.advance(KICK_STATUS_ASKED_MIN_MS);
     await waitFor(() => gk.open().length === 1);
     await waitFor(async () => (await kickDetail()) === 'events: connected through the Gatekeeper');
     gk.push(chat(1, 'cli-1', 'first after the link'));

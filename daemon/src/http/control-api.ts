@@ -2,7 +2,7 @@
 import { realpath, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Polka, Request } from 'polka';
-import type * as v from 'valibot';
+import * as v from 'valibot';
 import type { FileProblem } from '../../../shared/data-files.js';
 import {
   type ChatPreview,
@@ -69,6 +69,13 @@ import { mountPairingRoutes, type PairingRoutesContext } from './pairing-routes.
 import { sendError, sendJson, sendNoContent } from './responses.js';
 import { mountSourceRoutes } from './source-routes.js';
 
+/** `?at=` of `POST /api/events`: milliseconds since the epoch, or an ISO 8601 time. */
+const EventTimeQuery = v.pipe(
+  v.string(),
+  v.maxLength(64),
+  v.transform((text) => (/^\d{1,15}$/.test(text) ? Number(text) : Date.parse(text))),
+  v.check((ms) => Number.isFinite(ms), 'must be a time: milliseconds since the epoch or ISO 8601'),
+);
 export interface ControlApiContext {
   overlays: OverlayStore;
   rules: RulesStore;
@@ -249,14 +256,23 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   });
 
   app.post('/api/events', async (req, res) => {
+    const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     // `?test=true`: a test event (the test panel, the `event` command), marked in the journal.
-    const test = new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('test');
+    const test = query.get('test');
     if (test !== null && test !== 'true') return sendError(res, 'bad_request', 'test: must be true');
+    // `?at=`: when it happened (a tool passing on what it kept); one more than 5 minutes old is caught up.
+    const atText = query.get('at');
+    const at = atText === null ? undefined : parseWith(EventTimeQuery, atText);
+    if (at && !at.ok) return sendError(res, 'bad_request', `at: ${at.error}`);
     const event = await readJson(req, res, StreamEvent);
     if (!event) return;
     let report: IngestReport;
     try {
-      report = ctx.ingest(event, { requireJournal: true, test: test === 'true' });
+      report = ctx.ingest(event, {
+        requireJournal: true,
+        test: test === 'true',
+        ...(at?.ok ? { at: at.value } : {}),
+      });
     } catch (err) {
       if (err instanceof JournalWriteError) return sendError(res, 'unavailable', err.message);
       throw err;

@@ -1,5 +1,7 @@
 // Linking Kick from the dashboard's Sources view: POST starts it (a URL to open on Kick), GET says whether
-// Kick is linked and how the events feed stands, DELETE unlinks. Control API: admin key, local only.
+// Kick is linked and how the events feed stands, DELETE unlinks. Control API: admin key, local only. GET
+// answers from the feed's own state, which looks at the Gatekeeper at most every 10 s however often the
+// box asks (the Gatekeeper takes 30 requests a minute).
 import type { Polka } from 'polka';
 import type { KickConnectStart, KickLinkState } from '../../../shared/protocol/control-api.js';
 import type { KickEdgeFeed, KickLinkFailure } from '../sources/kick/edge-events.js';
@@ -25,14 +27,14 @@ export function mountKickRoutes(app: Polka, feed: KickEdgeFeed | undefined): voi
         eventsConnected: false,
         events: feed?.describe() ?? 'events: this daemon runs without the Gatekeeper',
       } satisfies KickLinkState);
-    const answer = await feed.link.status(token);
-    if (!answer.ok) return failed(res, 'say whether Kick is connected', answer);
-    // Linked meanwhile (the page on Kick was just allowed): the feed opens now rather than at its next look.
-    if (answer.value.connected) feed.recheck();
+    // Linked meanwhile (the page on Kick was just allowed, or `connect kick` in a terminal): the feed looks
+    // again now, or once 10 s have passed since the last such look, rather than at its next minute.
+    await feed.lookAgain();
+    const status = feed.status();
     sendJson(res, 200, {
-      connected: answer.value.connected,
-      ...(answer.value.channel !== undefined ? { channel: answer.value.channel } : {}),
-      eventsConnected: feed.status().state === 'connected',
+      connected: status.linked,
+      ...(status.channel !== undefined ? { channel: status.channel } : {}),
+      eventsConnected: status.state === 'connected',
       events: feed.describe(),
     } satisfies KickLinkState);
   });
@@ -42,6 +44,8 @@ export function mountKickRoutes(app: Polka, feed: KickEdgeFeed | undefined): voi
     if (!token) return sendError(res, 'forbidden', KICK_SIGN_IN_NEEDED);
     const answer = await feed.link.connect(token);
     if (!answer.ok) return failed(res, 'start connecting Kick', answer);
+    // A link under way: the box's next question may look at the Gatekeeper at once.
+    feed.linkChanging();
     sendJson(res, 200, { url: answer.value.url } satisfies KickConnectStart);
   });
   app.delete(path, async (_req, res) => {
@@ -50,6 +54,7 @@ export function mountKickRoutes(app: Polka, feed: KickEdgeFeed | undefined): voi
     if (!token) return sendError(res, 'forbidden', KICK_SIGN_IN_NEEDED);
     const answer = await feed.link.disconnect(token);
     if (!answer.ok) return failed(res, 'disconnect Kick', answer);
+    feed.linkChanging();
     feed.unlinked();
     sendNoContent(res);
   });

@@ -87,6 +87,11 @@ export class KickLink {
 export const KICK_EDGE_BACKOFF = { initialMs: 1000, maxMs: 60_000, jitter: 0.25 } as const;
 /** While Kick is not connected, the Gatekeeper is asked again this often (the CLI links in another process). */
 export const KICK_STATUS_RECHECK_MS = 60_000;
+/**
+ * The dashboard (or the CLI) asking how the link stands makes the feed look again at most this often: a
+ * box polled every 2 s costs the Gatekeeper one look per 10 s, well inside its 30 requests a minute.
+ */
+export const KICK_STATUS_ASKED_MIN_MS = 10_000;
 /** A socket that stayed up this long was a good one: the next failure waits from 1 s again. */
 const STABLE_MS = 60_000;
 /** One mapped event is small; anything larger is not the protocol. */
@@ -146,6 +151,8 @@ export type KickEdgeState =
 
 export interface KickEdgeStatus {
   state: KickEdgeState;
+  /** Whether the Gatekeeper said at its last look that Kick is linked for the member. */
+  linked: boolean;
   /** The Kick channel linked, once the Gatekeeper said so. */
   channel?: string;
   /** The state in words, as the kick source's detail carries it. */
@@ -190,6 +197,10 @@ export class KickEdgeFeed {
   #said: string | undefined;
   /** The member Kick was seen linked for in this run (a later "not connected" or sign-out is news then). */
   #linkedFor: string | undefined;
+  /** The Gatekeeper's last word on the link: connected or not. */
+  #linked = false;
+  /** When a look was last made because someone asked (`lookAgain`), on the feed's clock. */
+  #askedAt: number | undefined;
   readonly #onLicence = () => this.#licenceChanged();
 
   constructor(ctx: KickEdgeContext) {
@@ -214,13 +225,27 @@ export class KickEdgeFeed {
   }
 
   /**
-   * Asks the Gatekeeper again now, when the feed waits for a link (the dashboard just linked Kick). A feed
-   * waiting out a failure keeps its backoff.
+   * Someone asks how the link stands (the dashboard's Kick box, `connect kick` in another terminal): while
+   * the feed waits for a link it looks again, at once when it last did so on such a request at least
+   * `KICK_STATUS_ASKED_MIN_MS` ago (resolving once the answer is in), else when that time is over. A feed
+   * that is connected, or waiting out a failure with its backoff, asks nobody.
    */
-  recheck(): void {
+  async lookAgain(): Promise<void> {
     if (this.#state !== 'not_connected' && this.#state !== 'signed_out') return;
+    const now = this.#ctx.timers.now();
+    const wait = this.#askedAt === undefined ? 0 : this.#askedAt + KICK_STATUS_ASKED_MIN_MS - now;
     this.#clearRetry();
-    void this.#check();
+    if (wait > 0) {
+      this.#retry = this.#ctx.timers.setTimeout(() => void this.#check(), wait);
+      return;
+    }
+    this.#askedAt = now;
+    await this.#check();
+  }
+
+  /** A link was started or undone from here: the next request for its state may look at once. */
+  linkChanging(): void {
+    this.#askedAt = undefined;
   }
 
   /** Kick was unlinked from here: the socket closes and the feed waits for a new link. */
@@ -228,6 +253,7 @@ export class KickEdgeFeed {
     if (this.#state === 'stopped') return;
     this.#closeSocket();
     this.#channel = undefined;
+    this.#linked = false;
     this.#clearRetry();
     void this.#check();
   }
@@ -235,6 +261,7 @@ export class KickEdgeFeed {
   status(): KickEdgeStatus {
     return {
       state: this.#state,
+      linked: this.#linked,
       ...(this.#channel !== undefined ? { channel: this.#channel } : {}),
       detail: this.describe(),
     };
@@ -335,6 +362,7 @@ export class KickEdgeFeed {
     const member = token ? decodeJwtPayload(token)?.sub : undefined;
     if (!token || !member) {
       this.#member = undefined;
+      this.#linked = false;
       this.#set('signed_out');
       return;
     }
@@ -351,6 +379,7 @@ export class KickEdgeFeed {
     const answer = await this.#link.status(token);
     if (generation !== this.#generation) return;
     if (answer.ok) {
+      this.#linked = answer.value.connected;
       if (!answer.value.connected) {
         this.#channel = undefined;
         this.#set('not_connected');
@@ -365,6 +394,7 @@ export class KickEdgeFeed {
     }
     if (answer.kind === 'http' && answer.status === 401) return this.#refused(token);
     if (answer.kind === 'http' && answer.status === 403) {
+      this.#linked = false;
       this.#set('not_connected', `the Gatekeeper refused the licence (${answer.message})`);
       this.#retry = this.#ctx.timers.setTimeout(() => void this.#check(), KICK_STATUS_RECHECK_MS);
       return;
@@ -413,6 +443,7 @@ export class KickEdgeFeed {
       if (refused === 'licence') return this.#refused(token);
       if (refused === 'not_connected') {
         this.#channel = undefined;
+        this.#linked = false;
         void this.#check();
         return;
       }
