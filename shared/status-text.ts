@@ -41,6 +41,9 @@ const RELAY_STATE: Record<RelayStatus['state'], string> = {
   off: 'not published',
 };
 
+/** The first line: where the daemon answers. */
+export const runningLine = (baseUrl: string) => `overlay-daemon is running at ${baseUrl}`;
+
 /** One line of the status: what it is about (`label`), the words, and the part of `/status` it comes from. */
 export interface StatusLine {
   part: 'obs' | 'licence' | 'tunnel' | 'tiktok' | 'source' | 'relay';

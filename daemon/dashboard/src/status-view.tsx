@@ -2,7 +2,7 @@
 import { useCallback, useState } from 'preact/hooks';
 import { localTime } from '../../../shared/local-time.js';
 import type { DaemonStatus, SourceReport, SourceStatus } from '../../../shared/protocol/index.js';
-import { statusLines } from '../../../shared/status-text.js';
+import { runningLine, statusLines } from '../../../shared/status-text.js';
 import { formatWait } from '../../../shared/timers.js';
 import type { Shared } from './shared-data.js';
 import { describeError, Notice, PlatformMark } from './ui.js';
@@ -16,7 +16,7 @@ function StatusLines(props: { status: DaemonStatus; url: string }) {
   const lines = statusLines(status);
   return (
     <>
-      <p data-field="running">overlay-daemon is running at {props.url}</p>
+      <p data-field="running">{runningLine(props.url)}</p>
       <dl class="fields status-lines">
         {lines.map((line) => {
           const source =

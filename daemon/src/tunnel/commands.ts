@@ -2,6 +2,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { premiumPageUrl } from '../../../shared/config.js';
+import { localTime } from '../../../shared/local-time.js';
 import type { Tier } from '../../../shared/protocol/index.js';
 import { Overlay, parseJsonWith } from '../../../shared/protocol/index.js';
 import { DaemonError } from '../errors.js';
@@ -109,7 +110,7 @@ export async function tunnelStatusLines(ctx: TunnelCommandContext): Promise<stri
   return [
     `tunnel ${s.subdomain}: ${s.state}${connections}`,
     `public URL: ${s.public_url}`,
-    `created: ${s.created_at}`,
+    `created: ${localTime(s.created_at)}`,
     ...(local.ok && !local.record
       ? ['(not stored in this data directory: run "overlay-daemon tunnel up")']
       : []),
