@@ -200,6 +200,13 @@ async function startParts(
   const kickEdge = startKickEdge(options.kickEvents, { journal, log });
   stack.push(() => kickEdge.close(), 'the Kick events feed');
   const access = platformAccess(options, settings);
+  // The relay starts after the server (its /status part lives there); its route asks for it per request.
+  let relayPart: ReturnType<typeof startRelay> | undefined;
+  const relayControl = {
+    takeBack: (overlayId: string) =>
+      relayPart?.relay.takeBack(overlayId) ??
+      ({ ok: false, code: 'conflict', message: 'The relay is not started yet' } as const),
+  };
   const http = await startHttp(options, {
     dataDir,
     keys,
@@ -217,12 +224,14 @@ async function startParts(
     ingest,
     access,
     kickEdge: kickEdge.feed,
+    relay: relayControl,
     log,
   });
   stack.push(() => http.close(), 'the HTTP server');
   const { statusFields, state, url } = http;
   // Public overlays, published to the Gatekeeper's relay while the licence is Premium.
   const relay = startRelay(options.relay, { hub, overlays, mediaDir: dataDir.mediaDir, statusFields, log });
+  relayPart = relay;
   stack.push(() => relay.close(), 'the relay publishers');
   // So `overlay-daemon status`, `event` and `dashboard` find this daemon without --port.
   await writeRunningDaemon(dataDir.daemonFile, url).catch((err: unknown) =>

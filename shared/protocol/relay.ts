@@ -44,6 +44,18 @@ export const RELAY_CLOSE = {
   replaced: 4409,
 } as const;
 
+/**
+ * The reason a replaced publisher is closed with (4409): the words, and the address the Gatekeeper saw the
+ * new publisher at, so the streamer learns where the other copy of the licence runs. A close reason holds
+ * 123 bytes; an address fits.
+ */
+export const REPLACED_REASON = 'another daemon publishes this overlay';
+export const replacedReason = (ip: string): string => `${REPLACED_REASON} (from ${ip})`.slice(0, 123);
+/** The address in a 4409's reason, if it names one. */
+export function replacedFrom(reason: string | undefined): string | undefined {
+  return /\(from ([0-9A-Fa-f.:]{2,45})\)$/.exec(reason ?? '')?.[1];
+}
+
 /** What a page of the overlay gets, and what the publisher forwards verbatim. */
 export const RelayedMessage = v.variant('type', [OverlayUpdate, StreamEventMessage, OverlayCommand]);
 export type RelayedMessage = v.InferOutput<typeof RelayedMessage>;
@@ -93,6 +105,9 @@ export const RelayStatus = v.object({
   viewers: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
   viewerUrl: v.optional(v.string()),
   detail: v.optional(v.string()),
+  /** Taken over by another daemon (4409): when (ISO), and from which address, when the relay said. */
+  takenOverAt: v.optional(v.string()),
+  takenOverFrom: v.optional(v.string()),
 });
 export type RelayStatus = v.InferOutput<typeof RelayStatus>;
 

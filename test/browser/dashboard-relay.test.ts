@@ -165,6 +165,71 @@ describe('a public overlay on Premium', () => {
   });
 });
 
+/** A Premium daemon publishing to a stand-in relay, its data directory and its licence; `stop` ends all three. */
+async function premiumWithRelay() {
+  const issuer = 'http://gatekeeper.invalid';
+  const signer = licenceSigner();
+  const hub = await startFakeRelayHub();
+  const dataDir = await makeDataDir();
+  await trustSigner(dataDir, signer);
+  await writeFile(join(dataDir, 'rules.json'), '[]\n');
+  await writeLicence(join(dataDir, 'license.json'), {
+    token: signer.sign({ sub: 'member-1', tier: 'premium', iss: issuer }),
+    tier: 'premium',
+    validated_at: new Date().toISOString(),
+    user_id: 'member-1',
+    verdict: 'ok',
+  });
+  const licence = new LicenceManager({ dataDir, issuer, log: () => {} });
+  await licence.load();
+  const daemon = await startTestDaemon({
+    dataDir,
+    limits: licence,
+    relay: { licence, gatekeeperUrl: hub.url },
+  });
+  return {
+    hub,
+    daemon,
+    stop: async () => {
+      await daemon.stop();
+      await hub.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('a public overlay another daemon took over', () => {
+  it('says from where, and "Publish from here again" takes it back', { timeout: 60_000 }, async () => {
+    const { hub, daemon, stop } = await premiumWithRelay();
+    const page = await context.newPage();
+    try {
+      const demo = daemon.overlays.list()[0]!;
+      const { id: _id, ...rest } = demo;
+      expect((await api(daemon, 'PUT', `/api/overlays/${demo.id}`, { ...rest, public: true })).status).toBe(
+        200,
+      );
+      await hub.published(demo.id, 15_000);
+      await signInDashboard(page, daemon);
+      const overlay = card(page, demo.id);
+      const state = overlay.locator('[data-relay-state]');
+      await expect.poll(() => state.getAttribute('data-relay-state'), { timeout: 15_000 }).toBe('connected');
+      expect(await overlay.getByRole('button', { name: 'Publish from here again' }).count()).toBe(0);
+
+      await hub.closeWith(demo.id, 4409, 'another daemon publishes this overlay (from 198.51.100.7)');
+      await expect
+        .poll(() => state.textContent(), { timeout: 15_000 })
+        .toContain('another daemon publishes this overlay from 198.51.100.7 since');
+      await overlay.getByRole('button', { name: 'Publish from here again' }).click();
+      await expect.poll(() => hub.open(demo.id).length, { timeout: 15_000 }).toBe(1);
+      await expect.poll(() => state.getAttribute('data-relay-state'), { timeout: 15_000 }).toBe('connected');
+      expect(await overlay.getByRole('button', { name: 'Publish from here again' }).count()).toBe(0);
+    } finally {
+      await page.close();
+      await stop();
+    }
+  });
+});
+
 describe('a public overlay published to a stand-in relay', () => {
   it("publishes on the switch, then shows Live, the relay's viewer URL and QR code, and the count it sends", {
     timeout: 60_000,

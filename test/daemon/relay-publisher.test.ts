@@ -3,6 +3,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../../daemon/src/cli/main.js';
 import { describeDaemonStatus } from '../../daemon/src/cli/status-text.js';
 import { type LicenceRecord, writeLicence } from '../../daemon/src/licence/licence-file.js';
 import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
@@ -353,18 +354,31 @@ describe('reconnecting', () => {
     expect(relayHub.connections).toHaveLength(2);
   });
 
-  it('4409 (another daemon publishes it): state error, no reconnect until public changes', async () => {
+  it('4409 (another daemon publishes it): state error, since when and from where, no reconnect until public changes', async () => {
+    // The publishers' clock reads an evening in 2026 (moved before anything waits on it).
+    timers.advance(Date.parse('2026-12-01T20:15:00.000Z'));
     await start();
     const stage = await createOverlay({ public: true });
     await relayHub.published(stage.id);
-    await relayHub.closeWith(stage.id, 4409, 'replaced');
+    await relayHub.closeWith(stage.id, 4409, 'another daemon publishes this overlay (from 198.51.100.7)');
     await waitFor(async () => (await entry(stage.id))?.state === 'error');
     expect(await entry(stage.id)).toEqual({
       overlayId: stage.id,
       state: 'error',
       viewers: 0,
-      detail: 'another daemon publishes this overlay',
+      detail: expect.stringMatching(
+        new RegExp(
+          `^another daemon publishes this overlay from 198\\.51\\.100\\.7 since .+: take it back .*overlay-daemon relay take-back ${stage.id}$`,
+        ),
+      ),
+      takenOverAt: '2026-12-01T20:15:00.000Z',
+      takenOverFrom: '198.51.100.7',
     });
+    // `overlay-daemon status` says it in words.
+    const body = (await (await api(daemon, 'GET', '/status')).json()) as DaemonStatus;
+    expect(describeDaemonStatus(body, daemon.url)).toMatch(
+      /another daemon publishes this overlay from 198\.51\.100\.7 since/,
+    );
     timers.advance(10 * 60_000);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(relayHub.connections).toHaveLength(1);
@@ -373,6 +387,67 @@ describe('reconnecting', () => {
     await waitFor(() => relayHub.open(stage.id).length === 1);
     // It was not publishing: nothing told the relay to stop on the other daemon's behalf.
     expect(relayHub.connections[0]?.frames.some((f) => f.type === 'unpublish')).toBe(false);
+  });
+
+  it('the streamer takes a taken-over overlay back: POST /api/relay/:id/take-back publishes it from here again', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    await relayHub.published(stage.id);
+    await relayHub.closeWith(stage.id, 4409, 'another daemon publishes this overlay (from 198.51.100.7)');
+    await waitFor(async () => (await entry(stage.id))?.state === 'error');
+
+    const taken = await api(daemon, 'POST', `/api/relay/${stage.id}/take-back`);
+    expect(taken.status).toBe(200);
+    expect(await taken.json()).toMatchObject({ overlayId: stage.id, state: 'connecting' });
+    const again = await relayHub.published(stage.id);
+    expect(again.frames.some((f) => f.type === 'snapshot')).toBe(true);
+    await waitFor(async () => (await entry(stage.id))?.state === 'connected');
+    expect(await entry(stage.id)).not.toHaveProperty('takenOverAt');
+    // Published from here already: nothing to take back, nothing opened.
+    const idle = await api(daemon, 'POST', `/api/relay/${stage.id}/take-back`);
+    expect(idle.status).toBe(200);
+    expect(await idle.json()).toMatchObject({ state: 'connected' });
+    expect(relayHub.connections).toHaveLength(2);
+  });
+
+  it('take-back: 404 for no such overlay, 409 with words for one that is not public', async () => {
+    await start();
+    const stage = await createOverlay();
+    const refusal = async (path: string) => {
+      const res = await api(daemon, 'POST', path);
+      return { status: res.status, code: ((await res.json()) as { error: { code: string } }).error.code };
+    };
+    expect(await refusal('/api/relay/0b7c2f4e-1111-4222-8333-944455556666/take-back')).toEqual({
+      status: 404,
+      code: 'not_found',
+    });
+    expect(await refusal('/api/relay/x/take-back')).toEqual({ status: 404, code: 'not_found' });
+    expect(await refusal(`/api/relay/${stage.id}/take-back`)).toEqual({ status: 409, code: 'conflict' });
+    expect(relayHub.connections).toHaveLength(0);
+  });
+
+  it('overlay-daemon relay take-back ID does the same from the command line', async () => {
+    await start();
+    const stage = await createOverlay({ public: true });
+    await relayHub.published(stage.id);
+    await relayHub.closeWith(stage.id, 4409, 'another daemon publishes this overlay (from 198.51.100.7)');
+    await waitFor(async () => (await entry(stage.id))?.state === 'error');
+    const io = {
+      output: '',
+      errors: '',
+      out: (t: string) => {
+        io.output += t;
+      },
+      err: (t: string) => {
+        io.errors += t;
+      },
+      stopSignal: () => new Promise<string>(() => {}),
+    };
+    expect(await main(['relay', 'take-back', stage.id, '--data-dir', dataDir], io)).toBe(0);
+    expect(io.output).toContain(`Overlay ${stage.id}`);
+    await relayHub.published(stage.id);
+    await waitFor(async () => (await entry(stage.id))?.state === 'connected');
+    expect(await main(['relay', 'take-back', '--data-dir', dataDir], io)).toBe(2);
   });
 
   it('4401 (licence expired): reconnects at once with the refreshed licence', async () => {

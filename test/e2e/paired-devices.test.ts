@@ -100,7 +100,8 @@ interface Waiting {
 
 /**
  * The streamer offers a pairing with `role` on their computer; the phone opens the offer's URL, names itself
- * and sends; the streamer sees it waiting and approves; the phone says so. Returns what the streamer saw.
+ * and sends; the streamer sees it waiting and approves; the phone says so and opens the dashboard. Returns
+ * what the streamer saw.
  */
 async function pair(page: Page, role: 'owner' | 'moderator', deviceName: string): Promise<Waiting> {
   const offered = await local('POST', '/api/pairings/offer', { role });
@@ -120,6 +121,8 @@ async function pair(page: Page, role: 'owner' | 'moderator', deviceName: string)
   expect(mine).toBeDefined();
   expect((await local('POST', `/api/pairings/${mine?.pairingId}/approve`, {})).status).toBe(204);
   await page.getByText('Approved — opening the dashboard').waitFor();
+  // The page opens the dashboard by itself, a moment after saying so.
+  await page.waitForURL(`https://${tunnelHost}/dashboard`);
   return mine as Waiting;
 }
 
@@ -263,7 +266,6 @@ describe('paired devices end to end', () => {
 
   it('opens the dashboard with Status, Actions, Test events and History only, and its name and role on top', async () => {
     const page = moderatorPage;
-    await page.getByRole('link', { name: 'Open the dashboard' }).click();
     await page.getByRole('heading', { name: 'Status', level: 1 }).waitFor();
     expect(new URL(page.url()).host).toBe(tunnelHost);
     expect(await navigation(page)).toEqual(['Status', 'Actions', 'Test events', 'History']);
@@ -331,7 +333,6 @@ describe('paired devices end to end', () => {
     const { page } = await phone();
     ownerPage = page;
     await pair(page, 'owner', 'Alex’s tablet');
-    await page.getByRole('link', { name: 'Open the dashboard' }).click();
     await page.getByRole('heading', { name: 'Overlays', level: 1 }).waitFor();
     expect(await page.locator('.topbar').textContent()).toContain('Alex’s tablet · owner');
     expect(await navigation(page)).toHaveLength(9);

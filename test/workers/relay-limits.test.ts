@@ -101,8 +101,12 @@ describe('the publisher socket', () => {
 
   it('closes a replaced publisher with 4409; the new one publishes to the same viewers', async () => {
     const s = await publishedWithViewer('relay-replace');
-    const second = await publisher(s.token, s.overlayId);
-    expect(await s.daemon.closed).toMatchObject({ code: 4409 });
+    const second = await publisher(s.token, s.overlayId, '198.51.100.77');
+    // The replaced daemon learns where the other one connects from.
+    expect(await s.daemon.closed).toMatchObject({
+      code: 4409,
+      reason: 'another daemon publishes this overlay (from 198.51.100.77)',
+    });
     second.socket.send(event(5));
     expect(await s.watching.next()).toMatchObject({ type: 'stream-event', seq: 5 });
     second.socket.close();

@@ -232,6 +232,12 @@ export class ControlApi {
   async relay(): Promise<RelayStatus[]> {
     return relayEntries(await this.request(this.#statusPath));
   }
+  /** Publishes from here again an overlay another daemon took over; its relay entry now. */
+  takeBackRelay(overlayId: string): Promise<RelayStatus> {
+    return this.typed(RelayStatusSchema, `/api/relay/${encodeURIComponent(overlayId)}/take-back`, {
+      method: 'POST',
+    });
+  }
   actionLog(): Promise<ActionLogEntry[]> {
     return this.typed(ActionLog, '/api/actions/log');
   }

@@ -249,6 +249,20 @@ function PublicPanel(props: {
       setBusy(false);
     }
   };
+  const takeBackPath = `/api/relay/${encodeURIComponent(overlay.id)}/take-back`;
+  const takenOver = entry?.takenOverAt !== undefined && shared.api.allows('POST', takeBackPath);
+  const takeBack = async () => {
+    setBusy(true);
+    setRefusal(undefined);
+    try {
+      await shared.api.takeBackRelay(overlay.id);
+      props.onChanged();
+    } catch (err) {
+      setRefusal(err);
+    } finally {
+      setBusy(false);
+    }
+  };
   const viewerUrl = entry?.viewerUrl;
   return (
     <div class="public-panel" data-public>
@@ -282,6 +296,11 @@ function PublicPanel(props: {
               </>
             )}
           </p>
+          {takenOver && (
+            <button type="button" onClick={() => void takeBack()} disabled={busy} data-take-back>
+              Publish from here again
+            </button>
+          )}
           {viewerUrl ? (
             <div class="relay-link">
               <div class="url-row">

@@ -53,19 +53,19 @@ export interface DevicesCliIo {
   now?: () => number;
 }
 
-const COMMON = {
+export const COMMON = {
   port: { type: 'string' },
   host: { type: 'string' },
   'data-dir': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-interface Api {
+export interface Api {
   call(method: string, path: string, body?: unknown): Promise<Response>;
 }
 
 /** The running server and its key, or a message saying why there is none. */
-async function connect(values: {
+export async function connect(values: {
   port?: string | undefined;
   host?: string | undefined;
   'data-dir'?: string | undefined;
@@ -95,12 +95,17 @@ async function connect(values: {
   return { call };
 }
 
-async function failure(res: Response): Promise<string> {
+export async function failure(res: Response): Promise<string> {
   const body = (await res.json().catch(() => undefined)) as { error?: { message?: string } } | undefined;
   return body?.error?.message ?? `the server answered ${res.status}`;
 }
 
-function parseOrUsage<T>(io: DevicesCliIo, help: string, parse: () => T, known: string[]): T | undefined {
+export function parseOrUsage<T>(
+  io: DevicesCliIo,
+  help: string,
+  parse: () => T,
+  known: string[],
+): T | undefined {
   try {
     return parse();
   } catch (err) {

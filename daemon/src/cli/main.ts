@@ -39,6 +39,7 @@ import { DASHBOARD_HELP, runDashboardCommand } from './dashboard.js';
 import { DEVICES_HELP, PAIR_HELP, runDevicesCommand, runPairCommand } from './devices.js';
 import { EVENT_HELP, runEventCommand } from './event.js';
 import { describeLookup, locateDaemon, portFrom } from './locate.js';
+import { RELAY_HELP, runRelayCommand } from './relay.js';
 import { LOGIN_HELP, LOGOUT_HELP, type RemoteCommand, runRemoteCommand, TUNNEL_HELP } from './remote.js';
 import { describeDaemonStatus } from './status-text.js';
 import { describeParseError, UsageError, usageLine, wholeNumberIn } from './usage-error.js';
@@ -55,6 +56,7 @@ Usage:
   overlay-daemon new-key [--data-dir DIR]    replace the admin key (old sign-in links and paired devices stop working)
   overlay-daemon pair [--role ROLE]          pair a phone through the tunnel (code + QR code), then approve it
   overlay-daemon devices [--revoke ID]       list the paired devices, or revoke one
+  overlay-daemon relay take-back ID          publish a public overlay from here again after another daemon took it
   overlay-daemon connect twitch      sign in to Twitch for follows, subs, cheers, raids (disconnect twitch to undo)
   overlay-daemon connect kick        link Kick for follows, subs, gifts, also while off (disconnect kick to undo)
   overlay-daemon connect youtube     sign in to YouTube so chat actions write in your live chat (disconnect youtube to undo)
@@ -263,6 +265,7 @@ const COMMANDS: readonly Command[] = [
   { name: 'event', help: () => EVENT_HELP, ownArguments: runEventCommand },
   { name: 'devices', help: () => DEVICES_HELP, ownArguments: runDevicesCommand },
   { name: 'pair', help: () => PAIR_HELP, ownArguments: runPairCommand },
+  { name: 'relay', help: () => RELAY_HELP, ownArguments: runRelayCommand },
   {
     name: 'new-key',
     help: () => NEW_KEY_HELP,

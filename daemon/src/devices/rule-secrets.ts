@@ -47,7 +47,8 @@ export function redactUrl(url: string): string {
 
 /** Every http(s) URL in a text (an outcome's error names the address it could not reach) redacted. */
 export function redactUrlsIn(text: string): string {
-  return text.replace(/https?:\/\/[^\s"'<>`]+/gi, (url) => redactUrl(url));
+  // Punctuation that ends the sentence around a URL stays in the sentence.
+  return text.replace(/https?:\/\/[^\s"'<>`]+?(?=[.,;:)]*(?:\s|$))/gi, (url) => redactUrl(url));
 }
 
 function redactWebhook(action: WebhookRuleAction): WebhookRuleAction {

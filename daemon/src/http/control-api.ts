@@ -66,6 +66,7 @@ import { etagOf, ifMatchHolds, overlayEtag } from './etag.js';
 import { mountHistory } from './history.js';
 import { mountKickRoutes } from './kick-routes.js';
 import { mountPairingRoutes, type PairingRoutesContext } from './pairing-routes.js';
+import { mountRelayRoutes, type RelayControl } from './relay-routes.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 import { mountSourceRoutes } from './source-routes.js';
 
@@ -106,6 +107,8 @@ export interface ControlApiContext {
   pairing?: PairingRoutesContext | undefined;
   /** What paired devices changed (absent: no audit route). */
   audit?: AuditLog | undefined;
+  /** The relay's publishers (taking an overlay back from another daemon); absent: no relay route. */
+  relay?: RelayControl | undefined;
   /** Paired devices' sessions through the tunnel (device-access.ts); absent: no devices. */
   deviceAccess?: DeviceAccess | undefined;
   /** Lets only local control clients with the admin key through (front-door.ts createControlGuard). */
@@ -459,6 +462,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   mountKickRoutes(app, ctx.kickEdge);
   if (ctx.pairing) mountPairingRoutes(app, ctx.pairing);
   if (ctx.audit) mountAuditRoutes(app, ctx.audit);
+  if (ctx.relay) mountRelayRoutes(app, ctx.relay);
   mountBackupRoutes(app, ctx.dataDir, ctx.log);
 
   app.get('/api/media', async (_req, res) => sendJson(res, 200, await listMedia(ctx.mediaDir)));

@@ -15,6 +15,7 @@ import type { DevDashboard, DevPage } from '../http/dev-page.js';
 import { DeviceAccess } from '../http/device-access.js';
 import { createControlGuard, createFrontDoor, createUpgradeListener } from '../http/front-door.js';
 import { compiledPageRenderer } from '../http/page.js';
+import type { RelayControl } from '../http/relay-routes.js';
 import { obsStatusInWords, StatusParts } from '../http/status-parts.js';
 import type { Ingest } from '../ingest/ingest.js';
 import type { Journal } from '../journal/journal.js';
@@ -124,6 +125,8 @@ export function startHttp(
     access: PlatformAccess;
     /** Kick's events feed, for the dashboard's Connect Kick. */
     kickEdge?: KickEdgeFeed | undefined;
+    /** The relay's publishers (started after the server: asked for when a request comes). */
+    relay?: RelayControl | undefined;
     log: (line: string) => void;
   },
 ): Promise<HttpPart> {
@@ -178,6 +181,7 @@ export function startHttp(
     const app = createHttpApp({
       twitchSignIn,
       kickEdge: ctx.kickEdge,
+      relay: ctx.relay,
       actions: ctx.actions,
       obs,
       speech: ctx.speech,

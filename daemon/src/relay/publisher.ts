@@ -8,7 +8,9 @@ import {
   HubToPublisher,
   RELAY_CLOSE,
   RELAY_LIMITS,
+  REPLACED_REASON,
   type RelayStatus,
+  replacedFrom,
 } from '../../../shared/protocol/relay.js';
 import { backoffDelay } from '../../../shared/timers.js';
 import { errorMessage } from '../errors.js';
@@ -32,7 +34,28 @@ const HELLO_TIMEOUT_MS = 15_000;
 /** The hub's frames are small; anything larger is not the protocol. */
 const MAX_INCOMING_BYTES = 64 * 1024;
 
-export const REPLACED_DETAIL = 'another daemon publishes this overlay';
+export const REPLACED_DETAIL = REPLACED_REASON;
+
+/** A takeover by another daemon (4409): when it came and, when the relay said, from which address. */
+export interface Takeover {
+  at: number;
+  from: string | undefined;
+}
+
+/** The `/status` entry of an overlay another daemon took over. */
+export function takenOverStatus(overlayId: string, takeover: Takeover): RelayStatus {
+  const from = takeover.from === undefined ? '' : ` from ${takeover.from}`;
+  // In this computer's local time, as the streamer reads the clock beside it.
+  const since = new Date(takeover.at).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
+  return {
+    overlayId,
+    state: 'error',
+    viewers: 0,
+    detail: `${REPLACED_DETAIL}${from} since ${since}: take it back from the dashboard or with overlay-daemon relay take-back ${overlayId}`,
+    takenOverAt: new Date(takeover.at).toISOString(),
+    ...(takeover.from === undefined ? {} : { takenOverFrom: takeover.from }),
+  };
+}
 
 export interface PublisherContext {
   overlayId: string;
@@ -53,8 +76,8 @@ export interface PublisherContext {
   timers: Timers;
   random: () => number;
   log: (line: string) => void;
-  /** 4409: another daemon took over; the service keeps this overlay in `error` until `public` changes. */
-  onReplaced(): void;
+  /** 4409: another daemon took over; the service keeps this overlay in `error` until taken back. */
+  onReplaced(takeover: Takeover): void;
 }
 
 type Item = { kind: 'snapshot'; init: PageInit } | { kind: 'message'; text: string };
@@ -348,14 +371,16 @@ export class Publisher {
     this.#connectedAt = undefined;
     if (stable) this.#attempt = 0;
     if (code === RELAY_CLOSE.replaced) {
+      const takeover = { at: this.#ctx.timers.now(), from: replacedFrom(why) };
+      const entry = takenOverStatus(this.#ctx.overlayId, takeover);
       this.#state = 'error';
-      this.#detail = REPLACED_DETAIL;
+      this.#detail = entry.detail;
       this.#viewers = 0;
       this.#ctx.log(
-        `[relay] overlay ${this.#ctx.overlayId}: ${REPLACED_DETAIL}; not publishing it from here until it is made public again or the daemon restarts`,
+        `[relay] overlay ${this.#ctx.overlayId}: ${REPLACED_DETAIL}${takeover.from ? ` (from ${takeover.from})` : ''}; not publishing it from here until it is taken back (dashboard, overlay-daemon relay take-back), made public again or the daemon restarts`,
       );
       this.#stopped = true;
-      this.#ctx.onReplaced();
+      this.#ctx.onReplaced(takeover);
       return;
     }
     if (code === RELAY_CLOSE.licenceExpired) {

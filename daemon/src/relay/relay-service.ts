@@ -4,7 +4,7 @@ import type { LicenceStatus, Overlay } from '../../../shared/protocol/index.js';
 import type { RelayStatus } from '../../../shared/protocol/relay.js';
 import { decodeJwtPayload } from '../licence/jwt-payload.js';
 import type { Timers } from '../timers.js';
-import { Publisher, REPLACED_DETAIL } from './publisher.js';
+import { Publisher, type Takeover, takenOverStatus } from './publisher.js';
 import { RelayMedia } from './relay-media.js';
 
 /** What the relay needs of the licence (licence/licence-manager.ts). */
@@ -16,6 +16,11 @@ export interface RelayLicence {
   on(event: 'change', listener: (status: LicenceStatus) => void): unknown;
   off(event: 'change', listener: (status: LicenceStatus) => void): unknown;
 }
+
+/** What taking an overlay back answers: the overlay's relay entry now (`taken`: it had been taken over). */
+export type TakeBack =
+  | { ok: true; taken: boolean; status: RelayStatus }
+  | { ok: false; code: 'not_found' | 'conflict'; message: string };
 
 export type OverlayChange = { type: 'changed'; overlay: Overlay } | { type: 'removed'; overlayId: string };
 
@@ -51,8 +56,8 @@ function publishUrl(base: string, overlayId: string): string {
 export class RelayService {
   readonly #options: RelayServiceOptions;
   readonly #publishers = new Map<string, Publisher>();
-  /** Overlays another daemon took over (4409): left alone until `public` changes or the daemon restarts. */
-  readonly #replaced = new Set<string>();
+  /** Overlays another daemon took over (4409): left alone until taken back, `public` changes or a restart. */
+  readonly #replaced = new Map<string, Takeover>();
   /** Publishers telling the relay to stop: closed at shutdown if they are still at it. */
   readonly #leaving = new Set<Publisher>();
   readonly #media: RelayMedia | undefined;
@@ -143,8 +148,8 @@ export class RelayService {
       timers,
       random: this.#options.random ?? Math.random,
       log,
-      onReplaced: () => {
-        this.#replaced.add(overlayId);
+      onReplaced: (takeover) => {
+        this.#replaced.set(overlayId, takeover);
         if (this.#publishers.get(overlayId) === publisher) this.#publishers.delete(overlayId);
       },
     });
@@ -159,6 +164,31 @@ export class RelayService {
     this.sync();
   }
 
+  /**
+   * Publishes an overlay another daemon took over from here again (`POST /api/relay/:id/take-back`): the
+   * relay then closes the other daemon's publisher with 4409, as it did this one's. An overlay published
+   * from here already is left as it is.
+   */
+  takeBack(overlayId: string): TakeBack {
+    const overlay = this.#options.overlays.get(overlayId);
+    if (!overlay) return { ok: false, code: 'not_found', message: 'No overlay has that id' };
+    if (!overlay.public)
+      return {
+        ok: false,
+        code: 'conflict',
+        message: 'This overlay is not public: make it public to publish it',
+      };
+    const why = this.#notPublishing();
+    if (why) return { ok: false, code: 'conflict', message: `Nothing is published from here: ${why}` };
+    const taken = this.#replaced.delete(overlayId);
+    if (taken) {
+      this.#options.log(`[relay] overlay ${overlayId}: taken back; publishing it from here again`);
+      this.sync();
+    }
+    const entry = this.#entries().find((e) => e.overlayId === overlayId);
+    return { ok: true, taken, status: entry ?? { overlayId, state: 'off', viewers: 0 } };
+  }
+
   /** One entry per public overlay; undefined while none is public (the part is then left out of /status). */
   status(): RelayStatus[] | undefined {
     const entries = this.#entries();
@@ -171,8 +201,8 @@ export class RelayService {
       .list()
       .filter((overlay) => overlay.public)
       .map((overlay): RelayStatus => {
-        if (this.#replaced.has(overlay.id))
-          return { overlayId: overlay.id, state: 'error', viewers: 0, detail: REPLACED_DETAIL };
+        const takeover = this.#replaced.get(overlay.id);
+        if (takeover) return takenOverStatus(overlay.id, takeover);
         const publisher = this.#publishers.get(overlay.id);
         if (publisher) return publisher.status();
         return { overlayId: overlay.id, state: 'off', viewers: 0, detail: why ?? 'starting' };

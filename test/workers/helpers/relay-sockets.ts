@@ -135,8 +135,8 @@ export async function mustOpen(path: string, headers: Record<string, string>, ip
 }
 
 /** The daemon's socket for an overlay; reads `hello` and the first `viewers`. */
-export async function publisher(token: string, overlayId: string) {
-  const socket = await mustOpen(`/relay/publish/${overlayId}`, { Authorization: `Bearer ${token}` });
+export async function publisher(token: string, overlayId: string, ip?: string) {
+  const socket = await mustOpen(`/relay/publish/${overlayId}`, { Authorization: `Bearer ${token}` }, ip);
   const hello = await socket.next<{ type: 'hello'; lastSeq: number | null; viewerUrl: string }>();
   const viewers = await socket.next<{ type: 'viewers'; count: number }>();
   return { socket, hello, viewers };

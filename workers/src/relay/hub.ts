@@ -10,6 +10,7 @@ import {
   parseWith,
   RELAY_CLOSE,
   RELAY_LIMITS,
+  replacedReason,
 } from '../../../shared/protocol/index.js';
 import type { GatekeeperEnv } from '../env.js';
 import { memberEpoch, readMember } from '../membership/member-store.js';
@@ -265,9 +266,11 @@ export class OverlayRelay extends DurableObject<GatekeeperEnv> {
         status: 400,
       });
     }
-    // A second publisher replaces the first; the first does not come back by itself.
+    // A second publisher replaces the first; the first does not come back by itself, and learns from
+    // which address the second connected.
+    const from = headers.get(RELAY_HEADER.ip) ?? 'unknown';
     for (const old of this.ctx.getWebSockets(PUBLISHER)) {
-      safeClose(old, RELAY_CLOSE.replaced, 'another daemon publishes this overlay');
+      safeClose(old, RELAY_CLOSE.replaced, replacedReason(from));
     }
     this.#ensureSchema();
     const { 0: client, 1: server } = new WebSocketPair();

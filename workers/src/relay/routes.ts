@@ -47,6 +47,8 @@ relayRoutes.get('/relay/publish/:overlayId', requireLicence({ tier: 'premium' })
   headers.set(RELAY_HEADER.subdomain, subdomain);
   headers.set(RELAY_HEADER.licenceExp, String(claims.exp));
   headers.set(RELAY_HEADER.licenceEpoch, String(claims.epoch ?? 1));
+  // The publisher it replaces is told where this one connects from (the 4409's reason).
+  headers.set(RELAY_HEADER.ip, c.req.header('CF-Connecting-IP') ?? 'unknown');
   return hubOf(c.env, subdomain, overlayId).fetch(new Request(c.req.url, { headers }));
 });
 relayRoutes.all('/relay/publish/:overlayId', methodNotAllowed('GET'));
