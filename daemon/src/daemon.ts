@@ -29,6 +29,7 @@ import { startStores } from './parts/stores.js';
 import { startWebSocket } from './parts/websocket.js';
 import type { SourceManager } from './sources/manager.js';
 import { type DataDir, dataDirPaths, initDataDir } from './store/data-dir.js';
+import type { FileWatcher } from './store/file-watcher.js';
 import type { OverlayRegistry } from './store/overlay-registry.js';
 import type { OverlayStore } from './store/overlay-store.js';
 import type { RulesStore } from './store/rules-store.js';
@@ -81,6 +82,11 @@ export interface RunningDaemon {
   port: number;
   host: string;
   dataDir: DataDir;
+  /**
+   * The one watcher of the data directory's files (overlays, rules, settings, admin.key, twitch.json,
+   * youtube.json; license.json and tunnel.json for remote access): a part follows a file through it.
+   */
+  files: FileWatcher;
   /** The overlays in force (read-only view of `overlays`). */
   registry: OverlayRegistry;
   overlays: OverlayStore;
@@ -172,7 +178,7 @@ async function startParts(
 ): Promise<RunningDaemon> {
   const stores = await startStores(dataDir, options, log);
   stack.push(() => stores.close(), 'the stores');
-  const { keys, overlays, liveValues, rules, settings } = stores;
+  const { files, keys, overlays, liveValues, rules, settings } = stores;
   const { journal, close: closeJournal } = startJournal(dataDir, settings, log);
   stack.push(closeJournal, 'the journal');
   // Made before the hub and closed after it: the connections the server waits for include the hub's.
@@ -241,6 +247,7 @@ async function startParts(
   // The sources start once the daemon listens: from then on /status shows each of them.
   const { sources, close: closeSources } = await startSources(options, {
     dataDir,
+    files,
     settings,
     journal,
     ingest,
@@ -255,6 +262,7 @@ async function startParts(
     chatSenders,
     access,
     dataDir,
+    files,
     sources,
     kickEdge: kickEdge.feed,
     log,
@@ -271,6 +279,7 @@ async function startParts(
     port: http.port,
     host: options.host,
     dataDir,
+    files,
     registry: overlays.registry,
     overlays,
     liveValues,

@@ -2,7 +2,6 @@
 // the Twitch source watches (`event`) or to the user's own channel (`own`), never as a threaded reply.
 // The sign-in is twitch.json's, followed as it changes; one made before chat sending lacks the scope
 // `user:write:chat` and is not tried: the sender says in words that it must be made again.
-import { type Stats, unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { parseWith } from '../../../../shared/protocol/index.js';
@@ -10,6 +9,7 @@ import { formatWait } from '../../../../shared/timers.js';
 import { type ChatDestination, ChatSendError, type ChatSender, type ChatSent } from '../../chat/types.js';
 import { errorMessage } from '../../errors.js';
 import { FetchError, fetchJson } from '../../http-client/fetch-json.js';
+import type { FileWatcher } from '../../store/file-watcher.js';
 import {
   chatScopeMissing,
   readTwitchTokens,
@@ -35,8 +35,8 @@ export interface TwitchChatSenderOptions {
   fetch?: typeof fetch;
   /** Per request (default 10 s). */
   timeoutMs?: number;
-  /** How often twitch.json is looked at for a new sign-in (default 1 s); 0: only `reload()` reads it. */
-  watchIntervalMs?: number;
+  /** Follows twitch.json (a new sign-in, a sign-out) through the daemon's file watcher; else only `reload()` reads it. */
+  files?: Pick<FileWatcher, 'watch'>;
   log?: (line: string) => void;
 }
 
@@ -115,12 +115,7 @@ export function createTwitchChatSender(options: TwitchChatSenderOptions): Twitch
   }
 
   const ready = reload();
-  const interval = options.watchIntervalMs ?? 1000;
-  const onChange = (now: Stats, before: Stats) => {
-    if (now.mtimeMs === before.mtimeMs && now.nlink === before.nlink) return;
-    void reload();
-  };
-  if (interval > 0) watchFile(file, { interval, persistent: false }, onChange);
+  const unwatch = options.files?.watch(file, () => void reload());
 
   function unavailable(): string | undefined {
     if (unreadable) return unreadable;
@@ -256,7 +251,7 @@ export function createTwitchChatSender(options: TwitchChatSenderOptions): Twitch
     senderName: () => tokens?.login,
     send,
     close() {
-      if (interval > 0) unwatchFile(file, onChange);
+      unwatch?.();
     },
   };
 }
