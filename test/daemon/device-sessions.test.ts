@@ -685,7 +685,7 @@ describe('the streamer`s credentials in rules and settings', () => {
       },
     ]);
     // The stored header kept, to an address of the phone's choosing: changing the secret (403).
-    const action = (asRead?.actions as Record<string, unknown>[])[0];
+    const action = (asRead?.actions as Record<string, unknown>[] | undefined)?.[0];
     const moved = [{ ...asRead, actions: [{ ...action, url: 'http://127.0.0.1:9/steal' }] }];
     expectError(await tunnel('PUT', '/api/rules', { as: owner, body: moved }), 403, 'forbidden');
     // Hidden with nothing stored behind it: refused in words, never saved as "[redacted]".
