@@ -35,7 +35,7 @@ export interface TwitchChatSenderOptions {
   fetch?: typeof fetch;
   /** Per request (default 10 s). */
   timeoutMs?: number;
-  /** Follows twitch.json (a new sign-in, a sign-out) through the daemon's file watcher; else only `reload()` reads it. */
+  /** Follows twitch.json (a new sign-in, a sign-out) through the daemon's file watcher; else `reload()` reads it. */
   files?: Pick<FileWatcher, 'watch'>;
   log?: (line: string) => void;
 }
