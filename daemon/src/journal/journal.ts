@@ -17,9 +17,6 @@ import {
 } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
 
-/** Where an event came from: a platform source, or the control API. */
-export type EventOrigin = 'api' | 'tiktok' | 'twitch' | 'youtube';
-
 /** Schema versions, applied in order; `PRAGMA user_version` says how many ran (exported for upgrade tests). */
 export const MIGRATIONS: readonly string[] = [
   // Each event row carries what it adds to its session and its viewer; a trigger adds it, so an event
