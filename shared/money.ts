@@ -10,6 +10,11 @@ export function currencyCode(value: unknown): string | undefined {
   return typeof value === 'string' && /^[A-Z]{3}$/.test(value) ? value : undefined;
 }
 
+/** The currency of a gift's value where its platform counts in money (a Super Chat's), else undefined. */
+export function giftCurrency(platform: PlatformId, currency: unknown): string | undefined {
+  return platformFacts(platform)?.unit.code === 'currency' ? currencyCode(currency) : undefined;
+}
+
 /** `cents` of `currency` as a person reads money: "€5.00"; without a currency, "5.00". */
 function moneyOf(cents: number, currency: string | undefined): string {
   if (currency) {
