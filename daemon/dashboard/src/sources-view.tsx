@@ -3,6 +3,7 @@
 // removing one, the Twitch sign-in and client id, and the YouTube API key (never shown back).
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { CredentialOrigin, CredentialsReport } from '../../../shared/credentials.js';
+import { PLATFORM_NAMES } from '../../../shared/platforms.js';
 import type { KickLinkState, SourceReport, TwitchSignIn } from '../../../shared/protocol/index.js';
 import {
   channelProblem,
@@ -18,7 +19,7 @@ import { ApiError, type ControlApi } from './api.js';
 import { fieldIssues } from './field-issues.js';
 import { Field, optionalNumberFromText } from './fields.js';
 import type { Shared } from './shared-data.js';
-import { ConfirmButton, describeError, Notice, PLATFORM_NAMES, PlatformMark } from './ui.js';
+import { ConfirmButton, describeError, Notice, PlatformMark } from './ui.js';
 import { usePolling } from './use-polling.js';
 
 const POLL_MS = 3000;

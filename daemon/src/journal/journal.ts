@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { currencyCode } from '../../../shared/money.js';
+import { currencyCode, giftCurrency } from '../../../shared/money.js';
 import {
   type OverlayCommandInput,
   PLATFORMS,
@@ -16,9 +16,6 @@ import {
   type StreamEventType,
 } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
-
-/** Where an event came from: a platform source, or the control API. */
-export type EventOrigin = 'api' | 'tiktok' | 'twitch' | 'youtube';
 
 /** Schema versions, applied in order; `PRAGMA user_version` says how many ran (exported for upgrade tests). */
 export const MIGRATIONS: readonly string[] = [
@@ -427,7 +424,7 @@ function contribution(event: StreamEvent, points: PointRules) {
   let shares = 0;
   let subscribes = 0;
   let viewers = 0;
-  /** The currency of a YouTube gift's value (its cents), as the platform said it. */
+  /** The currency of a gift's value (its cents) where its platform counts in money, as the platform said it. */
   let currency: string | undefined;
   switch (event.type) {
     case 'gift':
@@ -435,7 +432,7 @@ function contribution(event: StreamEvent, points: PointRules) {
       // six gifts, not 600.
       gifts = event.platform === 'twitch' && event.data.giftName === 'Bits' ? 1 : event.data.repeatCount;
       diamonds = (event.data.diamondCount ?? 0) * event.data.repeatCount;
-      if (event.platform === 'youtube') currency = currencyCode(event.data.currency);
+      currency = giftCurrency(event.platform, event.data.currency);
       break;
     case 'like':
       likes = event.data.likeCount;

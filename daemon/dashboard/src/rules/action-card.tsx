@@ -2,6 +2,7 @@
 // the fields of its kind — an overlay command, speech, an OBS request, a webhook, a Streamer.bot action or
 // a chat message.
 import { useEffect, useState } from 'preact/hooks';
+import { chatLimitsText, chatPlatformsText, PLATFORM_NAMES } from '../../../../shared/platforms.js';
 import type { StreamEventType, VoiceList } from '../../../../shared/protocol/index.js';
 import {
   ACTION_KINDS,
@@ -28,16 +29,16 @@ const KIND_LABELS: Record<ActionKind, string> = {
   obs: 'OBS (scene, source, mute, filter, hotkey)',
   webhook: 'Webhook (an HTTP request)',
   streamerbot: 'Streamer.bot action',
-  chat: 'Chat message (as you, on Twitch, Kick or YouTube)',
+  chat: `Chat message (as you, on ${chatPlatformsText()})`,
 };
 
-const CHAT_TARGET_LABELS: Record<ChatTarget, string> = {
-  same: 'The platform the event came from',
-  twitch: 'Twitch',
-  kick: 'Kick',
-  youtube: 'YouTube',
-  all: 'Every platform that can send now',
-};
+/** A chat action's "Where", in words: a platform by its name. */
+const chatTargetLabel = (t: ChatTarget): string =>
+  t === 'same'
+    ? 'The platform the event came from'
+    : t === 'all'
+      ? 'Every platform that can send now'
+      : PLATFORM_NAMES[t];
 
 type Speak = Extract<RuleAction, { kind: 'speak' }>;
 type Webhook = Extract<RuleAction, { kind: 'webhook' }>;
@@ -480,15 +481,13 @@ function ChatFields(props: KindProps<Chat> & { trigger: StreamEventType }) {
           >
             {CHAT_TARGETS.map((t) => (
               <option key={t} value={t}>
-                {CHAT_TARGET_LABELS[t]}
+                {chatTargetLabel(t)}
               </option>
             ))}
           </select>
         )}
       </RuleField>
-      <p class="muted">
-        Cut to 500 characters on Twitch and Kick, 200 on YouTube. TikTok does not allow sending chat.
-      </p>
+      <p class="muted">{chatLimitsText()}</p>
     </>
   );
 }
