@@ -427,6 +427,11 @@ describe('how the Gatekeeper ends the feed', () => {
     expect(validations()).toBe(2);
     expect(await kickDetail()).toBe('events: connected through the Gatekeeper');
     expect(gk.connections).toHaveLength(3);
+    // Routine with licences of seconds: the log says connected once, not at every expiry.
+    expect(daemon!.logs.filter((l) => l.startsWith('[kick] events: connect'))).toEqual([
+      '[kick] events: connecting to the Gatekeeper',
+      '[kick] events: connected through the Gatekeeper',
+    ]);
   });
 
   it('4403 (signed out elsewhere, or no membership): no socket again until a new sign-in, and it says so', async () => {

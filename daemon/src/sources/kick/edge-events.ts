@@ -206,6 +206,8 @@ export class KickEdgeFeed {
   #connectedAt: number | undefined;
   /** The last close was a 4401 within EXPIRED_QUICK_MS of the socket opening. */
   #quickExpiry = false;
+  /** Opening again after a 4401: routine (every few seconds with short licences), so not news for the log. */
+  #renewing = false;
   /**
    * The licence (member and epoch) whose feed the Gatekeeper ended with 4403: no socket again until a new
    * sign-in — another member, a higher epoch, or a licence confirmed after the Gatekeeper's verdict on
@@ -332,9 +334,11 @@ export class KickEdgeFeed {
     this.#state = state;
     this.#why = why;
     const line = this.describe();
+    const routine = this.#renewing && (state === 'connecting' || state === 'connected');
+    if (state !== 'connecting') this.#renewing = false;
     // Asking is a step of its own, not news: the answer is logged, once per change of what it says (a look
     // every minute that finds Kick still not linked says nothing new).
-    if (state !== 'checking' && line !== this.#said && this.#news(state)) {
+    if (state !== 'checking' && !routine && line !== this.#said && this.#news(state)) {
       this.#said = line;
       this.#ctx.log(`[kick] ${line}`);
     }
@@ -531,6 +535,7 @@ export class KickEdgeFeed {
    * No newer licence, or sockets closed as fast as they open: the backoff.
    */
   #expired(used: string, member: string, quick: boolean): void {
+    this.#renewing = true;
     this.#set('connecting');
     const generation = this.#generation;
     const licence = this.#ctx.licence;
