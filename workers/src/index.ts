@@ -16,7 +16,7 @@ import { tunnelRoutes } from './tunnels/routes.js';
 import { VERSION } from './version.js';
 
 export { KickChannel } from './kick/channel.js';
-export { MembershipRecheck } from './membership/recheck-lock.js';
+export { MembershipRecheck } from './member.js';
 export { OneTimeStore } from './one-time-store.js';
 export { OverlayRelay } from './relay/hub.js';
 export { RelayShard } from './relay/shard.js';

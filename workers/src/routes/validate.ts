@@ -4,7 +4,7 @@ import { errorBody, type ValidateResponse } from '../../../shared/protocol/index
 import type { AppEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { licenceBearer, signLicence, verifyCurrentLicence } from '../licence.js';
-import { serialisedTier } from '../membership/recheck-lock.js';
+import { serialisedTier } from '../membership/member-object.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { keepsNoTunnel, removeTunnelOfLapsedMember } from '../tunnels/lapse.js';
 
