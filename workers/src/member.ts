@@ -8,17 +8,17 @@ import { PROVISIONS, type ProvisionOutcome, provisionInMemberObject } from './tu
 export class MembershipRecheck extends MemberObject {
   /** Provisions of this member waiting or running (the tunnel suites watch it). */
   get provisionsInFlight(): number {
-    return this.inFlight(PROVISIONS);
+    return this.lanes.inFlight(PROVISIONS);
   }
 
   /** Provisions the member's tunnel, one provision of theirs at a time (rollback included). */
   provision(userId: string): Promise<ProvisionOutcome> {
-    return this.serially(PROVISIONS, () => provisionInMemberObject(this.env, userId));
+    return this.lanes.run(PROVISIONS, () => provisionInMemberObject(this.env, userId));
   }
 
   /** Reserves relay media bytes for the file `name` (media-quota.ts). */
   reserveMedia(name: string, bytes: number, limit: number): Promise<MediaReservation> {
-    return this.serially(MEDIA_RESERVATIONS, () => reserveMedia(this.ctx.storage.sql, name, bytes, limit));
+    return this.lanes.run(MEDIA_RESERVATIONS, () => reserveMedia(this.ctx.storage.sql, name, bytes, limit));
   }
 
   /** Bytes of relay media reserved by the member. */

@@ -2,7 +2,7 @@
 // by a concurrent request of the same member, which eventually consistent KV alone cannot. It keeps the
 // member's licence epoch, so a logout is never lost to a membership re-check that read the record before
 // it (every write of the record goes through here and keeps the higher epoch), and it runs a member's
-// operations one at a time (`serially`, one lane per kind): the membership re-checks here (refresh-token
+// operations one at a time (MemberLanes, one lane per kind): the membership re-checks here (refresh-token
 // rotation), the tunnel provisions (tunnels/member-provision.ts) and the relay's media quota
 // (relay/media-quota.ts) in the folders that own them. The Worker binds the object with those operations
 // composed in (../member.ts).
@@ -31,8 +31,38 @@ interface Lane {
   inFlight: number;
 }
 
-export class MemberObject extends DurableObject<GatekeeperEnv> {
+/**
+ * A member's operations, one at a time per lane (one lane per kind of operation): each runs once every
+ * earlier one of its lane has ended, failed ones included, and sees what the previous one stored. Lanes
+ * do not wait for each other. Held as an instance field, so it is no method callers reach over RPC.
+ */
+export class MemberLanes {
   readonly #lanes = new Map<string, Lane>();
+
+  run<T>(lane: string, operation: () => T | Promise<T>): Promise<T> {
+    let state = this.#lanes.get(lane);
+    if (!state) {
+      state = { tail: Promise.resolve(), inFlight: 0 };
+      this.#lanes.set(lane, state);
+    }
+    const current = state;
+    current.inFlight += 1;
+    const result = current.tail.then(operation);
+    current.tail = result.catch(() => {});
+    return result.finally(() => {
+      current.inFlight -= 1;
+    });
+  }
+
+  /** Operations of `lane` waiting or running. */
+  inFlight(lane: string): number {
+    return this.#lanes.get(lane)?.inFlight ?? 0;
+  }
+}
+
+export class MemberObject extends DurableObject<GatekeeperEnv> {
+  /** One at a time for this member: what features composed in run goes through here too. */
+  protected readonly lanes = new MemberLanes();
   /** The record as this object last wrote it, and the KV writes of it, in the order it changed. */
   #written: MemberRecord | null = null;
   #mirror: Promise<unknown> = Promise.resolve();
@@ -45,30 +75,6 @@ export class MemberObject extends DurableObject<GatekeeperEnv> {
   };
 
   /**
-   * Runs `run` once every earlier operation of this `lane` has ended, failed ones included: one at a
-   * time for this member, each seeing what the previous one stored. Lanes do not wait for each other.
-   */
-  protected serially<T>(lane: string, run: () => T | Promise<T>): Promise<T> {
-    let state = this.#lanes.get(lane);
-    if (!state) {
-      state = { tail: Promise.resolve(), inFlight: 0 };
-      this.#lanes.set(lane, state);
-    }
-    const current = state;
-    current.inFlight += 1;
-    const result = current.tail.then(run);
-    current.tail = result.catch(() => {});
-    return result.finally(() => {
-      current.inFlight -= 1;
-    });
-  }
-
-  /** Operations of `lane` waiting or running. */
-  protected inFlight(lane: string): number {
-    return this.#lanes.get(lane)?.inFlight ?? 0;
-  }
-
-  /**
    * Whether this object's storage holds something that outlives the member's record (the epoch does
    * not): then the alarm forgets the epoch alone. None here; an operation composed in may keep some.
    */
@@ -78,7 +84,7 @@ export class MemberObject extends DurableObject<GatekeeperEnv> {
 
   /** The member's tier now, re-checked with the platform when due; re-checks run one at a time. */
   async tier(userId: string, now: number): Promise<Tier | null> {
-    return this.serially(RECHECKS, () => currentTier(this.env, userId, now, this.#members));
+    return this.lanes.run(RECHECKS, () => currentTier(this.env, userId, now, this.#members));
   }
 
   /**
