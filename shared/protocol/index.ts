@@ -12,3 +12,4 @@ export * from './parse.js';
 export * from './primitives.js';
 export * from './relay.js';
 export * from './widgets.js';
+export * from './widget-packages.js';

@@ -4,8 +4,15 @@ import type { IncomingMessage } from 'node:http';
 const JSON_BODY_MAX_BYTES = 1024 * 1024;
 
 type BodyResult = { ok: true; text: string } | { ok: false; tooLarge: true };
+type BytesResult = { ok: true; bytes: Buffer } | { ok: false; tooLarge: true };
 
-export function readBody(req: IncomingMessage, maxBytes = JSON_BODY_MAX_BYTES): Promise<BodyResult> {
+export async function readBody(req: IncomingMessage, maxBytes = JSON_BODY_MAX_BYTES): Promise<BodyResult> {
+  const body = await readBytes(req, maxBytes);
+  return body.ok ? { ok: true, text: body.bytes.toString('utf8') } : body;
+}
+
+/** The request body's bytes (an uploaded archive), refused past `maxBytes` declared or streamed. */
+export function readBytes(req: IncomingMessage, maxBytes: number): Promise<BytesResult> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) return Promise.resolve({ ok: false, tooLarge: true });
   // Listeners rather than an async iterator: a small body is one chunk, and the iterator's machinery
@@ -27,10 +34,7 @@ export function readBody(req: IncomingMessage, maxBytes = JSON_BODY_MAX_BYTES): 
     };
     const onEnd = () => {
       done();
-      resolve({
-        ok: true,
-        text: chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'),
-      });
+      resolve({ ok: true, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
     };
     const onError = (err: Error) => {
       done();

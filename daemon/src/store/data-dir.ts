@@ -23,6 +23,8 @@ export interface DataDir {
   liveValuesFile: string;
   /** The streamer's media, served under /media/. */
   mediaDir: string;
+  /** Widget packages, one folder `<packageId>/` each (widgets/package-store.ts). */
+  widgetsDir: string;
   /** The rules in force. */
   rulesFile: string;
   /** The local control key (mode 0600). */
@@ -60,6 +62,7 @@ export function dataDirPaths(root: string): DataDir {
     overlaysDir: join(root, 'overlays'),
     liveValuesFile: join(root, 'live-values.json'),
     mediaDir: join(root, 'media'),
+    widgetsDir: join(root, 'widgets'),
     rulesFile: join(root, 'rules.json'),
     adminKeyFile: join(root, 'admin.key'),
     licenseFile: join(root, 'license.json'),
