@@ -11,5 +11,5 @@ export * from './messages.js';
 export * from './parse.js';
 export * from './primitives.js';
 export * from './relay.js';
-export * from './widgets.js';
 export * from './widget-packages.js';
+export * from './widgets.js';

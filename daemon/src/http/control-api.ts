@@ -70,6 +70,7 @@ import { mountPairingRoutes, type PairingRoutesContext } from './pairing-routes.
 import { mountRelayRoutes, type RelayControl } from './relay-routes.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 import { mountSourceRoutes } from './source-routes.js';
+import { mountWidgetRoutes } from './widget-routes.js';
 
 /** `?at=` of `POST /api/events`: milliseconds since the epoch, or an ISO 8601 time. */
 const EventTimeQuery = v.pipe(
@@ -477,6 +478,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   if (ctx.audit) mountAuditRoutes(app, ctx.audit);
   if (ctx.relay) mountRelayRoutes(app, ctx.relay);
   mountBackupRoutes(app, ctx.dataDir, ctx.log);
+  mountWidgetRoutes(app, ctx.dataDir);
 
   app.get('/api/media', async (_req, res) => sendJson(res, 200, await listMedia(ctx.mediaDir)));
 

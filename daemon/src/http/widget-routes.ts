@@ -40,9 +40,14 @@ async function readPackageJson<S extends typeof WidgetPackage | typeof PastedWid
 ) {
   const body = await readBody(req, PACKAGE_JSON_MAX_BYTES);
   if (!body.ok) {
-    sendError(res, 'payload_too_large', `a widget package as JSON may be at most ${PACKAGE_JSON_MAX_BYTES} bytes`, {
-      Connection: 'close',
-    });
+    sendError(
+      res,
+      'payload_too_large',
+      `a widget package as JSON may be at most ${PACKAGE_JSON_MAX_BYTES} bytes`,
+      {
+        Connection: 'close',
+      },
+    );
     return undefined;
   }
   if (jsonTooDeep(body.text)) {
@@ -58,7 +63,12 @@ async function readPackageJson<S extends typeof WidgetPackage | typeof PastedWid
 }
 
 function sendRefusal(res: ServerResponse, err: WidgetRefused): void {
-  const code = err.code === 'payload_too_large' ? 'payload_too_large' : err.code === 'conflict' ? 'conflict' : 'bad_request';
+  const code =
+    err.code === 'payload_too_large'
+      ? 'payload_too_large'
+      : err.code === 'conflict'
+        ? 'conflict'
+        : 'bad_request';
   sendError(res, code, err.message);
 }
 
@@ -76,7 +86,9 @@ function exportName(name: string): string {
 export function mountWidgetRoutes(app: Polka, dirs: DataDir): void {
   const store = new WidgetPackageStore(dirs);
 
-  app.get('/api/widgets', async (_req, res) => sendJson(res, 200, await store.list(), { 'Cache-Control': 'no-cache' }));
+  app.get('/api/widgets', async (_req, res) =>
+    sendJson(res, 200, await store.list(), { 'Cache-Control': 'no-cache' }),
+  );
 
   app.post('/api/widgets/import', async (req, res) => {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -144,7 +156,10 @@ export function mountWidgetRoutes(app: Polka, dirs: DataDir): void {
       return sendJson(
         res,
         412,
-        errorBody('conflict', 'It changed since you loaded it (edited by hand or in another tab); load it again'),
+        errorBody(
+          'conflict',
+          'It changed since you loaded it (edited by hand or in another tab); load it again',
+        ),
         { ETag: etagOf(inForce) },
       );
     try {
@@ -159,7 +174,8 @@ export function mountWidgetRoutes(app: Polka, dirs: DataDir): void {
 
   app.delete('/api/widgets/:id', async (req, res) => {
     const id = packageIdParam(req);
-    if (!id || !(await store.ids()).includes(id)) return sendError(res, 'not_found', 'No widget package has that id');
+    if (!id || !(await store.ids()).includes(id))
+      return sendError(res, 'not_found', 'No widget package has that id');
     const placed = (await store.usage()).get(id) ?? [];
     if (placed.length > 0)
       return sendError(

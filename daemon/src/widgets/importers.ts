@@ -133,11 +133,18 @@ export async function importArchive(buffer: Buffer): Promise<WidgetDraft> {
       const bytes = await read(file, WIDGET_CODE_MAX_BYTES);
       return bytes === undefined ? '' : text(bytes);
     };
-    const marker = await read(names.marker, shape === 'folder' ? WIDGET_CODE_MAX_BYTES : WIDGET_JSON_MAX_BYTES);
+    const marker = await read(
+      names.marker,
+      shape === 'folder' ? WIDGET_CODE_MAX_BYTES : WIDGET_JSON_MAX_BYTES,
+    );
     const html = await code(names.html);
     const css = await code(names.css);
     const js = await code(names.js);
-    const fields = jsonFile(names.fields, await read(names.fields, WIDGET_JSON_MAX_BYTES), WidgetFieldsSchema);
+    const fields = jsonFile(
+      names.fields,
+      await read(names.fields, WIDGET_JSON_MAX_BYTES),
+      WidgetFieldsSchema,
+    );
     const data = jsonFile(names.data, await read(names.data, WIDGET_JSON_MAX_BYTES), WidgetDataSchema);
     const folderName = base ? base.slice(0, -1).slice(0, 100) : undefined;
     let about: Pick<WidgetDraft, 'name' | 'version' | 'author' | 'description'> = {
@@ -172,11 +179,22 @@ export async function importArchive(buffer: Buffer): Promise<WidgetDraft> {
       }
       const bytes = await file.read(
         MEDIA_MAX_BYTES,
-        () => new WidgetRefused(`${shownName(file.name)} is larger than the ${MEDIA_MAX_BYTES} bytes allowed`),
+        () =>
+          new WidgetRefused(`${shownName(file.name)} is larger than the ${MEDIA_MAX_BYTES} bytes allowed`),
       );
       media.push({ name, bytes });
     }
-    return { source: shape, ...about, html, css, js, fields, data: widgetDefaults(fields, data), media, skipped };
+    return {
+      source: shape,
+      ...about,
+      html,
+      css,
+      js,
+      fields,
+      data: widgetDefaults(fields, data),
+      media,
+      skipped,
+    };
   } finally {
     archive.close();
   }

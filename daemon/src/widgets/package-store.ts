@@ -36,7 +36,9 @@ export interface WidgetStoreDirs {
 }
 
 /** The package could not be written (a full disk): nothing of it is in force. */
-export type WriteOutcome<T> = { ok: true; value: T } | { ok: false; reason: 'full' | 'missing'; message: string };
+export type WriteOutcome<T> =
+  | { ok: true; value: T }
+  | { ok: false; reason: 'full' | 'missing'; message: string };
 
 async function writePrivate(path: string, data: string | Buffer): Promise<void> {
   const handle = await open(path, 'wx', 0o600);
@@ -197,7 +199,8 @@ export class WidgetPackageStore {
   replace(id: string, next: WidgetPackage): Promise<WriteOutcome<WidgetPackage>> {
     return this.#serially(async () => {
       const folder = join(this.#dirs.widgetsDir, id);
-      if (!(await this.get(id))) return { ok: false, reason: 'missing', message: 'No widget package has that id' };
+      if (!(await this.get(id)))
+        return { ok: false, reason: 'missing', message: 'No widget package has that id' };
       const pkg = checked({ ...next, manifest: { ...next.manifest, id } });
       const tag = randomBytes(6).toString('hex');
       const staging = join(this.#dirs.widgetsDir, `.incoming-${tag}`);

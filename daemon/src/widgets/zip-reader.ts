@@ -111,7 +111,8 @@ export async function readArchive(buffer: Buffer): Promise<{ files: ArchiveFile[
     for (const entry of entries) {
       const raw = entry.fileName as unknown as Buffer;
       // Bit 11: the name is UTF-8; otherwise it is CP437, of which the ASCII part is all a path here needs.
-      const name = (entry.generalPurposeBitFlag & 0x800 ? raw.toString('utf8') : raw.toString('latin1')) || '';
+      const name =
+        (entry.generalPurposeBitFlag & 0x800 ? raw.toString('utf8') : raw.toString('latin1')) || '';
       const shown = shownName(name);
       const problem = badName(name);
       if (problem) throw new WidgetRefused(`the entry "${shown}" ${problem}`);
@@ -135,7 +136,7 @@ export async function readArchive(buffer: Buffer): Promise<{ files: ArchiveFile[
         declaredSize: entry.uncompressedSize,
         read: (maxBytes, tooLarge) => {
           if (entry.uncompressedSize > maxBytes) return Promise.reject(tooLarge());
-          return inflate(zip, entry, maxBytes, tooLarge, (n) => {
+          return inflate(zip, entry, shown, maxBytes, tooLarge, (n) => {
             inflatedTotal += n;
             return inflatedTotal <= WIDGET_ARCHIVE_UNPACKED_MAX_BYTES;
           });
@@ -153,6 +154,7 @@ export async function readArchive(buffer: Buffer): Promise<{ files: ArchiveFile[
 function inflate(
   zip: yauzl.ZipFile,
   entry: yauzl.Entry,
+  shown: string,
   maxBytes: number,
   tooLarge: () => WidgetRefused,
   countTotal: (bytes: number) => boolean,
@@ -160,11 +162,7 @@ function inflate(
   return new Promise((resolve, reject) => {
     zip.openReadStream(entry, (err, stream) => {
       if (err || !stream)
-        return reject(
-          new WidgetRefused(
-            `the entry "${shownName(String(entry.fileName))}" cannot be read (${errorMessage(err)})`,
-          ),
-        );
+        return reject(new WidgetRefused(`the entry "${shown}" cannot be read (${errorMessage(err)})`));
       const chunks: Buffer[] = [];
       let size = 0;
       let done = false;
@@ -189,7 +187,7 @@ function inflate(
       stream.on('error', (error) =>
         fail(
           new WidgetRefused(
-            `an entry cannot be read: ${errorMessage(error)} (its declared size may be a lie: a zip bomb)`,
+            `the entry "${shown}" inflates to other than the size it declares, a zip bomb's trick (${errorMessage(error)})`,
           ),
         ),
       );
