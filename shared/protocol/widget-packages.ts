@@ -38,6 +38,11 @@ export type WidgetField = v.InferOutput<typeof WidgetField>;
 
 const jsonObjectOf = <S extends v.GenericSchema>(file: string, entry: S) =>
   v.pipe(
+    // A record would take an array as an object of its indices: a list is not a fields file.
+    v.custom<Record<string, unknown>>(
+      (input) => typeof input === 'object' && input !== null && !Array.isArray(input),
+      'must be a JSON object (field key → field)',
+    ),
     v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(200)), entry),
     v.check(
       (value) => jsonBytes(value) <= WIDGET_JSON_MAX_BYTES,
