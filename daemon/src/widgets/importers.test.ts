@@ -228,6 +228,13 @@ describe('refused in words, nothing written', () => {
     );
   });
 
+  it('a fields file nested 30,000 levels deep is refused before it is parsed', async () => {
+    const deep = `{"a": {"type": "text", "value": ${'['.repeat(30_000)}${']'.repeat(30_000)}}}`;
+    expect((await refusal(folderZip('', { 'widget.json': deep }))).message).toBe(
+      'widget.json nests deeper than 64 levels',
+    );
+  });
+
   it('data together with the defaults past 64 KiB, named', async () => {
     const fields: Record<string, unknown> = {};
     for (let i = 0; i < 3; i++) fields[`f${i}`] = { type: 'text', value: 'x'.repeat(20_000) };

@@ -17,6 +17,7 @@ import {
   type WidgetImported,
   widgetDefaults,
 } from '../../../shared/protocol/index.js';
+import { JSON_MAX_DEPTH, jsonTooDeep } from '../http/body.js';
 import { MEDIA_MAX_BYTES, mediaType } from '../media/media.js';
 import { type ArchiveFile, readArchive, shownName, WidgetRefused } from './zip-reader.js';
 
@@ -79,6 +80,8 @@ const text = (bytes: Buffer) => bytes.toString('utf8').replace(/^\uFEFF/, '');
 /** A fields or data file: JSON, an object, within 64 KiB; refused naming the file. */
 function jsonFile<S extends v.GenericSchema>(file: string, bytes: Buffer | undefined, schema: S) {
   if (bytes === undefined || text(bytes).trim() === '') return {} as v.InferOutput<S>;
+  // Limits first: a file of nothing but brackets is refused before a parser or validator recurses into it.
+  if (jsonTooDeep(text(bytes))) throw new WidgetRefused(`${file} nests deeper than ${JSON_MAX_DEPTH} levels`);
   let value: unknown;
   try {
     value = JSON.parse(text(bytes));
