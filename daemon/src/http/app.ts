@@ -23,7 +23,8 @@ export interface PageRenderer {
   render(overlayId: string, token: string): string | Promise<string>;
 }
 
-interface HttpContext extends ControlApiContext {
+/** What the routes serve from. */
+export interface HttpAppContext extends ControlApiContext {
   overlays: OverlayStore;
   tokens: PageTokens;
   page: PageRenderer;
@@ -54,12 +55,12 @@ function allowedMethods(app: Polka, path: string): string[] {
 }
 
 /** The server's `request` listener: every request meets the front door first, whatever its target. */
-export function requestListener(app: Polka, frontDoor: HttpContext['frontDoor']) {
+export function requestListener(app: Polka, frontDoor: HttpAppContext['frontDoor']) {
   return (req: IncomingMessage, res: ServerResponse) =>
     frontDoor(req, res, () => void app.handler(req as Request, res, undefined as never));
 }
 
-export function createHttpApp(ctx: HttpContext): Polka {
+export function createHttpApp(ctx: HttpAppContext): Polka {
   const app = polka({
     server: ctx.server,
     onNoMatch: (req, res) => {
@@ -89,6 +90,15 @@ export function createHttpApp(ctx: HttpContext): Polka {
     );
   }
 
+  mountStatus(app, ctx);
+  mountPageRoutes(app, ctx);
+  mountControlApi(app, ctx);
+  mountLocalViews(app, ctx);
+  return app;
+}
+
+/** The home page, the favicon and GET /status (the details for a local control client only). */
+function mountStatus(app: Polka, ctx: HttpAppContext): void {
   app.get(
     '/',
     homePageHandler({
@@ -99,18 +109,23 @@ export function createHttpApp(ctx: HttpContext): Polka {
 
   mountFavicon(app);
 
-  const localStatus = (): DaemonStatus => {
-    const { port, ...details } = ctx.status();
-    return { running: true, port, ...details };
-  };
   app.get('/status', (req, res) => {
     // The details (licence, tunnel, TikTok state) are the streamer's business: a request that is not
     // a local control client (e.g. through the tunnel) sees only the interface's {running, port}.
     const local = isLocalControlClient(req, classifyHost(req.headers.host, ctx.tunnelHost?.()));
-    const status: DaemonStatus = local ? localStatus() : { running: true, port: ctx.status().port };
+    const status: DaemonStatus = local ? localStatus(ctx) : { running: true, port: ctx.status().port };
     sendJson(res, 200, status);
   });
+}
 
+/** What GET /status says to a local control client: every part in force now. */
+function localStatus(ctx: HttpAppContext): DaemonStatus {
+  const { port, ...details } = ctx.status();
+  return { running: true, port, ...details };
+}
+
+/** The overlay pages, their media, the speech the daemon rendered and the compiled page's assets. */
+function mountPageRoutes(app: Polka, ctx: HttpAppContext): void {
   const sendPage = (res: ServerResponse, html: string) => {
     res.writeHead(200, {
       'Content-Type': 'text/html; charset=utf-8',
@@ -177,10 +192,14 @@ export function createHttpApp(ctx: HttpContext): Polka {
       ctx.log(`[http] ${PAGE_DIST_DIR} is missing: run "npm run build" to serve the compiled overlay page`);
     }
   }
+}
 
-  mountControlApi(app, ctx);
+/** GET /api/status and /api/session (behind the control API's guard), and the dashboard. */
+function mountLocalViews(app: Polka, ctx: HttpAppContext): void {
   // The local view for the admin key and paired devices (after the control API's guard, which lets only them in).
-  app.get('/api/status', (_req, res) => sendJson(res, 200, localStatus(), { 'Cache-Control': 'no-store' }));
+  app.get('/api/status', (_req, res) =>
+    sendJson(res, 200, localStatus(ctx), { 'Cache-Control': 'no-store' }),
+  );
   app.get('/api/session', (req, res) => {
     const device = ctx.deviceAccess?.deviceOf(req);
     const csrf = device && ctx.deviceAccess?.csrfOf(device);
@@ -195,5 +214,4 @@ export function createHttpApp(ctx: HttpContext): Polka {
     isLocal: (req) => isLocalDashboardClient(req) || deviceAccess?.deviceOf(req) !== undefined,
     ...(ctx.dashboardDevMiddleware ? { devMiddleware: ctx.dashboardDevMiddleware } : {}),
   });
-  return app;
 }
