@@ -659,6 +659,43 @@ describe('the streamer`s credentials in rules and settings', () => {
     expect(service.requests).toHaveLength(1);
   });
 
+  it('an owner reads them hidden too, and what it sends back hidden keeps the stored values', async () => {
+    const owner = await pairDevice('owner');
+    const saved = webhookRule(`${service.url}/hook/t0ken`);
+    expect((await api(daemon, 'PUT', '/api/rules', [saved])).status).toBe(200);
+    const read = await tunnel('GET', '/api/rules', { as: owner });
+    const [asRead] = read.json() as Record<string, unknown>[];
+    expect(asRead).toMatchObject({
+      actions: [{ url: `${service.url}/[redacted]`, headers: { Authorization: '[redacted]' } }],
+    });
+    // Renamed from the phone, quoting the version it read: the address and the header stay as stored.
+    const renamed = await tunnel('PUT', '/api/rules', {
+      as: owner,
+      body: [{ ...asRead, name: 'Renamed' }],
+      headers: { 'If-Match': String(read.headers.etag) },
+    });
+    expect(renamed.status).toBe(200);
+    expect(renamed.json()).toMatchObject([
+      { name: 'Renamed', actions: [{ headers: { Authorization: '[redacted]' } }] },
+    ]);
+    expect(await local('/api/rules')).toMatchObject([
+      {
+        name: 'Renamed',
+        actions: [{ url: `${service.url}/hook/t0ken`, headers: { Authorization: 'Bearer s3cret' } }],
+      },
+    ]);
+    // The stored header kept, to an address of the phone's choosing: changing the secret (403).
+    const action = (asRead?.actions as Record<string, unknown>[] | undefined)?.[0];
+    const moved = [{ ...asRead, actions: [{ ...action, url: 'http://127.0.0.1:9/steal' }] }];
+    expectError(await tunnel('PUT', '/api/rules', { as: owner, body: moved }), 403, 'forbidden');
+    // Hidden with nothing stored behind it: refused in words, never saved as "[redacted]".
+    const hiddenNew = [{ ...webhookRule(`${service.url}/x`, { Authorization: '[redacted]' }), id: 'new' }];
+    const refused = await tunnel('PUT', '/api/rules', { as: owner, body: hiddenNew });
+    expectError(refused, 400, 'bad_request');
+    expect((refused.json() as { error: { message: string } }).error.message).toMatch(/hidden; type it again/);
+    expect(await local('/api/rules')).toMatchObject([{ id: 'alert', name: 'Renamed' }]);
+  });
+
   it('a moderator reads rules and outcomes with webhook tokens and stored headers hidden, and no settings', async () => {
     const moderator = await pairDevice('moderator');
     const discord = 'https://discord.com/api/webhooks/1234/AbCdToken';
@@ -700,7 +737,7 @@ describe('the streamer`s credentials in rules and settings', () => {
       },
       { actions: [{ url: 'http://127.0.0.1:9/[redacted]' }] },
     ]);
-    // The owner and the streamer read them as saved.
+    // The streamer reads them as saved.
     expect(await local('/api/rules')).toMatchObject([{ actions: [{ url: discord }] }, expect.anything()]);
 
     const tested = await tunnel('POST', '/api/rules/test', { as: moderator, body: { ruleId: 'down' } });

@@ -4,7 +4,8 @@ import {
   isTheSavedRule,
   redactUrl,
   redactUrlsIn,
-  ruleForModerator,
+  restoreHidden,
+  ruleForDevice,
   storedHeaderMoved,
 } from './rule-secrets.js';
 
@@ -36,7 +37,7 @@ describe('a URL as a moderator reads it', () => {
 
 describe('a rule as a moderator reads it', () => {
   it('hides every header but the plain ones, and stays a valid rule', () => {
-    const read = ruleForModerator(
+    const read = ruleForDevice(
       webhook('https://h.example/t', { Authorization: 'Bearer x', 'content-type': 'application/json' }),
     );
     expect(read.actions[0]).toMatchObject({
@@ -50,7 +51,7 @@ describe('a rule as a moderator reads it', () => {
       ...webhook('https://h.example/'),
       actions: [{ overlayId: 'x', widgetId: 'w', command: 'show' }],
     } as Rule;
-    expect(ruleForModerator(rule)).toBe(rule);
+    expect(ruleForDevice(rule)).toBe(rule);
   });
 });
 
@@ -81,9 +82,33 @@ describe('the saved rule', () => {
   it('is recognised as saved or as a moderator read it, and nothing else is', () => {
     const saved = webhook('https://h.example/t0ken', { Authorization: 'Bearer s3cret' });
     expect(isTheSavedRule(structuredClone(saved), saved)).toBe(true);
-    expect(isTheSavedRule(ruleForModerator(saved), saved)).toBe(true);
+    expect(isTheSavedRule(ruleForDevice(saved), saved)).toBe(true);
     expect(
       isTheSavedRule(webhook('https://h.example/other', { Authorization: 'Bearer s3cret' }), saved),
     ).toBe(false);
+  });
+});
+
+describe('what a device sends back hidden', () => {
+  const saved: RuleList = [webhook('https://h.example/t0ken', { Authorization: 'Bearer s3cret' })];
+
+  it('keeps the stored URL and headers of the same rule and action', () => {
+    const restored = restoreHidden(saved, [{ ...ruleForDevice(saved[0]!), name: 'Renamed' }]);
+    expect(restored).toEqual({ ok: true, rules: [{ ...saved[0], name: 'Renamed' }] });
+  });
+
+  it('is refused when nothing is stored behind it, naming the field', () => {
+    const other = { ...webhook('https://h.example/[redacted]'), id: 'other' };
+    expect(restoreHidden(saved, [other])).toEqual({
+      ok: false,
+      message: 'rules.0.actions.0.url: its address is hidden; type it again',
+    });
+    const header = { ...webhook('https://h.example/', { 'X-Key': '[redacted]' }) };
+    expect(restoreHidden(saved, [header])).toMatchObject({ ok: false, message: /headers\.X-Key/ });
+  });
+
+  it('leaves values typed anew as they are', () => {
+    const typed = [webhook('https://o.example/x', { Authorization: 'Bearer new' })];
+    expect(restoreHidden(saved, typed)).toEqual({ ok: true, rules: typed });
   });
 });

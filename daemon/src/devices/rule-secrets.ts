@@ -1,6 +1,7 @@
-// The credentials rules carry, as paired devices meet them (decisions-3 §11): a moderator reads rules and
-// outcomes with webhook tokens and stored headers hidden, and a device's save may not send a stored
-// header to another host (moving a secret is as good as reading it).
+// The credentials rules carry, as paired devices meet them (decisions-3 §11): a device reads rules and
+// outcomes with webhook tokens and stored headers hidden, like the settings' secrets; what it sends back
+// hidden keeps the stored value, and its save may not send a stored header to another host (moving a
+// secret is as good as reading it).
 import { isDeepStrictEqual } from 'node:util';
 import * as v from 'valibot';
 import { Rule, type RuleList } from '../../../shared/rules.js';
@@ -66,16 +67,16 @@ function redactWebhook(action: WebhookRuleAction): WebhookRuleAction {
   };
 }
 
-/** A rule as a moderator reads it: each webhook's URL down to its origin, its secret headers hidden. */
-export function ruleForModerator(rule: Rule): Rule {
+/** A rule as a device reads it: each webhook's URL down to its origin, its secret headers hidden. */
+export function ruleForDevice(rule: Rule): Rule {
   if (!rule.actions.some((a) => a.kind === 'webhook')) return rule;
   return { ...rule, actions: rule.actions.map((a) => (a.kind === 'webhook' ? redactWebhook(a) : a)) };
 }
 
-export const rulesForModerator = (rules: RuleList): RuleList => rules.map(ruleForModerator);
+export const rulesForDevice = (rules: RuleList): RuleList => rules.map(ruleForDevice);
 
-/** Action outcomes as a moderator reads them: an error naming the address it failed at names only its origin. */
-export const outcomesForModerator = <T extends { error?: string | undefined }>(outcomes: readonly T[]): T[] =>
+/** Action outcomes as a device reads them: an error naming the address it failed at names only its origin. */
+export const outcomesForDevice = <T extends { error?: string | undefined }>(outcomes: readonly T[]): T[] =>
   outcomes.map((o) => (o.error === undefined ? o : { ...o, error: redactUrlsIn(o.error) }));
 
 /**
@@ -110,10 +111,59 @@ export function storedHeaderMoved(current: RuleList, next: RuleList): string | u
 
 /**
  * Whether a rule a device sent is the saved one: equal to it once both are read by the rule schema, or
- * to the moderator's view of it (the dashboard sends back what it read).
+ * to the device's view of it (the dashboard sends back what it read).
  */
 export function isTheSavedRule(sent: Rule, saved: Rule): boolean {
   const canonical = v.safeParse(Rule, saved);
   const stored = canonical.success ? canonical.output : saved;
-  return isDeepStrictEqual(sent, stored) || isDeepStrictEqual(sent, ruleForModerator(stored));
+  return isDeepStrictEqual(sent, stored) || isDeepStrictEqual(sent, ruleForDevice(stored));
+}
+
+export type Restored = { ok: true; rules: RuleList } | { ok: false; message: string };
+
+/**
+ * The rules a device saves, with what it read hidden put back: a webhook URL still as `redactUrl` showed
+ * it, and each header still `[redacted]`, keep the stored ones of the same rule and action. A hidden
+ * value with nothing stored behind it is refused, so `[redacted]` is never saved as a URL or a header.
+ */
+export function restoreHidden(current: RuleList, next: RuleList): Restored {
+  const byId = new Map(current.map((rule) => [rule.id, rule]));
+  const rules: Rule[] = [];
+  for (const [r, rule] of next.entries()) {
+    const stored = byId.get(rule.id);
+    const actions: Rule['actions'] = [];
+    for (const [a, action] of rule.actions.entries()) {
+      if (action.kind !== 'webhook') {
+        actions.push(action);
+        continue;
+      }
+      const before = stored?.actions[a];
+      const was = before?.kind === 'webhook' ? before : undefined;
+      const at = `rules.${r}.actions.${a}`;
+      let url = action.url;
+      if (was && url === redactUrl(was.url)) url = was.url;
+      else if (url.includes(HIDDEN))
+        return { ok: false, message: `${at}.url: its address is hidden; type it again` };
+      let headers = action.headers;
+      if (headers) {
+        const kept: Record<string, string> = {};
+        for (const [name, value] of Object.entries(headers)) {
+          if (value !== HIDDEN) {
+            kept[name] = value;
+            continue;
+          }
+          const storedValue = Object.entries(was?.headers ?? {}).find(
+            ([storedName]) => storedName.toLowerCase() === name.toLowerCase(),
+          )?.[1];
+          if (storedValue === undefined)
+            return { ok: false, message: `${at}.headers.${name}: its value is hidden; type it again` };
+          kept[name] = storedValue;
+        }
+        headers = kept;
+      }
+      actions.push({ ...action, url, ...(headers ? { headers } : {}) });
+    }
+    rules.push({ ...rule, actions });
+  }
+  return { ok: true, rules };
 }

@@ -30,8 +30,9 @@ import type { Speech } from '../actions/speech.js';
 import type { AuditLog } from '../devices/audit.js';
 import {
   isTheSavedRule,
-  outcomesForModerator,
-  rulesForModerator,
+  outcomesForDevice,
+  restoreHidden,
+  rulesForDevice,
   storedHeaderMoved,
 } from '../devices/rule-secrets.js';
 import { errorMessage } from '../errors.js';
@@ -283,11 +284,14 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
     sendJson(res, 202, { accepted: true, ...report } satisfies EventReceipt);
   });
 
-  /** A moderator reads rules and outcomes with webhook tokens and stored headers hidden (rule-secrets.ts). */
-  const moderatorAsks = (req: IncomingMessage) => ctx.deviceAccess?.deviceOf(req)?.role === 'moderator';
+  /** A paired device reads rules and outcomes with webhook tokens and stored headers hidden (rule-secrets.ts). */
+  const deviceAsks = (req: IncomingMessage) => ctx.deviceAccess?.deviceOf(req) !== undefined;
+  /** The rules as `req` reads them, and so the version its If-Match quotes. */
+  const rulesAsRead = (req: IncomingMessage, list: RuleList) =>
+    deviceAsks(req) ? rulesForDevice(list) : list;
 
   app.get('/api/rules', (req, res) => {
-    const list = moderatorAsks(req) ? rulesForModerator(rules.current()) : rules.current();
+    const list = rulesAsRead(req, rules.current());
     sendJson(res, 200, list, { ETag: etagOf(list), 'Cache-Control': 'no-cache' });
   });
 
@@ -303,14 +307,20 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   });
 
   app.put('/api/rules', async (req, res) => {
-    const list = await readJson(req, res, RuleList);
-    if (!list) return;
-    const inForce = etagOf(rules.current());
+    const sent = await readJson(req, res, RuleList);
+    if (!sent) return;
+    const inForce = etagOf(rulesAsRead(req, rules.current()));
     if (!ifMatchHolds(req, inForce)) return sendPreconditionFailed(res, inForce);
-    const allowed = ctx.limits?.canSaveRules(list.length, rules.current().length) ?? { ok: true };
+    const allowed = ctx.limits?.canSaveRules(sent.length, rules.current().length) ?? { ok: true };
     if (!allowed.ok) return sendError(res, allowed.code, allowed.message);
+    // A device sends back hidden what it read hidden: the stored values stay.
+    const restored = deviceAsks(req)
+      ? restoreHidden(rules.current(), sent)
+      : { ok: true as const, rules: sent };
+    if (!restored.ok) return sendError(res, 'bad_request', restored.message);
+    const list = restored.rules;
     // Sending a stored credential elsewhere is changing it: the streamer's own dashboard only (§11).
-    const moved = ctx.deviceAccess?.deviceOf(req) ? storedHeaderMoved(rules.current(), list) : undefined;
+    const moved = deviceAsks(req) ? storedHeaderMoved(rules.current(), list) : undefined;
     if (moved !== undefined)
       return sendError(
         res,
@@ -318,7 +328,10 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
         `Only the streamer’s own dashboard may send a stored header to another address: ${moved}`,
       );
     const result = await rules.replace(list);
-    if (result.ok) return sendJson(res, 200, result.rules, { ETag: etagOf(result.rules) });
+    if (result.ok) {
+      const saved = rulesAsRead(req, result.rules);
+      return sendJson(res, 200, saved, { ETag: etagOf(saved) });
+    }
     sendError(res, result.reason === 'unavailable' ? 'unavailable' : 'conflict', result.message);
   });
 
@@ -367,7 +380,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
         action.preview = true;
       }
     const done = await ctx.actions.test(fired, RULE_TEST_WAIT_MS);
-    const outcomes = moderatorAsks(req) ? outcomesForModerator(done) : done;
+    const outcomes = deviceAsks(req) ? outcomesForDevice(done) : done;
     sendJson(res, 200, {
       event,
       outcomes,
@@ -426,7 +439,7 @@ export function mountControlApi(app: Polka, ctx: ControlApiContext): void {
   // What actions did (newest last), and their queues.
   app.get('/api/actions/log', (req, res) => {
     const log = ctx.actions.log();
-    sendJson(res, 200, moderatorAsks(req) ? outcomesForModerator(log) : log);
+    sendJson(res, 200, deviceAsks(req) ? outcomesForDevice(log) : log);
   });
   app.get('/api/actions/queues', (_req, res) => sendJson(res, 200, ctx.actions.queues()));
   for (const verb of ['skip', 'clear'] as const) {
