@@ -19,7 +19,7 @@ const BUDGET_MS: Record<string, number> = {
   fanout: 90_000,
   memory: 130_000,
   pages: 45_000,
-  gatekeeper: 75_000,
+  gatekeeper: 150_000,
   screen: 120_000,
   growth: 70_000,
   actions: 100_000,

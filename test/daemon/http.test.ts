@@ -178,6 +178,39 @@ describe('GET /overlay/:overlayId', () => {
     expectTransparentPage(res, 'not_found');
   });
 
+  it('answers the same page and headers however the target is written (id case, query, trailing slash, HEAD)', async () => {
+    const pageHeaders = (res: { headers: Record<string, unknown> }) => ({
+      type: res.headers['content-type'],
+      cache: res.headers['cache-control'],
+      referrer: res.headers['referrer-policy'],
+      nosniff: res.headers['x-content-type-options'],
+      vary: res.headers.vary,
+      length: res.headers['content-length'],
+    });
+    const plain = await get(`/overlay/${overlayId}`);
+    expect(plain.status).toBe(200);
+    expect(pageHeaders(plain)).toMatchObject({ referrer: 'no-referrer', nosniff: 'nosniff', vary: 'Origin' });
+    const withoutToken = (body: string) => body.replace(/__APP_TOKEN__="[^"]+"/, '');
+    for (const path of [
+      `/overlay/${overlayId.toUpperCase()}`,
+      `/overlay/${overlayId}?scene=main`,
+      `/overlay/${overlayId}/`,
+    ]) {
+      const res = await get(path);
+      expect(res.status).toBe(200);
+      expect(pageHeaders(res)).toEqual(pageHeaders(plain));
+      expect(withoutToken(res.body)).toBe(withoutToken(plain.body));
+    }
+    const head = await rawRequest(daemon.port, {
+      method: 'HEAD',
+      path: `/overlay/${overlayId}`,
+      headers: { Host: `127.0.0.1:${daemon.port}` },
+    });
+    expect(head.status).toBe(200);
+    expect(pageHeaders(head)).toEqual(pageHeaders(plain));
+    expect(head.body).toBe('');
+  });
+
   it('keeps every other error under /overlay/ off stream too, with its own status', async () => {
     const deeper = await get(`/overlay/${overlayId}/extra`);
     expect(deeper.status).toBe(404);

@@ -1,7 +1,8 @@
 import { env } from 'cloudflare:workers';
-import { importJWK, type JWK, SignJWT } from 'jose';
+import { decodeProtectedHeader, importJWK, type JWK, jwtVerify, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseWith, ValidateResponse } from '../../shared/protocol/index.js';
+import { app } from '../../workers/src/index.js';
 import { currentTier } from '../../workers/src/membership/check.js';
 import { openToken, sealToken } from '../../workers/src/token-cipher.js';
 import {
@@ -10,6 +11,7 @@ import {
   HOUR,
   injectFailure,
   login,
+  logout,
   patreonBase,
   patreonCounters,
   premiumPatron,
@@ -17,6 +19,7 @@ import {
   revokePatreonGrant,
   setPatreonUser,
   TEST_CONFIG,
+  uniqueIp,
   uniqueUserId,
   validate,
   WARM_UP_TIMEOUT_MS,
@@ -452,5 +455,96 @@ describe('POST /validate refuses bad tokens with 401 invalid_token', () => {
     const res = await validate(await signWith({}, uniqueUserId('never-logged-in')));
     expect(res.status).toBe(401);
     expect((await bodyOf(res)).error?.code).toBe('invalid_token');
+  });
+});
+
+describe('POST /validate: what it reads per request, and the keys it keeps per isolate', () => {
+  /** The Worker's app with a member-object binding that counts the objects it is asked for. */
+  function countingMemberObjects() {
+    const counted = { gets: 0 };
+    const namespace = new Proxy(env.MEMBERSHIP_RECHECK, {
+      get(target, property) {
+        if (property === 'get') {
+          return (...args: Parameters<typeof target.get>) => {
+            counted.gets += 1;
+            return target.get(...args);
+          };
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const call = (token: string, overrides: Partial<typeof env> = {}) =>
+      app.fetch(
+        new Request('http://gatekeeper.test/validate', {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${token}`, 'CF-Connecting-IP': uniqueIp() },
+        }),
+        { ...env, MEMBERSHIP_RECHECK: namespace, ...overrides },
+      );
+    return { counted, call };
+  }
+
+  it('answers a verdict checked within the hour without the member object, and re-checks an older one there', async () => {
+    const { user, token } = await premiumLogin('validate-no-object');
+    const { counted, call } = countingMemberObjects();
+    for (let i = 0; i < 3; i++) expect((await call(token)).status).toBe(200);
+    expect(counted.gets).toBe(0);
+
+    await ageMembership(user, HOUR + 1000);
+    const before = await patreonCounters(user);
+    const rechecked = await call(token);
+    expect(rechecked.status).toBe(200);
+    expect((await bodyOf(rechecked)).tier).toBe('premium');
+    // The re-check went through the member's object (one at a time per member) and asked the platform.
+    expect(counted.gets).toBe(1);
+    expect((await patreonCounters(user)).refresh_grants).toBe(before.refresh_grants + 1);
+  });
+
+  it('refuses a signed-out licence on the very next request, its verdict fresh', async () => {
+    const { token } = await premiumLogin('validate-revoked-fresh');
+    const { call } = countingMemberObjects();
+    const renewed = await call(token);
+    expect(renewed.status).toBe(200);
+    const { token: next } = await bodyOf(renewed);
+    expect((await logout(token)).status).toBe(204);
+    for (const licence of [token, next ?? '']) {
+      const res = await call(licence);
+      expect(res.status).toBe(401);
+      expect((await bodyOf(res)).error?.code).toBe('invalid_token');
+    }
+  });
+
+  it('signs with a rotated key at once, and still verifies licences of the key it replaced', async () => {
+    const { token } = await premiumLogin('validate-rotated-key');
+    const pair = (await crypto.subtle.generateKey({ name: 'Ed25519' }, true, [
+      'sign',
+      'verify',
+    ])) as CryptoKeyPair;
+    const rotated = { ...((await crypto.subtle.exportKey('jwk', pair.privateKey)) as JWK), kid: 'rotated' };
+    const { d: _d, ...previous } = JSON.parse(env.JWT_PRIVATE_JWK) as JWK;
+    const rotatedEnv = {
+      JWT_PRIVATE_JWK: JSON.stringify(rotated),
+      JWT_PUBLIC_JWKS: JSON.stringify({ keys: [previous] }),
+    };
+    const { call } = countingMemberObjects();
+    // The isolate has the current key in use already.
+    expect((await call(token)).status).toBe(200);
+
+    const res = await call(token, rotatedEnv);
+    expect(res.status).toBe(200);
+    const { token: signed } = await bodyOf(res);
+    expect(decodeProtectedHeader(signed ?? '')).toMatchObject({ kid: 'rotated' });
+    const { x } = rotated;
+    await expect(
+      jwtVerify(signed ?? '', await importJWK({ kty: 'OKP', crv: 'Ed25519', x }, 'EdDSA'), {
+        issuer: env.PUBLIC_BASE_URL,
+        audience: 'overlay-daemon',
+      }),
+    ).resolves.toBeTruthy();
+    // Back on the old secrets, a licence of the rotated key is someone else's: refused.
+    const back = await call(signed ?? '');
+    expect(back.status).toBe(401);
+    expect((await call(token)).status).toBe(200);
   });
 });

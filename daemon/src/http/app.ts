@@ -54,10 +54,30 @@ function allowedMethods(app: Polka, path: string): string[] {
   return METHODS.filter((method) => app.find(method, path).handlers.length > middlewares);
 }
 
+/**
+ * `GET /overlay/<uuid>`, the route every overlay load takes, answered without the router's walk over all
+ * the routes (no middleware is mounted on it: the router would run this same handler and nothing else).
+ * Any other form of the target (a query, a trailing slash, escapes, HEAD) goes through the router.
+ */
+const OVERLAY_PAGE_TARGET = /^\/overlay\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+const pageRoutes = new WeakMap<Polka, (res: ServerResponse, rawId: string) => void>();
+
 /** The server's `request` listener: every request meets the front door first, whatever its target. */
 export function requestListener(app: Polka, frontDoor: HttpAppContext['frontDoor']) {
+  const page = pageRoutes.get(app);
   return (req: IncomingMessage, res: ServerResponse) =>
-    frontDoor(req, res, () => void app.handler(req as Request, res, undefined as never));
+    frontDoor(req, res, () => {
+      const id = req.method === 'GET' && page ? OVERLAY_PAGE_TARGET.exec(req.url ?? '')?.[1] : undefined;
+      if (id !== undefined && page) return page(res, id);
+      void app.handler(req as Request, res, undefined as never);
+    });
+}
+
+/** An error no handler caught: logged, and a 500 when the answer has not begun (else the socket goes). */
+function unhandled(ctx: Pick<HttpAppContext, 'log'>, err: unknown, res: ServerResponse): void {
+  ctx.log(`[http] unhandled error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  if (!res.headersSent) sendError(res, 'internal', 'Internal error');
+  else res.destroy();
 }
 
 export function createHttpApp(ctx: HttpAppContext): Polka {
@@ -72,11 +92,7 @@ export function createHttpApp(ctx: HttpAppContext): Polka {
       }
       sendError(res, 'not_found', 'No such route');
     },
-    onError: (err, _req, res) => {
-      ctx.log(`[http] unhandled error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      if (!res.headersSent) sendError(res, 'internal', 'Internal error');
-      else res.destroy();
-    },
+    onError: (err, _req, res) => unhandled(ctx, err, res),
   });
 
   // The front door wraps the whole router (see `requestListener`), not `app.use`: polka runs `use`
@@ -135,8 +151,8 @@ function mountPageRoutes(app: Polka, ctx: HttpAppContext): void {
     });
     res.end(html);
   };
-  app.get('/overlay/:overlayId', (req, res) => {
-    const id = (req.params.overlayId ?? '').toLowerCase();
+  const servePage = (res: ServerResponse, rawId: string) => {
+    const id = rawId.toLowerCase();
     if (!parseWith(Uuid, id).ok || !ctx.overlays.get(id)) {
       return sendError(res, 'not_found', 'No overlay has that id');
     }
@@ -145,6 +161,15 @@ function mountPageRoutes(app: Polka, ctx: HttpAppContext): void {
     // The compiled page is answered in the same turn; only the dev page waits for Vite.
     if (typeof html === 'string') return sendPage(res, html);
     return html.then((text) => sendPage(res, text));
+  };
+  app.get('/overlay/:overlayId', (req, res) => servePage(res, req.params.overlayId ?? ''));
+  // The same handler, for requestListener's way round the router; its errors end where the router's would.
+  pageRoutes.set(app, (res, rawId) => {
+    try {
+      servePage(res, rawId)?.catch((err: unknown) => unhandled(ctx, err, res));
+    } catch (err) {
+      unhandled(ctx, err, res);
+    }
   });
 
   // Media: traversal checks first, on the raw path and then the decoded one (interface §5.3), then the file.

@@ -41,7 +41,8 @@ export async function currentTier(
 ): Promise<Tier | null> {
   const record = await members.read(userId);
   if (!record) return null;
-  if (now - record.checked_at < RECHECK_INTERVAL_MS) return record.tier;
+  const fresh = freshVerdict(record, now);
+  if (fresh !== undefined) return fresh;
   const config = await loadRemoteConfig(env);
   if (record.last_attempt_at !== undefined && now - record.last_attempt_at < RETRY_AFTER_FAILURE_MS) {
     return withinGrace(record, config, now);
@@ -87,6 +88,14 @@ export async function currentTier(
     await members.write(userId, { ...working, last_attempt_at: now });
     return withinGrace(record, config, now);
   }
+}
+
+/**
+ * The stored verdict when it was given less than an hour ago, which currentTier answers as is; undefined
+ * when a re-check is due (or no record is on hand).
+ */
+export function freshVerdict(record: MemberRecord | null, now: number): Tier | undefined {
+  return record !== null && now - record.checked_at < RECHECK_INTERVAL_MS ? record.tier : undefined;
 }
 
 /**

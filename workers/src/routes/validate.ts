@@ -3,7 +3,8 @@ import { Hono } from 'hono';
 import { errorBody, type ValidateResponse } from '../../../shared/protocol/index.js';
 import type { AppEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
-import { licenceBearer, signLicence, verifyCurrentLicence } from '../licence.js';
+import { licenceBearer, signLicence, verifyCurrentLicenceOf } from '../licence.js';
+import { freshVerdict } from '../membership/check.js';
 import { serialisedTier } from '../membership/recheck-lock.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { keepsNoTunnel, removeTunnelOfLapsedMember } from '../tunnels/lapse.js';
@@ -13,8 +14,15 @@ export const validateRoutes = new Hono<AppEnv>();
 validateRoutes.use('/validate', rateLimit('validate'));
 
 validateRoutes.post('/validate', async (c) => {
-  const claims = await verifyCurrentLicence(c.env, licenceBearer(c.req.header('Authorization')));
-  const tier = await serialisedTier(c.env, claims.sub);
+  // One read of the member record per request: its epoch refuses a signed-out licence, its verdict
+  // answers while it is younger than an hour. An older verdict is re-checked in the member's Durable
+  // Object, one re-check at a time; a fresh one needs no trip there (it would answer the same record).
+  const { claims, member } = await verifyCurrentLicenceOf(
+    c.env,
+    licenceBearer(c.req.header('Authorization')),
+  );
+  const now = Date.now();
+  const tier = freshVerdict(member, now) ?? (await serialisedTier(c.env, claims.sub, now));
   if (tier === null)
     throw new ApiError('invalid_token', 'No membership is on record for this licence; sign in again');
 
