@@ -12,6 +12,16 @@ import { Field, optionalNumberFromText } from '../fields.js';
 import { describeError, Notice, PLATFORM_NAMES } from '../ui.js';
 import { CHANNEL_HINTS, CHATROOM_ID_HINT, type Channel, channelIssue, chatroomIdIssue } from './channels.js';
 
+type Refusal = { field: 'platform' | 'channel' | 'chatroomId' | undefined; message: string };
+
+/** The daemon's refusal of the source at `index`: beside the field it names, else in a sentence. */
+function refusalOf(err: ApiError, index: number): Refusal {
+  const field = (['channel', 'platform', 'chatroomId'] as const).find(
+    (f) => err.field === `sources.${index}.${f}`,
+  );
+  return { field, message: field ? err.message.replace(/^[^:]+: /, '') : describeError(err) };
+}
+
 /** Adds one channel; the daemon's refusal is shown beside the field it names. */
 export function AddSource(props: {
   existing: readonly SourceEntry[];
@@ -22,10 +32,7 @@ export function AddSource(props: {
   const [chatroomText, setChatroomText] = useState('');
   const [tried, setTried] = useState(false);
   const [busy, setBusy] = useState(false);
-  const [refused, setRefused] = useState<{
-    field: 'platform' | 'channel' | 'chatroomId' | undefined;
-    message: string;
-  }>();
+  const [refused, setRefused] = useState<Refusal>();
 
   const full = props.existing.length >= MAX_SOURCES;
   const issue = tried ? channelIssue({ platform, channel }, props.existing) : undefined;
@@ -56,17 +63,7 @@ export function AddSource(props: {
       setTried(false);
       return;
     }
-    const { refused: err, index } = outcome;
-    const message = err.message.replace(/^[^:]+: /, '');
-    const field =
-      err.field === `sources.${index}.channel`
-        ? 'channel'
-        : err.field === `sources.${index}.platform`
-          ? 'platform'
-          : err.field === `sources.${index}.chatroomId`
-            ? 'chatroomId'
-            : undefined;
-    setRefused({ field, message: field ? message : describeError(err) });
+    setRefused(refusalOf(outcome.refused, outcome.index));
   };
 
   const { placeholder, hint } = CHANNEL_HINTS[platform];

@@ -108,16 +108,7 @@ export function SourcesView(props: { shared: Shared }) {
 
   return (
     <section aria-labelledby="sources-title">
-      <div class="section-head">
-        <h1 id="sources-title" tabIndex={-1}>
-          Sources
-        </h1>
-        <span class="muted">refreshes every {POLL_MS / 1000} s</span>
-      </div>
-      <p class="muted">
-        The live channels events come from. Several can run at once; a change is in force as soon as it is
-        saved.
-      </p>
+      <SourcesHead />
       {error && <Notice kind="error">{error}</Notice>}
       <div class="card">
         <h3>Channels</h3>
@@ -199,5 +190,23 @@ function SourcesTable(props: {
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** The view's title and what it is for. */
+function SourcesHead() {
+  return (
+    <>
+      <div class="section-head">
+        <h1 id="sources-title" tabIndex={-1}>
+          Sources
+        </h1>
+        <span class="muted">refreshes every {POLL_MS / 1000} s</span>
+      </div>
+      <p class="muted">
+        The live channels events come from. Several can run at once; a change is in force as soon as it is
+        saved.
+      </p>
+    </>
   );
 }
