@@ -29,6 +29,7 @@ import { startStores } from './parts/stores.js';
 import { startWebSocket } from './parts/websocket.js';
 import type { SourceManager } from './sources/manager.js';
 import { type DataDir, dataDirPaths, initDataDir } from './store/data-dir.js';
+import type { FileWatcher } from './store/file-watcher.js';
 import type { OverlayRegistry } from './store/overlay-registry.js';
 import type { OverlayStore } from './store/overlay-store.js';
 import type { RulesStore } from './store/rules-store.js';
@@ -81,6 +82,11 @@ export interface RunningDaemon {
   port: number;
   host: string;
   dataDir: DataDir;
+  /**
+   * The one watcher of the data directory's files (overlays, rules, settings, admin.key, twitch.json,
+   * youtube.json; license.json and tunnel.json for remote access): a part follows a file through it.
+   */
+  files: FileWatcher;
   /** The overlays in force (read-only view of `overlays`). */
   registry: OverlayRegistry;
   overlays: OverlayStore;
@@ -172,7 +178,7 @@ async function startParts(
 ): Promise<RunningDaemon> {
   const core = await startCore(options, dataDir, stack, log);
   const { stores, journal, server, ws, actionsPart, ingest, kickEdge } = core;
-  const { keys, overlays, rules, settings } = stores;
+  const { files, keys, overlays, rules, settings } = stores;
   const { hub, tokens } = ws;
   const { obs, speech, actions, chatSenders } = actionsPart;
   const access = platformAccess(options, settings);
@@ -217,6 +223,7 @@ async function startParts(
   // The sources start once the daemon listens: from then on /status shows each of them.
   const { sources, close: closeSources } = await startSources(options, {
     dataDir,
+    files,
     settings,
     journal,
     ingest,
@@ -231,6 +238,7 @@ async function startParts(
     chatSenders,
     access,
     dataDir,
+    files,
     sources,
     kickEdge: kickEdge.feed,
     log,
@@ -299,12 +307,13 @@ function runningDaemon(
   },
 ): RunningDaemon {
   const { stores, journal, ws, actionsPart, ingest, http, sources } = parts;
-  const { keys, overlays, liveValues, rules, settings } = stores;
+  const { files, keys, overlays, liveValues, rules, settings } = stores;
   const { state } = http;
   return {
     port: http.port,
     host: options.host,
     dataDir,
+    files,
     registry: overlays.registry,
     overlays,
     liveValues,

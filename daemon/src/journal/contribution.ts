@@ -1,5 +1,5 @@
 // What an event adds to its session's totals and its viewer's figures, and the points it earns.
-import { currencyCode } from '../../../shared/money.js';
+import { giftCurrency } from '../../../shared/money.js';
 import type { StreamEvent } from '../../../shared/protocol/index.js';
 
 /** Points per action of a viewer (settings.json `points`). */
@@ -29,7 +29,7 @@ export function contribution(event: StreamEvent, points: PointRules) {
   let shares = 0;
   let subscribes = 0;
   let viewers = 0;
-  /** The currency of a YouTube gift's value (its cents), as the platform said it. */
+  /** The currency of a gift's value (its cents) where its platform counts in money, as the platform said it. */
   let currency: string | undefined;
   switch (event.type) {
     case 'gift':
@@ -37,7 +37,7 @@ export function contribution(event: StreamEvent, points: PointRules) {
       // six gifts, not 600.
       gifts = event.platform === 'twitch' && event.data.giftName === 'Bits' ? 1 : event.data.repeatCount;
       diamonds = (event.data.diamondCount ?? 0) * event.data.repeatCount;
-      if (event.platform === 'youtube') currency = currencyCode(event.data.currency);
+      currency = giftCurrency(event.platform, event.data.currency);
       break;
     case 'like':
       likes = event.data.likeCount;

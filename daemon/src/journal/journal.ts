@@ -36,9 +36,6 @@ export type { LeaderboardMetric, ViewerFigures } from './leaderboard.js';
 export { MIGRATION_COUNT, MIGRATIONS } from './migrations.js';
 export { seqFileOf } from './sequence.js';
 
-/** Where an event came from: a platform source, or the control API. */
-export type EventOrigin = 'api' | 'tiktok' | 'twitch' | 'youtube';
-
 /** How often the WAL is checkpointed into the database file. */
 const CHECKPOINT_MS = 2000;
 /** Past this many minutes a session's chart is not filled with quiet minutes (two weeks). */

@@ -1,6 +1,8 @@
 // The form that adds one channel to settings.json's sources; the daemon's refusal is shown beside the field
 // it names.
+
 import { useState } from 'preact/hooks';
+import { PLATFORM_NAMES } from '../../../../shared/platforms.js';
 import {
   MAX_SOURCES,
   SOURCE_PLATFORMS,
@@ -9,7 +11,7 @@ import {
 } from '../../../../shared/settings.js';
 import type { ApiError } from '../api.js';
 import { Field, optionalNumberFromText } from '../fields.js';
-import { describeError, Notice, PLATFORM_NAMES } from '../ui.js';
+import { describeError, Notice } from '../ui.js';
 import { CHANNEL_HINTS, CHATROOM_ID_HINT, type Channel, channelIssue, chatroomIdIssue } from './channels.js';
 
 type Refusal = { field: 'platform' | 'channel' | 'chatroomId' | undefined; message: string };

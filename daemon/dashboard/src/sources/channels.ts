@@ -1,5 +1,6 @@
 // What the Sources view says of a channel: one spelling per source, the channel as its platform shows it,
 // since when a state holds, and the problems of what is typed before anything is sent.
+import { PLATFORM_NAMES } from '../../../../shared/platforms.js';
 import {
   channelProblem,
   normaliseChannel,
@@ -9,7 +10,6 @@ import {
 } from '../../../../shared/settings.js';
 import { fieldIssues } from '../field-issues.js';
 import { optionalNumberFromText } from '../fields.js';
-import { PLATFORM_NAMES } from '../ui.js';
 
 export type Note = { kind: 'ok' | 'error'; text: string };
 export type Channel = { platform: SourcePlatform; channel: string; chatroomId?: number };

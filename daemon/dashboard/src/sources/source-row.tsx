@@ -1,10 +1,12 @@
 // One row of the Sources view's table: a source of settings.json, its state, its switch and removal, and a
 // Kick source's chatroom id.
+
 import { useEffect, useState } from 'preact/hooks';
+import { PLATFORM_NAMES } from '../../../../shared/platforms.js';
 import type { SourceReport } from '../../../../shared/protocol/index.js';
 import type { SourceEntry } from '../../../../shared/settings.js';
 import { Field, optionalNumberFromText } from '../fields.js';
-import { ConfirmButton, PLATFORM_NAMES, PlatformMark } from '../ui.js';
+import { ConfirmButton, PlatformMark } from '../ui.js';
 import { CHATROOM_ID_HINT, channelText, chatroomIdIssue } from './channels.js';
 import { SourceStateLabel } from './source-state.js';
 

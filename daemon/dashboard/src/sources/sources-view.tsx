@@ -1,13 +1,15 @@
 // Sources: the live channels the daemon reads events from (settings.json's `sources`
 // with each one's state from /status, and those given on the command line), adding, turning off and
 // removing one, and a box per platform (twitch-box.tsx, kick-box.tsx, youtube-box.tsx).
+
 import { useCallback, useState } from 'preact/hooks';
 import type { CredentialsReport } from '../../../../shared/credentials.js';
+import { PLATFORM_NAMES } from '../../../../shared/platforms.js';
 import type { SourceReport } from '../../../../shared/protocol/index.js';
 import type { SettingsView as Settings, SourceEntry } from '../../../../shared/settings.js';
 import { ApiError } from '../api.js';
 import type { Shared } from '../shared-data.js';
-import { describeError, Notice, PLATFORM_NAMES, PlatformMark } from '../ui.js';
+import { describeError, Notice, PlatformMark } from '../ui.js';
 import { usePolling } from '../use-polling.js';
 import { AddSource } from './add-source.js';
 import { type Channel, channelText, type Note, sameSource, sourceName } from './channels.js';

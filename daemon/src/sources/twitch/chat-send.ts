@@ -2,7 +2,6 @@
 // the Twitch source watches (`event`) or to the user's own channel (`own`), never as a threaded reply.
 // The sign-in is twitch.json's, followed as it changes; one made before chat sending lacks the scope
 // `user:write:chat` and is not tried: the sender says in words that it must be made again.
-import { type Stats, unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { parseWith } from '../../../../shared/protocol/index.js';
@@ -10,6 +9,7 @@ import { formatWait } from '../../../../shared/timers.js';
 import { type ChatDestination, ChatSendError, type ChatSender, type ChatSent } from '../../chat/types.js';
 import { errorMessage } from '../../errors.js';
 import { FetchError, fetchJson } from '../../http-client/fetch-json.js';
+import type { FileWatcher } from '../../store/file-watcher.js';
 import {
   chatScopeMissing,
   readTwitchTokens,
@@ -35,8 +35,8 @@ export interface TwitchChatSenderOptions {
   fetch?: typeof fetch;
   /** Per request (default 10 s). */
   timeoutMs?: number;
-  /** How often twitch.json is looked at for a new sign-in (default 1 s); 0: only `reload()` reads it. */
-  watchIntervalMs?: number;
+  /** Follows twitch.json (a new sign-in, a sign-out) through the daemon's file watcher; else `reload()` reads it. */
+  files?: Pick<FileWatcher, 'watch'>;
   log?: (line: string) => void;
 }
 
@@ -70,8 +70,8 @@ export class TwitchChatSender implements ChatSender {
   readonly #fetch: typeof fetch;
   readonly #timeoutMs: number;
   readonly #log: (line: string) => void;
-  readonly #file: string;
-  readonly #watchIntervalMs: number;
+  /** Stops following twitch.json, when it is followed. */
+  readonly #unwatch: (() => void) | undefined;
   /** twitch.json as last read: undefined when there is none. */
   #tokens: TwitchTokens | undefined;
   /** twitch.json could not be read, in words. */
@@ -81,10 +81,6 @@ export class TwitchChatSender implements ChatSender {
   #auth: TwitchAuth | undefined;
   /** Broadcaster ids of channel logins, looked up once each. */
   readonly #ids = new Map<string, string>();
-  readonly #onChange = (now: Stats, before: Stats) => {
-    if (now.mtimeMs === before.mtimeMs && now.nlink === before.nlink) return;
-    void this.reload();
-  };
 
   constructor(options: TwitchChatSenderOptions) {
     this.#options = options;
@@ -92,11 +88,8 @@ export class TwitchChatSender implements ChatSender {
     this.#fetch = options.fetch ?? fetch;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     this.#log = options.log ?? (() => {});
-    this.#file = join(options.dataDir, TWITCH_FILE);
     this.ready = this.reload();
-    this.#watchIntervalMs = options.watchIntervalMs ?? 1000;
-    if (this.#watchIntervalMs > 0)
-      watchFile(this.#file, { interval: this.#watchIntervalMs, persistent: false }, this.#onChange);
+    this.#unwatch = options.files?.watch(join(options.dataDir, TWITCH_FILE), () => void this.reload());
   }
 
   #makeAuth(): TwitchAuth {
@@ -147,7 +140,7 @@ export class TwitchChatSender implements ChatSender {
 
   /** Stops following twitch.json. */
   close(): void {
-    if (this.#watchIntervalMs > 0) unwatchFile(this.#file, this.#onChange);
+    this.#unwatch?.();
   }
 
   /** Where a message goes: the watched channel's broadcaster id, or the signed-in user's own. */

@@ -1,4 +1,5 @@
 // A `chat` action's form: the message with its placeholders and where it goes.
+import { chatLimitsText, PLATFORM_NAMES } from '../../../../../shared/platforms.js';
 import type { StreamEventType } from '../../../../../shared/protocol/index.js';
 import { CHAT_TARGETS, type ChatTarget, type RuleAction } from '../../../../../shared/rules.js';
 import { RuleField } from '../rule-field.js';
@@ -6,13 +7,13 @@ import { type KindProps, SPEAK_PLACEHOLDERS, TextInput } from './inputs.js';
 
 type Chat = Extract<RuleAction, { kind: 'chat' }>;
 
-const CHAT_TARGET_LABELS: Record<ChatTarget, string> = {
-  same: 'The platform the event came from',
-  twitch: 'Twitch',
-  kick: 'Kick',
-  youtube: 'YouTube',
-  all: 'Every platform that can send now',
-};
+/** A chat action's "Where", in words: a platform by its name. */
+const chatTargetLabel = (t: ChatTarget): string =>
+  t === 'same'
+    ? 'The platform the event came from'
+    : t === 'all'
+      ? 'Every platform that can send now'
+      : PLATFORM_NAMES[t];
 
 export function ChatFields(props: KindProps<Chat> & { trigger: StreamEventType }) {
   const { fields, base, action, onChange } = props;
@@ -37,15 +38,13 @@ export function ChatFields(props: KindProps<Chat> & { trigger: StreamEventType }
           >
             {CHAT_TARGETS.map((t) => (
               <option key={t} value={t}>
-                {CHAT_TARGET_LABELS[t]}
+                {chatTargetLabel(t)}
               </option>
             ))}
           </select>
         )}
       </RuleField>
-      <p class="muted">
-        Cut to 500 characters on Twitch and Kick, 200 on YouTube. TikTok does not allow sending chat.
-      </p>
+      <p class="muted">{chatLimitsText()}</p>
     </>
   );
 }

@@ -1,5 +1,6 @@
 // The action kinds' forms behind one table: each kind's label and the form that edits it (one file per kind,
 // like the daemon's actions/kinds/).
+import { chatPlatformsText } from '../../../../../shared/platforms.js';
 import type { StreamEventType } from '../../../../../shared/protocol/index.js';
 import { type ActionKind, isOverlayAction, type RuleAction } from '../../../../../shared/rules.js';
 import type { Shared } from '../../shared-data.js';
@@ -17,7 +18,7 @@ export const KIND_LABELS: Record<ActionKind, string> = {
   obs: 'OBS (scene, source, mute, filter, hotkey)',
   webhook: 'Webhook (an HTTP request)',
   streamerbot: 'Streamer.bot action',
-  chat: 'Chat message (as you, on Twitch, Kick or YouTube)',
+  chat: `Chat message (as you, on ${chatPlatformsText()})`,
 };
 
 /** The form of an action's kind. */
