@@ -1,5 +1,9 @@
-// Reads a JSON request body under a size limit, before any parsing (STYLE: limits first, then parsing).
-import type { IncomingMessage } from 'node:http';
+// Reads a JSON request body under a size limit, before any parsing (STYLE: limits first, then parsing),
+// and validates it with its schema.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type * as v from 'valibot';
+import { parseJsonWith } from '../../../shared/protocol/index.js';
+import { sendError } from './responses.js';
 
 const JSON_BODY_MAX_BYTES = 1024 * 1024;
 
@@ -79,4 +83,35 @@ export function jsonTooDeep(text: string, maxDepth = JSON_MAX_DEPTH): boolean {
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
   return false;
+}
+
+/** Reads and validates a JSON body; answers 413/400 itself and returns undefined then. */
+export async function readJson<S extends v.GenericSchema>(
+  req: IncomingMessage,
+  res: ServerResponse,
+  schema: S,
+  options: {
+    /** A larger limit than 1 MiB (a widget package's three panes). */
+    maxBytes?: number;
+    /** The refusal's words for a schema's error (naming the file a field is kept in). */
+    describe?: (error: string) => string;
+  } = {},
+): Promise<v.InferOutput<S> | undefined> {
+  const maxBytes = options.maxBytes ?? JSON_BODY_MAX_BYTES;
+  const body = await readBody(req, maxBytes);
+  if (!body.ok) {
+    const limit = maxBytes === JSON_BODY_MAX_BYTES ? '1 MiB' : `${maxBytes} bytes`;
+    sendError(res, 'payload_too_large', `JSON bodies are limited to ${limit}`, { Connection: 'close' });
+    return undefined;
+  }
+  if (jsonTooDeep(body.text)) {
+    sendError(res, 'bad_request', `body: JSON nested deeper than ${JSON_MAX_DEPTH} levels`);
+    return undefined;
+  }
+  const parsed = parseJsonWith(schema, body.text);
+  if (!parsed.ok) {
+    sendError(res, 'bad_request', options.describe ? options.describe(parsed.error) : parsed.error);
+    return undefined;
+  }
+  return parsed.value;
 }

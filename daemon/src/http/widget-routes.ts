@@ -3,11 +3,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { zipSync } from 'fflate';
 import type { Polka, Request } from 'polka';
-import type * as v from 'valibot';
 import {
-  errorBody,
   PastedWidget,
-  parseJsonWith,
   parseWith,
   Uuid,
   WIDGET_ARCHIVE_MAX_BYTES,
@@ -20,8 +17,8 @@ import type { DataDir } from '../store/data-dir.js';
 import { importArchive, importPasted, type WidgetDraft } from '../widgets/importers.js';
 import { fileOf, WidgetPackageStore } from '../widgets/package-store.js';
 import { WidgetRefused } from '../widgets/zip-reader.js';
-import { JSON_MAX_DEPTH, jsonTooDeep, readBody, readBytes } from './body.js';
-import { etagOf, ifMatchHolds } from './etag.js';
+import { readBytes, readJson } from './body.js';
+import { etagOf, ifMatchHolds, sendPreconditionFailed } from './etag.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 
 /** A package as JSON: three code panes of 256 KiB and two JSON files of 64 KiB, with room for escapes. */
@@ -32,35 +29,12 @@ function packageIdParam(req: Request): string | undefined {
   return parseWith(Uuid, id).ok ? id.toLowerCase() : undefined;
 }
 
-/** A JSON body under the limit, parsed with `schema`; answers 413/400 itself (naming the file) and returns undefined. */
-async function readPackageJson<S extends typeof WidgetPackage | typeof PastedWidget>(
+/** A package or pasted panes as JSON: refusals name the file a field is kept in. */
+const readPackageJson = <S extends typeof WidgetPackage | typeof PastedWidget>(
   req: IncomingMessage,
   res: ServerResponse,
   schema: S,
-) {
-  const body = await readBody(req, PACKAGE_JSON_MAX_BYTES);
-  if (!body.ok) {
-    sendError(
-      res,
-      'payload_too_large',
-      `a widget package as JSON may be at most ${PACKAGE_JSON_MAX_BYTES} bytes`,
-      {
-        Connection: 'close',
-      },
-    );
-    return undefined;
-  }
-  if (jsonTooDeep(body.text)) {
-    sendError(res, 'bad_request', `body: JSON nested deeper than ${JSON_MAX_DEPTH} levels`);
-    return undefined;
-  }
-  const parsed = parseJsonWith(schema, body.text);
-  if (!parsed.ok) {
-    sendError(res, 'bad_request', fileOf(parsed.error));
-    return undefined;
-  }
-  return parsed.value as v.InferOutput<S>;
-}
+) => readJson(req, res, schema, { maxBytes: PACKAGE_JSON_MAX_BYTES, describe: fileOf });
 
 function sendRefusal(res: ServerResponse, err: WidgetRefused): void {
   const code =
@@ -152,16 +126,7 @@ export function mountWidgetRoutes(app: Polka, dirs: DataDir): void {
     // Checked after the body is read, against the package in force now.
     const inForce = await store.get(id);
     if (!inForce) return sendError(res, 'not_found', 'No widget package has that id');
-    if (!ifMatchHolds(req, etagOf(inForce)))
-      return sendJson(
-        res,
-        412,
-        errorBody(
-          'conflict',
-          'It changed since you loaded it (edited by hand or in another tab); load it again',
-        ),
-        { ETag: etagOf(inForce) },
-      );
+    if (!ifMatchHolds(req, etagOf(inForce))) return sendPreconditionFailed(res, etagOf(inForce));
     try {
       const saved = await store.replace(id, input);
       if (saved.ok) return sendJson(res, 200, saved.value, { ETag: etagOf(saved.value) });
