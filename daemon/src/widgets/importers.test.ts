@@ -177,6 +177,11 @@ describe('refused in words, nothing written', () => {
     expect(device.message).toMatch(/"tty\.png" is a device/);
   });
 
+  it('a name that is a file and a folder at once', async () => {
+    const error = await refusal(folderZip('', { 'rose.png': zeros(4), 'rose.png/petal.png': zeros(4) }));
+    expect(error.message).toBe('"rose.png" is both a file and a folder in the archive');
+  });
+
   it('10,000 entries, refused from the count alone', async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 10_000; i++) files[`f${i}.png`] = '';

@@ -143,6 +143,15 @@ export async function readArchive(buffer: Buffer): Promise<{ files: ArchiveFile[
         },
       });
     }
+    // A name that is a file and a folder at once ("a.png" and "a.png/b.png") cannot be written.
+    for (const file of files) {
+      const parts = file.name.split('/');
+      for (let i = 1; i < parts.length; i++) {
+        const parent = parts.slice(0, i).join('/');
+        if (seen.has(parent))
+          throw new WidgetRefused(`"${shownName(parent)}" is both a file and a folder in the archive`);
+      }
+    }
   } catch (err) {
     zip.close();
     throw err;
