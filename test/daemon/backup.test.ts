@@ -13,6 +13,7 @@ import { createBackup, restoreBackup } from '../../daemon/src/backup/backup.js';
 import { dataDirPaths } from '../../daemon/src/store/data-dir.js';
 import { killCliProcesses, runCli } from '../support/cli.js';
 import { api, makeDataDir, startTestDaemon, waitFor } from '../support/daemon.js';
+import { folderZip, GIFT_BOARD, zeros } from '../support/widget-zips.js';
 
 afterEach(() => killCliProcesses());
 
@@ -272,6 +273,66 @@ describe('live widget values', () => {
       await rm(dir, { recursive: true, force: true });
       await rm(out, { recursive: true, force: true });
     }
+  }, 60_000);
+});
+
+describe('widget packages', () => {
+  it('a backup carries each package and its media without secret values, and a restore keeps the stored ones', async () => {
+    const dir = await makeDataDir();
+    const daemon = await startTestDaemon({ dataDir: dir });
+    let id: string;
+    try {
+      const res = await fetch(`${daemon.url}/api/widgets/import`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${daemon.adminKey}`, 'Content-Type': 'application/zip' },
+        body: new Uint8Array(
+          folderZip('board/', {
+            'board/data.json': JSON.stringify(GIFT_BOARD.data),
+            'board/rose.png': zeros(8),
+          }),
+        ),
+      });
+      expect(res.status).toBe(201);
+      ({ id } = (await res.json()) as { id: string });
+    } finally {
+      await daemon.close();
+    }
+    const file = join(await makeDataDir(), 'widgets.tar.gz');
+    expect((await runCli(['backup', file, '--data-dir', dir])).code).toBe(0);
+    const archived: Record<string, string> = {};
+    await tar.t({
+      file,
+      onReadEntry: (e) => {
+        let text = '';
+        e.on('data', (c: Buffer) => {
+          text += c.toString();
+        });
+        e.on('end', () => {
+          archived[e.path] = text;
+        });
+      },
+    });
+    expect(Object.keys(archived)).toEqual(
+      expect.arrayContaining([
+        `widgets/${id}/manifest.json`,
+        `widgets/${id}/widget.js`,
+        `media/widgets/${id}/rose.png`,
+      ]),
+    );
+    expect(archived[`widgets/${id}/data.json`]).not.toContain('sk-typed-by-the-streamer');
+
+    // Into a fresh data directory: the package and its image, with no secret value.
+    const { dir: other, result } = await restoreInto(await readFile(file));
+    expect(result.code, result.stderr).toBe(0);
+    const data = JSON.parse(await readFile(join(other, 'widgets', id, 'data.json'), 'utf8'));
+    expect(data.title).toBe('Roses and lions');
+    expect(data).not.toHaveProperty('apiKey');
+    expect((await stat(join(other, 'media', 'widgets', id, 'rose.png'))).size).toBe(8);
+    // Over the data directory it came from: the stored secret stays.
+    const back = await runCli(['restore', file, '--data-dir', dir]);
+    expect(back.code, back.stderr).toBe(0);
+    const kept = JSON.parse(await readFile(join(dir, 'widgets', id, 'data.json'), 'utf8'));
+    expect(kept.apiKey).toBe('sk-typed-by-the-streamer');
   }, 60_000);
 });
 
@@ -625,6 +686,14 @@ describe('a hostile or broken archive', () => {
         { path: 'events.db', body: craftedJournal() },
       ]),
       /events\.db: its sequence is not a whole number/,
+    ],
+    [
+      'a widget package missing its files',
+      rawArchive([
+        { path: 'manifest.json', body: MANIFEST },
+        { path: 'widgets/6b1f8c2e-4d3a-4f5b-9c6d-7e8f9a0b1c2d/widget.html', body: '<p>half</p>' },
+      ]),
+      /widgets\/6b1f8c2e-4d3a-4f5b-9c6d-7e8f9a0b1c2d: not a whole, readable widget package/,
     ],
     ['not an archive at all', Buffer.from('just some text, not gzip'), /not a readable \.tar\.gz/],
   ];

@@ -27,7 +27,13 @@ import Database from 'better-sqlite3';
 import * as tar from 'tar';
 import * as v from 'valibot';
 import { LiveValuesFile } from '../../../shared/live-values.js';
-import { MediaPath, parseJsonWith, parseWith } from '../../../shared/protocol/index.js';
+import {
+  MediaPath,
+  parseJsonWith,
+  parseWith,
+  type WidgetPackage,
+  withoutSecretValues,
+} from '../../../shared/protocol/index.js';
 import { RuleList } from '../../../shared/rules.js';
 import { keepMissingSecrets, StoredSettings, withoutSecrets } from '../../../shared/settings.js';
 import { DaemonError, type DaemonErrorCode, errorMessage } from '../errors.js';
@@ -37,6 +43,7 @@ import { TWITCH_FILE } from '../sources/twitch/auth.js';
 import { YOUTUBE_FILE } from '../sources/youtube/token-file.js';
 import type { DataDir } from '../store/data-dir.js';
 import { parseOverlayFile } from '../store/overlay-store.js';
+import { PACKAGE_FILES, WidgetPackageStore, writePackageFolder } from '../widgets/package-store.js';
 
 const FORMAT = 1;
 const Manifest = v.object({
@@ -98,11 +105,25 @@ function allowedSize(path: string): number | undefined {
   if (path === 'events.db') return EVENTS_MAX;
   if ((SECRET_FILES as readonly string[]).includes(path)) return JSON_MAX;
   if (/^overlays\/[0-9a-f-]{36}\.json$/.test(path)) return JSON_MAX;
+  if (WIDGET_FILE.test(path)) return JSON_MAX;
   if (path.startsWith('media/') && parseWith(MediaPath, path.slice('media/'.length)).ok) return MEDIA_MAX;
   return undefined;
 }
 
-const DIRECTORIES = new Set(['overlays', 'media']);
+const DIRECTORIES = new Set(['overlays', 'media', 'widgets']);
+/** A file of a widget package (widgets/package-store.ts), and a package's folder. */
+const WIDGET_FILE = new RegExp(
+  `^widgets/[0-9a-f-]{36}/(${PACKAGE_FILES.map((f) => f.replace('.', '\\.')).join('|')})$`,
+);
+const WIDGET_FOLDER = /^widgets\/[0-9a-f-]{36}$/;
+
+/** The store of widget packages under `root`/widgets (the data directory, or a restore's staging). */
+const widgetStore = (root: string) =>
+  new WidgetPackageStore({
+    widgetsDir: join(root, 'widgets'),
+    mediaDir: join(root, 'media'),
+    overlaysDir: join(root, 'overlays'),
+  });
 
 /** Regular files under `dir`, relative paths with `/`; links and anything else are left out. */
 async function regularFiles(dir: string, base = dir): Promise<string[]> {
@@ -145,6 +166,18 @@ export async function createBackup(
         await take(join(dirs.overlaysDir, name), `overlays/${name}`);
     for (const name of await regularFiles(dirs.mediaDir))
       if (allowedSize(`media/${name}`) !== undefined) await take(join(dirs.mediaDir, name), `media/${name}`);
+    // Widget packages that read, each whole; values of `secret` fields only with --include-secrets.
+    const widgets = widgetStore(dirs.root);
+    for (const id of await widgets.ids()) {
+      const pkg = await widgets.get(id);
+      if (!pkg) continue;
+      await mkdir(join(staging, 'widgets'), { recursive: true });
+      await writePackageFolder(
+        join(staging, 'widgets', id),
+        options.includeSecrets ? pkg : withoutSecretValues(pkg),
+      );
+      for (const file of PACKAGE_FILES) members.push(`widgets/${id}/${file}`);
+    }
     if ((await exists(dirs.rulesFile))?.isFile()) await take(dirs.rulesFile, 'rules.json');
     if ((await exists(dirs.liveValuesFile))?.isFile()) await take(dirs.liveValuesFile, LIVE_VALUES);
     if ((await exists(dirs.settingsFile))?.isFile()) {
@@ -255,7 +288,11 @@ async function inspect(file: string): Promise<Map<string, number>> {
         refuse(new BackupError(`the member "${shown(raw)}" points outside the backup`));
       else if (entry.type === 'Directory') {
         const other = clash(path, true);
-        if (!DIRECTORIES.has(path) && !(path.startsWith('media/') && parseWith(MediaPath, path.slice(6)).ok))
+        if (
+          !DIRECTORIES.has(path) &&
+          !WIDGET_FOLDER.test(path) &&
+          !(path.startsWith('media/') && parseWith(MediaPath, path.slice(6)).ok)
+        )
           refuse(new BackupError(`the folder "${name}" has no place in a backup`));
         else if (other !== undefined)
           refuse(new BackupError(`"${name}" is both a file and a folder in the archive`));
@@ -344,6 +381,13 @@ async function validate(
       if (!parsed.ok) throw new BackupError(`${path}: ${parsed.error}`);
     }
   }
+  const packages = new Set(
+    [...members.keys()].filter((p) => WIDGET_FILE.test(p)).map((p) => p.split('/')[1]!),
+  );
+  const restoredWidgets = widgetStore(staging);
+  for (const id of packages)
+    if (!(await restoredWidgets.get(id)))
+      throw new BackupError(`widgets/${id}: not a whole, readable widget package`);
   if (members.has(LIVE_VALUES)) {
     const live = parseJsonWith(LiveValuesFile, await text(LIVE_VALUES));
     if (!live.ok) throw new BackupError(`${LIVE_VALUES}: ${live.error}`);
@@ -415,6 +459,7 @@ async function makePrivate(dir: string): Promise<void> {
 /** What a restore replaces, in the data directory. */
 const RESTORED = [
   'overlays',
+  'widgets',
   LIVE_VALUES,
   'media',
   'rules.json',
@@ -446,7 +491,7 @@ async function extract(file: string, staging: string, members: Map<string, numbe
     filter: (path, entry) => {
       const p = path.replace(/\/+$/, '');
       return 'type' in entry && entry.type === 'Directory'
-        ? DIRECTORIES.has(p) || p.startsWith('media/')
+        ? DIRECTORIES.has(p) || p.startsWith('media/') || WIDGET_FOLDER.test(p)
         : members.has(p);
     },
   });
@@ -477,6 +522,8 @@ export async function restoreBackup(
           });
       }
     }
+    // A widget's secret values the backup does not carry stay as stored, for a package of the same id.
+    if (!manifest.includesSecrets) await keepWidgetSecrets(staging, dirs.root);
     // The archive's modes are not kept: everything restored is the user's alone.
     await makePrivate(staging);
     // Everything checked: the current state moves aside, then the backup's takes its place.
@@ -485,7 +532,11 @@ export async function restoreBackup(
     // The backup's overlays and media replace the current ones whole (none in it: none after); the live
     // widget values go with the overlays (a backup without them: the restored overlay files' values).
     const incoming = (name: string) =>
-      name === 'overlays' || name === LIVE_VALUES || name === 'media' || members.has(name);
+      name === 'overlays' ||
+      name === LIVE_VALUES ||
+      name === 'media' ||
+      name === 'widgets' ||
+      members.has(name);
     const moved: string[] = [];
     try {
       for (const name of RESTORED) {
@@ -501,7 +552,7 @@ export async function restoreBackup(
       for (const name of RESTORED) {
         const from = join(staging, name);
         if (await exists(from)) await rename(from, join(dirs.root, name));
-        else if (name === 'overlays' || name === 'media')
+        else if (name === 'overlays' || name === 'media' || name === 'widgets')
           await mkdir(join(dirs.root, name), { recursive: true, mode: 0o700 });
       }
     } catch (err) {
@@ -512,5 +563,26 @@ export async function restoreBackup(
     return { keptIn, manifest };
   } finally {
     await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** Puts the stored values of `secret` fields into restored packages that came without them. */
+async function keepWidgetSecrets(staging: string, root: string): Promise<void> {
+  const restored = widgetStore(staging);
+  const current = widgetStore(root);
+  for (const id of await restored.ids()) {
+    const pkg = await restored.get(id);
+    const stored = await current.get(id);
+    if (!pkg || !stored) continue;
+    const data: WidgetPackage['data'] = { ...pkg.data };
+    let changed = false;
+    for (const [key, field] of Object.entries(pkg.fields))
+      if (field.type === 'secret' && !(key in data) && key in stored.data) {
+        data[key] = stored.data[key];
+        changed = true;
+      }
+    if (!changed) continue;
+    await rm(join(staging, 'widgets', id), { recursive: true, force: true });
+    await writePackageFolder(join(staging, 'widgets', id), { ...pkg, data });
   }
 }

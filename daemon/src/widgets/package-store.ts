@@ -256,15 +256,23 @@ export class WidgetPackageStore {
 
   async #writeFolder(folder: string, pkg: WidgetPackage): Promise<void> {
     await mkdir(this.#dirs.widgetsDir, { recursive: true, mode: 0o700 });
-    await mkdir(folder, { mode: 0o700 });
-    await writePrivate(join(folder, FILES.manifest), serialise(pkg.manifest));
-    await writePrivate(join(folder, FILES.html), pkg.html);
-    await writePrivate(join(folder, FILES.css), pkg.css);
-    await writePrivate(join(folder, FILES.js), pkg.js);
-    await writePrivate(join(folder, FILES.fields), serialise(pkg.fields));
-    await writePrivate(join(folder, FILES.data), serialise(pkg.data));
+    await writePackageFolder(folder, pkg);
   }
 }
+
+/** Writes a package's six files into a new folder (private to the user). */
+export async function writePackageFolder(folder: string, pkg: WidgetPackage): Promise<void> {
+  await mkdir(folder, { mode: 0o700 });
+  await writePrivate(join(folder, FILES.manifest), serialise(pkg.manifest));
+  await writePrivate(join(folder, FILES.html), pkg.html);
+  await writePrivate(join(folder, FILES.css), pkg.css);
+  await writePrivate(join(folder, FILES.js), pkg.js);
+  await writePrivate(join(folder, FILES.fields), serialise(pkg.fields));
+  await writePrivate(join(folder, FILES.data), serialise(pkg.data));
+}
+
+/** The files of a package folder, as backups name them. */
+export const PACKAGE_FILES: readonly string[] = Object.values(FILES);
 
 /** The package as it will be stored, within every limit; refused naming the file otherwise. */
 function checked(pkg: WidgetPackage): WidgetPackage {
