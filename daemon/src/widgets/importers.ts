@@ -136,10 +136,8 @@ export async function importArchive(buffer: Buffer): Promise<WidgetDraft> {
       const bytes = await read(file, WIDGET_CODE_MAX_BYTES);
       return bytes === undefined ? '' : text(bytes);
     };
-    const marker = await read(
-      names.marker,
-      shape === 'folder' ? WIDGET_CODE_MAX_BYTES : WIDGET_JSON_MAX_BYTES,
-    );
+    // The folder's marker is its widget.html, read below with the other panes.
+    const marker = shape === 'folder' ? undefined : await read(names.marker, WIDGET_JSON_MAX_BYTES);
     const html = await code(names.html);
     const css = await code(names.css);
     const js = await code(names.js);
