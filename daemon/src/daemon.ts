@@ -26,6 +26,7 @@ import {
 import { type RelayOptions, startRelay } from './parts/relay.js';
 import { platformAccess, type SourcesOptions, startSources } from './parts/sources.js';
 import { startStores } from './parts/stores.js';
+import { startTikfinityFeed } from './parts/tikfinity-feed.js';
 import { startWebSocket } from './parts/websocket.js';
 import type { SourceManager } from './sources/manager.js';
 import { type DataDir, dataDirPaths, initDataDir } from './store/data-dir.js';
@@ -190,6 +191,9 @@ async function startParts(
   const actionsPart = startActions({ dataDir, settings, rules, hub, log });
   const { obs, speech, actions, chatSenders, chatEcho, close: closeActions } = actionsPart;
   stack.push(closeActions, 'the actions');
+  // The TikFinity event feed (settings.json `tikfinityFeed`): a step of the pipeline, closed after it.
+  const tikfinityFeed = await startTikfinityFeed({ settings, log });
+  stack.push(() => tikfinityFeed.close(), 'the TikFinity event feed');
   const { ingest, close: closeIngest } = startIngest(options, {
     hub,
     overlays,
@@ -198,6 +202,7 @@ async function startParts(
     actions,
     liveValues,
     settings,
+    tikfinityFeed: tikfinityFeed.step,
     isEcho: (event) => chatEcho.isEcho(event),
     log,
   });
@@ -235,6 +240,7 @@ async function startParts(
   });
   stack.push(() => http.close(), 'the HTTP server');
   const { statusFields, state, url } = http;
+  statusFields.set('tikfinityFeed', () => tikfinityFeed.status());
   // Public overlays, published to the Gatekeeper's relay while the licence is Premium.
   const relay = startRelay(options.relay, { hub, overlays, mediaDir: dataDir.mediaDir, statusFields, log });
   relayPart = relay;
