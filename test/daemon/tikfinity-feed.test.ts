@@ -233,6 +233,22 @@ describe('the TikFinity event feed', () => {
       giftCount: 5,
     });
 
+    // Kicks sent on Kick, as Kick's own events give them: a gift worth its Kicks.
+    await post(d, {
+      type: 'gift',
+      platform: 'kick',
+      user: { uniqueId: 'kicker', nickname: 'Kicker' },
+      data: { giftName: 'Rage Quit', repeatCount: 1, diamondCount: 100 },
+    });
+    expect((await game.next('gift')).data).toMatchObject({
+      platform: 'kick',
+      uniqueId: 'kicker',
+      giftName: 'Rage Quit',
+      repeatCount: 1,
+      diamondCount: 100,
+      repeatEnd: true,
+    });
+
     // A test event reaches the games (streamers try them out with it)…
     await post(d, { type: 'follow', platform: 'tiktok', user: viewer, data: {} }, '?test=true');
     expect((await game.next('follow')).data).toMatchObject({ uniqueId: 'rosefan' });
@@ -244,7 +260,7 @@ describe('the TikFinity event feed', () => {
     );
     await post(d, { type: 'chat', platform: 'kick', user: viewer, data: { comment: 'now' } });
     expect((await game.next('chat')).data).toMatchObject({ platform: 'kick', comment: 'now' });
-    expect(game.frames.map((f) => f.event)).toEqual(['gift', 'subscribe', 'follow', 'chat']);
+    expect(game.frames.map((f) => f.event)).toEqual(['gift', 'subscribe', 'gift', 'follow', 'chat']);
   });
 
   it('is receive-only: a frame from a client closes it with 1008', async () => {
