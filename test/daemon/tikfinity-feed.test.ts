@@ -4,7 +4,8 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import type { TikfinityFeedStatus } from '../../shared/protocol/index.js';
+import { describeDaemonStatus } from '../../daemon/src/cli/status-text.js';
+import type { DaemonStatus, TikfinityFeedStatus } from '../../shared/protocol/index.js';
 import { api, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { freePort } from '../support/local-stack.js';
 import { UpgradeRefused } from '../support/ws.js';
@@ -306,6 +307,12 @@ describe('the TikFinity event feed', () => {
     expect(d.logs.some((l) => l.includes('event feed is off') && l.includes(`port ${port} is in use`))).toBe(
       true,
     );
+    // `overlay-daemon status` says it in the same words.
+    const words = describeDaemonStatus(
+      (await (await fetch(`${d.url}/status`)).json()) as DaemonStatus,
+      d.url,
+    );
+    expect(words).toMatch(new RegExp(`TikFinity feed: +off: port ${port} is in use`));
     // The daemon still takes events and answers.
     await post(d, { type: 'follow', platform: 'tiktok', user: viewer, data: {} });
     expect((await fetch(`${d.url}/status`)).status).toBe(200);
@@ -324,5 +331,20 @@ describe('the TikFinity event feed', () => {
     for (const game of games) expect((await game.closed).code).toBe(1001);
     await waitFor(async () => (await feedStatus(d)) === undefined, 3000, 'the feed gone from /status');
     await expect(connectFeed(port)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it('closes its sockets and lets the port go when the daemon stops', async () => {
+    const port = await freePort();
+    const d = await startWithFeed(port);
+    const game = await connectFeed(port);
+    await d.stop();
+    daemon = undefined;
+    expect((await game.closed).code).toBe(1001);
+    const again = createServer();
+    blocker = again;
+    await new Promise<void>((resolve, reject) => {
+      again.once('error', reject);
+      again.listen(port, '127.0.0.1', () => resolve());
+    });
   });
 });
