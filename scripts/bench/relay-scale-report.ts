@@ -54,7 +54,8 @@ export interface RelayFigures {
   };
 }
 
-const trio = (p: Point, f: (s: Side) => string) => `${f(p.relay)} / ${f(p.bare)} / ${f(p.daemon)}`;
+const trio = (p: Point, f: (s: Side) => string, between = ' / ') =>
+  [f(p.relay), f(p.bare), f(p.daemon)].join(between);
 
 function headlines(f: RelayFigures): Headline[] {
   const out: Headline[] = [];
@@ -123,7 +124,7 @@ export function relaySection(f: RelayFigures): Section {
   const m = f.method;
   const rows = f.points.map((p) => [
     String(p.n),
-    trio(p, (s) => `${fmt(s.latency.p50)} / ${fmt(s.latency.p99)}`),
+    trio(p, (s) => `${fmt(s.latency.p50)} / ${fmt(s.latency.p99)}`, '; '),
     `${ratio(p.relay.latency.p99, p.daemon.latency.p99)} (${p.ratios.map((r) => r.toFixed(2)).join(', ')})`,
     trio(p, (s) => fmt(s.join.perSecond)),
     trio(p, (s) => fmt(s.join.cpuMs)),
@@ -170,7 +171,7 @@ export function relaySection(f: RelayFigures): Section {
       ...table(
         [
           'N',
-          'p50 / p99 ms relay / bare room / daemon',
+          'p50 / p99 ms: relay; bare room; daemon',
           'p99 relay ÷ daemon (each round)',
           'joins/s',
           'CPU ms per join',

@@ -27,7 +27,7 @@ const BUDGET_MS: Record<string, number> = {
   platforms: 60_000,
   kick: 60_000,
   chat: 90_000,
-  relay: 300_000,
+  relay: 360_000,
 };
 
 type Runner = (ctx: BenchContext) => Promise<Section[]>;
