@@ -1,5 +1,6 @@
 // Rules (rules.json, GET/PUT /api/rules): a trigger, conditions, a cooldown and overlay-command actions.
 import * as v from 'valibot';
+import { CHAT_PLATFORMS } from './platforms.js';
 import { PlatformSchema, STREAM_EVENT_TYPES, Uuid, VoiceId } from './protocol/index.js';
 
 const count = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
@@ -175,7 +176,7 @@ export const SpeakAction = v.object({
 });
 
 /** Where a `chat` action writes: `same` is the platform the event came from. */
-export const CHAT_TARGETS = ['same', 'twitch', 'kick', 'youtube', 'all'] as const;
+export const CHAT_TARGETS = ['same', ...CHAT_PLATFORMS, 'all'] as const;
 export type ChatTarget = (typeof CHAT_TARGETS)[number];
 
 /**

@@ -2,6 +2,9 @@
 // the journal, event sources, the built-in chat commands and the platforms' keys. Secrets are stored in the file (mode 0600) and never returned: the API says
 // only whether one is set.
 import * as v from 'valibot';
+import { SOURCE_PLATFORMS, type SourcePlatform } from './platforms.js';
+
+export { SOURCE_PLATFORMS, type SourcePlatform };
 
 const wsUrl = v.pipe(
   v.string(),
@@ -26,9 +29,6 @@ const TtsSettings = v.object({
   userCooldownMs: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.maxValue(86_400_000)), 0),
 });
 
-/** A live platform the daemon reads events from. */
-export const SOURCE_PLATFORMS = ['tiktok', 'twitch', 'youtube', 'kick'] as const;
-export type SourcePlatform = (typeof SOURCE_PLATFORMS)[number];
 export const MAX_SOURCES = 20;
 
 /**

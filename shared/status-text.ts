@@ -1,5 +1,6 @@
 // `GET /status` in words: the lines `overlay-daemon status` prints and the dashboard's Status view shows.
 import { localTime } from './local-time.js';
+import { PLATFORM_TABLE } from './platforms.js';
 import type { DaemonStatus, LicenceStatus, ObsStatus, SourceReportState } from './protocol/index.js';
 import type { RelayStatus } from './protocol/relay.js';
 import { formatWait } from './timers.js';
@@ -20,8 +21,6 @@ const OBS_STATE: Record<ObsStatus['state'], string> = {
   disconnected: 'not connected: trying again',
   off: 'not used by any rule',
 };
-
-const PLATFORM_NAME = { tiktok: 'TikTok LIVE', twitch: 'Twitch', youtube: 'YouTube', kick: 'Kick' } as const;
 
 const SOURCE_STATE: Record<SourceReportState, string> = {
   connecting: 'connecting',
@@ -92,7 +91,7 @@ export function statusLines(status: DaemonStatus, now: Date = new Date()): Statu
       const next = tiktok.retryInMs !== undefined ? `; next attempt in ${formatWait(tiktok.retryInMs)}` : '';
       text = `${who} not connected${why}${next}`;
     }
-    lines.push({ part: 'tiktok', label: PLATFORM_NAME.tiktok, text });
+    lines.push({ part: 'tiktok', label: PLATFORM_TABLE.tiktok.service, text });
   }
   // Every source, TikTok's included, in one line each: the platform, the channel, its state in words.
   for (const source of sources ?? []) {
@@ -101,7 +100,7 @@ export function statusLines(status: DaemonStatus, now: Date = new Date()): Statu
     const detail = source.detail ? ` (${source.detail})` : '';
     lines.push({
       part: 'source',
-      label: PLATFORM_NAME[source.platform],
+      label: PLATFORM_TABLE[source.platform].service,
       text: `${channel} ${SOURCE_STATE[source.state]}${detail}`,
       key: `${source.platform}:${source.channel}`,
     });

@@ -29,6 +29,7 @@ import { startStores } from './parts/stores.js';
 import { startWebSocket } from './parts/websocket.js';
 import type { SourceManager } from './sources/manager.js';
 import { type DataDir, dataDirPaths, initDataDir } from './store/data-dir.js';
+import type { FileWatcher } from './store/file-watcher.js';
 import type { OverlayRegistry } from './store/overlay-registry.js';
 import type { OverlayStore } from './store/overlay-store.js';
 import type { RulesStore } from './store/rules-store.js';
@@ -81,6 +82,11 @@ export interface RunningDaemon {
   port: number;
   host: string;
   dataDir: DataDir;
+  /**
+   * The one watcher of the data directory's files (overlays, rules, settings, admin.key, twitch.json,
+   * youtube.json; license.json and tunnel.json for remote access): a part follows a file through it.
+   */
+  files: FileWatcher;
   /** The overlays in force (read-only view of `overlays`). */
   registry: OverlayRegistry;
   overlays: OverlayStore;
@@ -170,35 +176,11 @@ async function startParts(
   stack: DisposalStack,
   log: (line: string) => void,
 ): Promise<RunningDaemon> {
-  const stores = await startStores(dataDir, options, log);
-  stack.push(() => stores.close(), 'the stores');
-  const { keys, overlays, liveValues, rules, settings } = stores;
-  const { journal, close: closeJournal } = startJournal(dataDir, settings, log);
-  stack.push(closeJournal, 'the journal');
-  // Made before the hub and closed after it: the connections the server waits for include the hub's.
-  const { server, close: closeServer } = openServer();
-  stack.push(closeServer, 'the server');
-  const ws = startWebSocket(options, { journal, overlays, log });
-  stack.push(() => ws.close(), 'the WebSocket hub');
+  const core = await startCore(options, dataDir, stack, log);
+  const { stores, journal, server, ws, actionsPart, ingest, kickEdge } = core;
+  const { files, keys, overlays, rules, settings } = stores;
   const { hub, tokens } = ws;
-  const actionsPart = startActions({ dataDir, settings, rules, hub, log });
-  const { obs, speech, actions, chatSenders, chatEcho, close: closeActions } = actionsPart;
-  stack.push(closeActions, 'the actions');
-  const { ingest, close: closeIngest } = startIngest(options, {
-    hub,
-    overlays,
-    rules,
-    journal,
-    actions,
-    liveValues,
-    settings,
-    isEcho: (event) => chatEcho.isEcho(event),
-    log,
-  });
-  stack.push(closeIngest, 'the event pipeline');
-  // Kick's events through the Gatekeeper: made here for the control API, started once the sources run.
-  const kickEdge = startKickEdge(options.kickEvents, { journal, log });
-  stack.push(() => kickEdge.close(), 'the Kick events feed');
+  const { obs, speech, actions, chatSenders } = actionsPart;
   const access = platformAccess(options, settings);
   // The relay starts after the server (its /status part lives there); its route asks for it per request.
   let relayPart: ReturnType<typeof startRelay> | undefined;
@@ -228,7 +210,7 @@ async function startParts(
     log,
   });
   stack.push(() => http.close(), 'the HTTP server');
-  const { statusFields, state, url } = http;
+  const { statusFields, url } = http;
   // Public overlays, published to the Gatekeeper's relay while the licence is Premium.
   const relay = startRelay(options.relay, { hub, overlays, mediaDir: dataDir.mediaDir, statusFields, log });
   relayPart = relay;
@@ -241,6 +223,7 @@ async function startParts(
   // The sources start once the daemon listens: from then on /status shows each of them.
   const { sources, close: closeSources } = await startSources(options, {
     dataDir,
+    files,
     settings,
     journal,
     ingest,
@@ -255,6 +238,7 @@ async function startParts(
     chatSenders,
     access,
     dataDir,
+    files,
     sources,
     kickEdge: kickEdge.feed,
     log,
@@ -267,23 +251,82 @@ async function startParts(
   );
   // An error no chain caught is logged and the daemon keeps serving, until it closes.
   stack.push(installLastResort(log), 'the last resort');
+  return runningDaemon(options, dataDir, stack, { ...core, http, sources });
+}
+
+/**
+ * The parts every other one stands on, up to the event pipeline: the stores, the journal, the server
+ * (not yet listening), the WebSocket hub, the actions, ingest, and Kick's events feed (not yet started).
+ */
+async function startCore(
+  options: DaemonOptions,
+  dataDir: DataDir,
+  stack: DisposalStack,
+  log: (line: string) => void,
+) {
+  const stores = await startStores(dataDir, options, log);
+  stack.push(() => stores.close(), 'the stores');
+  const { overlays, liveValues, rules, settings } = stores;
+  const { journal, close: closeJournal } = startJournal(dataDir, settings, log);
+  stack.push(closeJournal, 'the journal');
+  // Made before the hub and closed after it: the connections the server waits for include the hub's.
+  const { server, close: closeServer } = openServer();
+  stack.push(closeServer, 'the server');
+  const ws = startWebSocket(options, { journal, overlays, log });
+  stack.push(() => ws.close(), 'the WebSocket hub');
+  const { hub } = ws;
+  const actionsPart = startActions({ dataDir, settings, rules, hub, log });
+  const { actions, chatEcho, close: closeActions } = actionsPart;
+  stack.push(closeActions, 'the actions');
+  const { ingest, close: closeIngest } = startIngest(options, {
+    hub,
+    overlays,
+    rules,
+    journal,
+    actions,
+    liveValues,
+    settings,
+    isEcho: (event) => chatEcho.isEcho(event),
+    log,
+  });
+  stack.push(closeIngest, 'the event pipeline');
+  // Kick's events through the Gatekeeper: made here for the control API, started once the sources run.
+  const kickEdge = startKickEdge(options.kickEvents, { journal, log });
+  stack.push(() => kickEdge.close(), 'the Kick events feed');
+  return { stores, journal, server, ws, actionsPart, ingest, kickEdge };
+}
+
+/** What `startDaemon` answers: the parts started, and `close()`, which runs the stack. */
+function runningDaemon(
+  options: DaemonOptions,
+  dataDir: DataDir,
+  stack: DisposalStack,
+  parts: Awaited<ReturnType<typeof startCore>> & {
+    http: Awaited<ReturnType<typeof startHttp>>;
+    sources: SourceManager;
+  },
+): RunningDaemon {
+  const { stores, journal, ws, actionsPart, ingest, http, sources } = parts;
+  const { files, keys, overlays, liveValues, rules, settings } = stores;
+  const { state } = http;
   return {
     port: http.port,
     host: options.host,
     dataDir,
+    files,
     registry: overlays.registry,
     overlays,
     liveValues,
     rules,
-    hub,
-    tokens,
+    hub: ws.hub,
+    tokens: ws.tokens,
     ingest,
-    actions,
-    chatSenders,
+    actions: actionsPart.actions,
+    chatSenders: actionsPart.chatSenders,
     settings,
     journal,
     sources,
-    statusFields,
+    statusFields: http.statusFields,
     get tunnelHost() {
       return state.tunnelHost;
     },
@@ -294,7 +337,7 @@ async function startParts(
       return keys.current;
     },
     newAdminKey: dataDir.newAdminKey === true,
-    url,
+    url: http.url,
     // Shutdown is start in reverse: the sources stop (a streak in progress still reaches the pages),
     // the server stops accepting, the pipeline and actions finish, the hub says goodbye (1001), the
     // last connections close, then the journal, the stores and the lock.

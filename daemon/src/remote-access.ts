@@ -1,5 +1,4 @@
 // Wires licence and tunnel into a running daemon: GET /status fields, tier limits, the connector, file watches.
-import { unwatchFile, watchFile } from 'node:fs';
 import type { RunningDaemon } from './daemon.js';
 import { GatekeeperClient, gatekeeperUrl } from './licence/gatekeeper-client.js';
 import { LicenceManager, type LicenceStatus } from './licence/licence-manager.js';
@@ -13,8 +12,6 @@ interface RemoteAccessOptions {
   /** --cloudflared (else `cloudflared` on PATH). */
   cloudflared?: string | undefined;
   log?: (line: string) => void;
-  /** How often license.json and tunnel.json are checked for a `login`, `logout` or `tunnel up/down` (ms). */
-  watchIntervalMs?: number;
   supervisor?: Pick<SupervisorOptions, 'backoff' | 'env'>;
   /** A manager made beforehand (its limits are handed to startDaemon); else one is made here. */
   licence?: LicenceManager;
@@ -41,7 +38,7 @@ export interface RemoteAccess {
   close(): Promise<void>;
 }
 
-type DaemonSeams = Pick<RunningDaemon, 'dataDir' | 'statusFields' | 'overlays'> & {
+type DaemonSeams = Pick<RunningDaemon, 'dataDir' | 'files' | 'statusFields' | 'overlays'> & {
   tunnelHost: string | undefined;
 };
 
@@ -68,14 +65,10 @@ export async function startRemoteAccess(
   daemon.statusFields.set('tunnel', () => tunnel.status());
   licence.on('change', () => void tunnel.sync());
 
-  // `login`, `logout` and `tunnel up/down` run as separate processes and leave their result in the data dir.
-  const interval = options.watchIntervalMs ?? 1000;
-  const licenceFile = licence.licenceFile;
-  const tunnelFile = dataDirPaths(root).tunnelFile;
-  const onLicenceFile = () => void licence.reloadIfChanged();
-  const onTunnelFile = () => void tunnel.sync();
-  watchFile(licenceFile, { interval, persistent: false }, onLicenceFile);
-  watchFile(tunnelFile, { interval, persistent: false }, onTunnelFile);
+  // `login`, `logout` and `tunnel up/down` run as separate processes and leave their result in the data
+  // dir, followed through the daemon's file watcher.
+  const unwatchLicence = daemon.files.watch(licence.licenceFile, () => void licence.reloadIfChanged());
+  const unwatchTunnel = daemon.files.watch(dataDirPaths(root).tunnelFile, () => void tunnel.sync());
 
   await tunnel.sync();
   const firstCheck = licence.refresh();
@@ -85,8 +78,8 @@ export async function startRemoteAccess(
     tunnel,
     firstCheck,
     async close() {
-      unwatchFile(licenceFile, onLicenceFile);
-      unwatchFile(tunnelFile, onTunnelFile);
+      unwatchLicence();
+      unwatchTunnel();
       await licence.close();
       await tunnel.close();
     },

@@ -1,6 +1,7 @@
 // The control API's answers (decisions §3): the daemon produces exactly these shapes and
 // the dashboard parses them, so neither guesses at the other's.
 import * as v from 'valibot';
+import { CHAT_PLATFORMS, SOURCE_PLATFORMS } from '../platforms.js';
 import { TtsSound } from './commands.js';
 import { PlatformSchema, StreamEvent } from './events.js';
 import { Tier } from './gatekeeper.js';
@@ -124,7 +125,7 @@ export const SOURCE_REPORT_STATES = [
 ] as const;
 export type SourceReportState = (typeof SOURCE_REPORT_STATES)[number];
 export const SourceReport = v.object({
-  platform: v.picklist(['tiktok', 'twitch', 'youtube', 'kick']),
+  platform: v.picklist(SOURCE_PLATFORMS),
   channel: v.string(),
   state: v.picklist(SOURCE_REPORT_STATES),
   detail: v.optional(v.string()),
@@ -260,7 +261,7 @@ export type SpeechSample = v.InferOutput<typeof SpeechSample>;
 export const ChatPreview = v.object({
   /** Its index in the rule's actions. */
   action: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
-  platform: v.optional(v.picklist(['twitch', 'kick', 'youtube'])),
+  platform: v.optional(v.picklist(CHAT_PLATFORMS)),
   text: v.optional(v.string()),
   skipped: v.optional(v.string()),
 });

@@ -1,5 +1,6 @@
 // Stream events (interface §2.8): one schema per event type.
 import * as v from 'valibot';
+import { SOURCE_PLATFORMS } from '../platforms.js';
 import { nonNegativeInt, positiveInt } from './primitives.js';
 
 export const STREAM_EVENT_TYPES = ['gift', 'follow', 'like', 'chat', 'share', 'subscribe', 'viewer'] as const;
@@ -13,7 +14,7 @@ export const StreamUser = v.object({
 export type StreamUser = v.InferOutput<typeof StreamUser>;
 
 /** Where an event came from; `api` for events posted to /api/events without one. */
-export const PLATFORMS = ['tiktok', 'twitch', 'youtube', 'kick', 'api'] as const;
+export const PLATFORMS = [...SOURCE_PLATFORMS, 'api'] as const;
 export type Platform = (typeof PLATFORMS)[number];
 export const PlatformSchema = v.picklist(PLATFORMS, `must be one of ${PLATFORMS.join(', ')}`);
 

@@ -394,6 +394,123 @@ describe('Kick events through the Gatekeeper', () => {
   });
 });
 
+describe('how the Gatekeeper ends the feed', () => {
+  const validations = () => gk.requests.filter((r) => r === 'POST /validate').length;
+  /** Lets the daemon act on what it was sent (nothing on the feed's fake clock moves). */
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+
+  it('4401 (the licence expired): opens again at once with a fresh licence, then with the one renewed meanwhile', async () => {
+    gk.approve();
+    const first = token();
+    await writeRecord(first);
+    const fresh = token();
+    gk.validate = () => ({ token: fresh, tier: 'free' });
+    await start();
+    await waitFor(() => gk.open().length === 1);
+    expect(gk.open()[0]?.authorization).toBe(`Bearer ${first}`);
+    // Up for a while, then the licence's exp: no clock moves, yet the feed is back with a fresh licence.
+    timers.advance(30_000);
+    gk.closeWith(4401, 'the licence expired');
+    await waitFor(() => gk.open()[0]?.authorization === `Bearer ${fresh}`, 5000, 'the feed back');
+    expect(validations()).toBe(1);
+    gk.push(chat(1));
+    await waitFor(() => journaled().length === 1);
+
+    // Renewed by the daemon before the exp of the licence the socket has: the 4401 costs no validation.
+    const renewed = token();
+    gk.validate = () => ({ token: renewed, tier: 'free' });
+    await licence.refresh();
+    expect(validations()).toBe(2);
+    timers.advance(30_000);
+    gk.closeWith(4401, 'the licence expired');
+    await waitFor(() => gk.open()[0]?.authorization === `Bearer ${renewed}`, 5000, 'the feed back again');
+    expect(validations()).toBe(2);
+    expect(await kickDetail()).toBe('events: connected through the Gatekeeper');
+    expect(gk.connections).toHaveLength(3);
+    // Routine with licences of seconds: the log says connected once, not at every expiry.
+    expect(daemon!.logs.filter((l) => l.startsWith('[kick] events: connect'))).toEqual([
+      '[kick] events: connecting to the Gatekeeper',
+      '[kick] events: connected through the Gatekeeper',
+    ]);
+  });
+
+  it('4403 (signed out elsewhere, or no membership): no socket again until a new sign-in, and it says so', async () => {
+    gk.approve();
+    await writeRecord(token());
+    await start();
+    await waitFor(() => gk.open().length === 1);
+    // The logout revoked the licence: the Gatekeeper refuses it from now on.
+    gk.validate = undefined;
+    gk.closeWith(4403, 'signed out');
+    await waitFor(async () => /run overlay-daemon login again/.test((await kickDetail()) ?? ''));
+    timers.advance(10 * 60_000);
+    await settle();
+    timers.advance(10 * 60_000);
+    await settle();
+    expect(gk.connections).toHaveLength(1);
+    expect(gk.requests.filter((r) => r.startsWith('WS '))).toHaveLength(1);
+    expect(await kickDetail()).toMatch(/^events: .*run overlay-daemon login again$/);
+    expect(gk.connections).toHaveLength(1);
+
+    // A new sign-in (its licence of the raised epoch): the feed opens with it.
+    const signedIn = signer.sign({ sub: 'member-1', tier: 'free', iss: gk.url, epoch: 2 });
+    gk.validate = () => ({ token: signedIn, tier: 'free' });
+    await writeRecord(signedIn);
+    await licence.refresh();
+    await waitFor(
+      () => gk.open()[0]?.authorization === `Bearer ${signedIn}`,
+      5000,
+      'the feed after the sign-in',
+    );
+  });
+
+  it('4403 while the Gatekeeper still renews the licence: the same sign-in does not open the feed again', async () => {
+    gk.approve();
+    await writeRecord(token());
+    gk.validate = () => ({ token: token(), tier: 'free' });
+    await start();
+    await waitFor(() => gk.open().length === 1);
+    gk.closeWith(4403, 'the membership is no longer on record');
+    await waitFor(async () => /the Gatekeeper ended the feed/.test((await kickDetail()) ?? ''));
+    await waitFor(() => validations() === 1);
+    for (let n = 0; n < 5; n++) {
+      timers.advance(60_000);
+      await licence.refresh();
+      await settle();
+    }
+    expect(gk.connections).toHaveLength(1);
+  });
+
+  it('4409 (another daemon of this member took the feed): says so in words, in the log and the status, and does not take it back by itself', async () => {
+    gk.approve();
+    await writeRecord(token());
+    await start({
+      platformUrls: {
+        ...UNREACHABLE_PLATFORMS,
+        kickSite: 'http://127.0.0.1:9',
+        kickPusher: 'ws://127.0.0.1:9/app/k',
+      },
+      sources: [{ platform: 'kick', channel: 'streamer', enabled: true, chatroomId: 4242 }],
+    });
+    await waitFor(() => gk.open().length === 1);
+    gk.closeWith(4409, 'a newer feed socket of this member took its place');
+    const words =
+      'events: another daemon of this member took the feed — this one does not take it back by itself (restart it, or sign in again, to take the feed back here)';
+    await waitFor(async () => (await kickDetail()) === words);
+    expect(daemon!.logs.filter((l) => l === `[kick] ${words}`)).toHaveLength(1);
+    const status = (await (await api(daemon!, 'GET', '/status')).json()) as {
+      sources: { platform: string; detail?: string }[];
+    };
+    expect(status.sources.find((s) => s.platform === 'kick')?.detail).toContain(words);
+    for (let n = 0; n < 3; n++) {
+      timers.advance(10 * 60_000);
+      await settle();
+    }
+    expect(gk.connections).toHaveLength(1);
+    expect(validations()).toBe(0);
+  });
+});
+
 describe('caught-up events (a night of Kick events the Gatekeeper kept)', () => {
   it('are journaled at their own time and counted in points, goals and boards, listed as caught up, and fire no rule; the live event after them fires', async () => {
     const hooks: string[] = [];

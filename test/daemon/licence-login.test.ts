@@ -256,7 +256,6 @@ describe('overlay-daemon login / logout', () => {
     const remote = await startRemoteAccess(daemon, {
       gatekeeper: gatekeeper.url,
       log: () => {},
-      watchIntervalMs: 50,
     });
     try {
       expect((await remote.firstCheck).tier).toBe('premium');

@@ -3,9 +3,11 @@ import { type AddressInfo, createConnection, createServer, type Socket } from 'n
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
+import { decodeJwtPayload } from '../../daemon/src/licence/jwt-payload.js';
 import { type LicenceRecord, readLicence, writeLicence } from '../../daemon/src/licence/licence-file.js';
 import {
   LicenceManager,
+  RENEW_MIN_MS,
   type TimeoutScheduler,
   VALIDATE_INTERVAL_MS,
 } from '../../daemon/src/licence/licence-manager.js';
@@ -58,6 +60,8 @@ beforeEach(async () => {
   gatekeeper.validateMode = 'ok';
   gatekeeper.tier = 'premium';
   gatekeeper.config = structuredClone(DEFAULT_CONFIG);
+  gatekeeper.licenceTtlSeconds = 7 * 86_400;
+  gatekeeper.now = () => Date.now();
   dataDir = await makeDataDir();
   clock = new FakeClock();
 });
@@ -166,6 +170,74 @@ describe('licence validation schedule', () => {
     const status = await makeManager().start();
     expect(status).toMatchObject({ tier: 'free', state: 'signed_out', last_validated_at: null });
     expect(gatekeeper.requests.filter((r) => r.path === '/validate').length).toBe(before);
+  });
+});
+
+describe('short licences (LICENCE_TTL_SECONDS of seconds)', () => {
+  const validations = () => gatekeeper.requests.filter((r) => r.path === '/validate').length;
+  const expOf = (token: string | undefined) => (decodeJwtPayload(token ?? '')?.exp ?? 0) * 1000;
+
+  beforeEach(() => {
+    // The Gatekeeper signs on the test's clock, as a deployment with LICENCE_TTL_SECONDS = 30 would.
+    gatekeeper.licenceTtlSeconds = 30;
+    gatekeeper.now = () => clock.now;
+  });
+
+  it('a 30-second licence is renewed before each expiry, across several of them, never sooner than every 10 s', async () => {
+    await signIn();
+    const m = makeManager();
+    await m.start();
+    const before = validations();
+    for (let n = 0; n < 6; n++) {
+      const held = m.record()?.token;
+      const next = clock.only();
+      // Well before the licence's end, and not in a loop.
+      expect(next.ms).toBeGreaterThanOrEqual(RENEW_MIN_MS);
+      expect(next.at).toBeLessThanOrEqual(expOf(held) - RENEW_MIN_MS);
+      clock.fire(next);
+      await waitFor(() => m.record()?.token !== held && clock.pending.size === 1, 5000, `renewal ${n + 1}`);
+      expect(m.status()).toMatchObject({ tier: 'premium', state: 'valid' });
+      expect(expOf(m.record()?.token)).toBeGreaterThan(clock.now + 20_000);
+    }
+    // Six renewals over more than 90 s of licences of 30 s: the daemon never held an expired one.
+    expect(validations() - before).toBe(6);
+    expect(clock.now - Date.parse(m.status().last_validated_at ?? '')).toBe(0);
+  });
+
+  it('a Gatekeeper out of reach is tried again before the short licence ends, not minutes later, and the next answer renews it', async () => {
+    await signIn();
+    const m = makeManager();
+    await m.start();
+    const held = m.record()?.token;
+    gatekeeper.validateMode = 'unreachable';
+    clock.fire(clock.only());
+    await waitFor(() => m.status().state === 'grace' && clock.pending.size === 1, 5000, 'grace');
+    const retry = clock.only();
+    expect(retry.ms).toBeGreaterThanOrEqual(RENEW_MIN_MS);
+    expect(retry.at).toBeLessThan(expOf(held));
+    gatekeeper.validateMode = 'ok';
+    clock.fire(retry);
+    await waitFor(() => m.status().state === 'valid' && m.record()?.token !== held, 5000, 'renewed');
+    expect(m.status().tier).toBe('premium');
+  });
+
+  it('after a socket closed at its licence’s exp: a licence renewed meanwhile serves as it is; the one that ran out is renewed at once', async () => {
+    await signIn();
+    const m = makeManager();
+    await m.start();
+    const used = m.record()?.token;
+    clock.fire(clock.only());
+    await waitFor(() => m.record()?.token !== used && clock.pending.size === 1);
+    const renewed = m.record()?.token;
+    const before = validations();
+    // The socket had the older licence: the newer one, with time left, is the answer; nobody is asked.
+    await m.renewed(used);
+    expect(validations()).toBe(before);
+    expect(m.record()?.token).toBe(renewed);
+    // The socket had the one held now (the relay's clock is ahead of ours): a fresh one from the Gatekeeper.
+    await m.renewed(renewed);
+    expect(validations()).toBe(before + 1);
+    expect(m.record()?.token).not.toBe(renewed);
   });
 });
 

@@ -155,8 +155,8 @@ describe('the daemon lifecycle', () => {
     const descriptors = openDescriptors();
     const made = trackHandles();
     for (let i = 0; i < 20; i++) await startAndStop(dataDir);
-    // A socket's last callback, or a library's one-off timer (chokidar's directory-read throttle) may
-    // still be ending: they go by themselves. Anything a start left open stays, 20 times over.
+    // A socket's last callback, or a library's one-off timer, may still be ending: they go by
+    // themselves. Anything a start left open stays, 20 times over.
     await expectNothingLeftOpen(before, descriptors, made);
   }, 120_000);
 

@@ -5,13 +5,17 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../daemon/src/cli/main.js';
 import { describeDaemonStatus } from '../../daemon/src/cli/status-text.js';
+import { GatekeeperClient } from '../../daemon/src/licence/gatekeeper-client.js';
+import { decodeJwtPayload } from '../../daemon/src/licence/jwt-payload.js';
 import { type LicenceRecord, writeLicence } from '../../daemon/src/licence/licence-file.js';
 import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
 import { PUBLISHER_QUEUE_MAX, PUBLISHER_RATE } from '../../daemon/src/relay/publisher.js';
+import type { TimerHandle } from '../../daemon/src/timers.js';
 import type { DaemonStatus, Overlay, ServerMessage } from '../../shared/protocol/index.js';
 import type { RelayStatus } from '../../shared/protocol/relay.js';
 import { api, makeDataDir, startTestDaemon, subscribe, type TestDaemon, waitFor } from '../support/daemon.js';
 import { FakeTimers } from '../support/fake-timers.js';
+import { startFakeGatekeeper } from '../support/fakes/gatekeeper.js';
 import { type FakeRelayHub, startFakeRelayHub } from '../support/fakes/relay-hub.js';
 import { licenceSigner, trustSigner } from '../support/licence-signer.js';
 
@@ -472,6 +476,85 @@ describe('reconnecting', () => {
     expect(daemon.logs.filter((l) => l.includes('1008'))).toHaveLength(1);
     timers.advance(1000);
     await relayHub.published(stage.id);
+  });
+});
+
+describe('a licence of 30 seconds (LICENCE_TTL_SECONDS = 30)', () => {
+  it('stays published across several expiries: each 4401 reconnects at once with a newer licence, the licence never lapsing', async () => {
+    const gatekeeper = await startFakeGatekeeper({ userId: 'member-1' });
+    try {
+      // One clock for the Gatekeeper's signatures, the licence's schedule and the publishers, read about now.
+      timers.advance(Date.now());
+      gatekeeper.now = () => timers.now();
+      gatekeeper.licenceTtlSeconds = 30;
+      await writeLicence(join(dataDir, 'license.json'), {
+        ...record('premium'),
+        token: gatekeeper.issueToken('member-1', 'premium'),
+      });
+      licence = new LicenceManager({
+        dataDir,
+        client: new GatekeeperClient(gatekeeper.url),
+        now: () => timers.now(),
+        timers: {
+          setTimeout: (fn, ms) => timers.setTimeout(fn, ms),
+          clearTimeout: (handle) => timers.clearTimeout(handle as TimerHandle),
+        },
+        random: () => 0.5,
+        log: () => {},
+      });
+      await licence.start();
+      daemon = await startTestDaemon({
+        dataDir,
+        limits: licence,
+        relay: { licence, gatekeeperUrl: relayHub.url, timers, random: () => 0.5 },
+      });
+      const validations = () => gatekeeper.requests.filter((r) => r.path === '/validate').length;
+      const bearer = (c: { authorization: string | undefined }) => c.authorization?.slice('Bearer '.length);
+      const expOf = (token: string | undefined) => (decodeJwtPayload(token ?? '')?.exp ?? 0) * 1000;
+      /** Time passes a second at a time, each licence check that falls due finished before the next step. */
+      const walk = async (ms: number) => {
+        for (let left = ms; left > 0; left -= 1000) {
+          timers.advance(Math.min(1000, left));
+          await licence.settled();
+        }
+      };
+
+      const stage = await createOverlay({ public: true });
+      let connection = await relayHub.published(stage.id);
+
+      // The relay's clock ahead of ours: it closes the socket at the exp of the licence still held. A fresh one
+      // is asked for now, and the socket opens again with it at once (no clock moves meanwhile).
+      await walk(10_000);
+      const first = bearer(connection);
+      let asked = validations();
+      await relayHub.closeWith(stage.id, 4401, 'the licence expired');
+      connection = await relayHub.published(stage.id);
+      expect(validations()).toBe(asked + 1);
+      expect(bearer(connection)).not.toBe(first);
+      expect(bearer(connection)).toBe(licence.record()?.token);
+
+      // Then, three times: time runs to the exp of the licence the socket has. The daemon renewed it before,
+      // so at the relay's 4401 it opens again at once with the newer one, asking the Gatekeeper nothing more.
+      for (let n = 0; n < 3; n++) {
+        const used = bearer(connection);
+        await walk(expOf(used) - timers.now());
+        expect(licence.status()).toMatchObject({ tier: 'premium', state: 'valid' });
+        expect(expOf(licence.record()?.token)).toBeGreaterThan(timers.now() + 10_000);
+        expect((await entry(stage.id))?.state).toBe('connected');
+        asked = validations();
+        await relayHub.closeWith(stage.id, 4401, 'the licence expired');
+        connection = await relayHub.published(stage.id);
+        expect(bearer(connection)).toBe(licence.record()?.token);
+        expect(bearer(connection)).not.toBe(used);
+        expect(validations()).toBe(asked);
+      }
+      expect(relayHub.refused).toEqual([]);
+      expect(relayHub.open(stage.id)).toHaveLength(1);
+      expect(relayHub.frames(stage.id).some((f) => f.type === 'unpublish')).toBe(false);
+    } finally {
+      await licence.close();
+      await gatekeeper.close();
+    }
   });
 });
 

@@ -88,7 +88,6 @@ async function startWithRemoteAccess(
     gatekeeper: gatekeeper.url,
     cloudflared: STANDIN,
     log: (l) => lines.push(l),
-    watchIntervalMs: 50,
     supervisor: {
       env: {
         PATH: process.env.PATH,

@@ -12,6 +12,7 @@ import { TwitchChat } from '../../daemon/src/sources/twitch/chat.js';
 import { createTwitchChatSender, type TwitchChatSender } from '../../daemon/src/sources/twitch/chat-send.js';
 import { TwitchSignInService } from '../../daemon/src/sources/twitch/sign-in.js';
 import { TwitchSource } from '../../daemon/src/sources/twitch/source.js';
+import { FileWatcher } from '../../daemon/src/store/file-watcher.js';
 import { systemTimers } from '../../daemon/src/timers.js';
 import type { StreamEvent } from '../../shared/protocol/index.js';
 import { sendRefusal } from '../support/chat-refusal.js';
@@ -27,6 +28,7 @@ let irc: FakeTwitchIrc;
 let twitch: FakeTwitch;
 let dataDir: string;
 let sender: TwitchChatSender | undefined;
+let files: FileWatcher;
 let watched: string | undefined;
 
 beforeEach(async () => {
@@ -34,11 +36,13 @@ beforeEach(async () => {
   twitch = await startFakeTwitch({ users: [OTHER], chat: irc });
   dataDir = await mkdtemp(join(tmpdir(), 'overlay-twitch-send-'));
   watched = undefined;
+  files = new FileWatcher({ settleMs: 20 });
 });
 
 afterEach(async () => {
   sender?.close();
   sender = undefined;
+  await files.close();
   await Promise.all([twitch.close(), irc.close()]);
   await rm(dataDir, { recursive: true, force: true });
 });
@@ -49,13 +53,14 @@ async function signIn(scopes?: string[]) {
   return token;
 }
 
-async function start(watchIntervalMs = 0): Promise<TwitchChatSender> {
+/** `follow`: twitch.json followed through a file watcher, as the daemon does; else only `reload()` reads it. */
+async function start(follow = false): Promise<TwitchChatSender> {
   sender = createTwitchChatSender({
     apiUrl: twitch.urls.api,
     authUrl: twitch.urls.auth,
     dataDir,
     eventChannel: () => watched,
-    watchIntervalMs,
+    ...(follow ? { files } : {}),
   });
   await sender.ready;
   return sender;
@@ -197,7 +202,7 @@ describe('sending Twitch chat', () => {
   });
 
   it('follows twitch.json by itself: a sign-in made in the dashboard, a sign-out', async () => {
-    const s = await start(50);
+    const s = await start(true);
     expect(s.unavailable()).toMatch(/^not signed in to Twitch/);
     await signIn();
     await waitFor(() => s.unavailable() === undefined);

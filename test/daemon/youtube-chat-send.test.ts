@@ -14,6 +14,7 @@ import {
 } from '../../daemon/src/sources/youtube/chat-send.js';
 import { YouTubeSource } from '../../daemon/src/sources/youtube/source.js';
 import { readYouTubeTokens, writeYouTubeTokens } from '../../daemon/src/sources/youtube/token-file.js';
+import { FileWatcher } from '../../daemon/src/store/file-watcher.js';
 import { systemTimers } from '../../daemon/src/timers.js';
 import { DEFAULT_CONFIG, type RemoteConfig } from '../../shared/config.js';
 import type { StreamEvent } from '../../shared/protocol/index.js';
@@ -30,6 +31,8 @@ let config: RemoteConfig | undefined;
 let chats: WatchedLiveChat[];
 let logs: string[];
 let source: YouTubeSource | undefined;
+/** youtube.json followed as the daemon follows it. */
+let files: FileWatcher;
 
 beforeEach(async () => {
   youtube = await startFakeYouTube({ apiKey: KEY });
@@ -37,11 +40,13 @@ beforeEach(async () => {
   config = withClient(youtube.googleClient);
   chats = [];
   logs = [];
+  files = new FileWatcher({ settleMs: 20 });
 });
 
 afterEach(async () => {
   await source?.stop();
   source = undefined;
+  await files.close();
   await youtube.close();
 });
 
@@ -60,6 +65,7 @@ function withClient(client: { clientId?: string; clientSecret?: string }): Remot
 function sender(): ChatSender {
   return createYouTubeChatSender({
     dataDir,
+    files,
     urls: { youtubeApi: youtube.url, googleAuth: youtube.authUrl },
     remoteConfig: () => config,
     liveChats: () => chats,
@@ -67,18 +73,34 @@ function sender(): ChatSender {
   });
 }
 
+/** Writes youtube.json as another program does, and settles once the file watcher has told its listeners. */
+async function written(write: () => Promise<void>): Promise<void> {
+  let stop = () => {};
+  const told = new Promise<void>((resolve) => {
+    stop = files.watch(join(dataDir, 'youtube.json'), () => resolve());
+  });
+  try {
+    await write();
+    await told;
+  } finally {
+    stop();
+  }
+}
+
 /** A sign-in made earlier: youtube.json as `connect youtube` leaves it. */
 async function signedIn(options: { expiresInMs?: number; scope?: string } = {}) {
   const tokens = youtube.issueTokens(options.scope ? { scope: options.scope } : {});
-  await writeYouTubeTokens(dataDir, {
-    accessToken: tokens.accessToken,
-    refreshToken: tokens.refreshToken,
-    expiresAt: new Date(Date.now() + (options.expiresInMs ?? 3_600_000)).toISOString(),
-    scopes: [tokens.scope],
-    clientId: youtube.googleClient.clientId,
-    channelId: youtube.channel.id,
-    channelTitle: youtube.channel.title,
-  });
+  await written(() =>
+    writeYouTubeTokens(dataDir, {
+      accessToken: tokens.accessToken,
+      refreshToken: tokens.refreshToken,
+      expiresAt: new Date(Date.now() + (options.expiresInMs ?? 3_600_000)).toISOString(),
+      scopes: [tokens.scope],
+      clientId: youtube.googleClient.clientId,
+      channelId: youtube.channel.id,
+      channelTitle: youtube.channel.title,
+    }),
+  );
   return tokens;
 }
 
@@ -109,6 +131,7 @@ describe('the YouTube chat sender', () => {
     const running = [source];
     const send = createYouTubeChatSender({
       dataDir,
+      files,
       urls: { youtubeApi: youtube.url, googleAuth: youtube.authUrl },
       remoteConfig: () => config,
       liveChats: () => watchedLiveChats({ running: () => running }),
@@ -143,6 +166,7 @@ describe('the YouTube chat sender', () => {
     config = undefined;
     const waiting = createYouTubeChatSender({
       dataDir,
+      files,
       urls: { youtubeApi: youtube.url, googleAuth: youtube.authUrl },
       remoteConfig: () => undefined,
       configArrival: () => 'unreachable',
@@ -156,7 +180,7 @@ describe('the YouTube chat sender', () => {
     );
     expect((await sendRefusal(s.send('hi', 'event'))).message).toMatch(/no YouTube sign-in/);
 
-    await writeFile(join(dataDir, 'youtube.json'), '{"accessToken": ');
+    await written(() => writeFile(join(dataDir, 'youtube.json'), '{"accessToken": '));
     expect(s.unavailable()).toMatch(/the YouTube sign-in cannot be read .*connect youtube" again/);
 
     await signedIn({ scope: 'https://www.googleapis.com/auth/youtube.readonly' });

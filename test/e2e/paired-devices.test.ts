@@ -271,8 +271,9 @@ describe('paired devices end to end', () => {
     expect(await navigation(page)).toEqual(['Status', 'Actions', 'Test events', 'History']);
     expect(await page.locator('.topbar').textContent()).toContain('Sam’s phone · moderator');
     expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
-    // The local view of /status, read at /api/status: the tunnel's public address is on it.
-    await page.locator('[data-field="public_url"]').getByText(`https://${tunnelHost}`).waitFor();
+    // The local view of /status, read at /api/status, in the words of `overlay-daemon status`: the
+    // remote-access line names the tunnel's public address.
+    await page.locator('[data-field="tunnel"]').getByText(`https://${tunnelHost}`).waitFor();
     expect(await page.getByText('Could not load everything').count()).toBe(0);
     await fitsThePhone(page);
   });

@@ -15,6 +15,8 @@ interface LicenceSigner {
     ttlSeconds?: number;
     epoch?: number;
     aud?: string;
+    /** The signer's clock (ms since the epoch), `iat`; default the real one. */
+    now?: number;
   }): string;
 }
 
@@ -26,8 +28,16 @@ export function licenceSigner(kid = `test-${randomUUID().slice(0, 8)}`): Licence
   return {
     kid,
     jwks: { keys: [{ ...jwk, kid, alg: 'EdDSA', use: 'sig' }] },
-    sign({ sub, tier, iss, ttlSeconds = 7 * 86_400, epoch = 1, aud = LICENCE_JWT.audience }) {
-      const iat = Math.floor(Date.now() / 1000);
+    sign({
+      sub,
+      tier,
+      iss,
+      ttlSeconds = 7 * 86_400,
+      epoch = 1,
+      aud = LICENCE_JWT.audience,
+      now = Date.now(),
+    }) {
+      const iat = Math.floor(now / 1000);
       const header = b64url({ alg: 'EdDSA', typ: 'JWT', kid });
       const payload = b64url({ sub, tier, epoch, iss, aud, iat, exp: iat + ttlSeconds, jti: randomUUID() });
       const signature = sign(null, Buffer.from(`${header}.${payload}`), privateKey).toString('base64url');

@@ -4,8 +4,10 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { OverlayRelay, REPLAY_CAP_BYTES, type RelayEntry } from '../../workers/src/relay/hub.js';
+import type { RelayEntry } from '../../workers/src/relay/batches.js';
+import { OverlayRelay } from '../../workers/src/relay/hub.js';
 import { shardOrder } from '../../workers/src/relay/names.js';
+import { REPLAY_CAP_BYTES } from '../../workers/src/relay/resume-buffer.js';
 import { RelayShard } from '../../workers/src/relay/shard.js';
 import { uniqueIp, WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';
 import {

@@ -4,7 +4,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { VIEWER_PING, VIEWER_PONG } from '../../shared/protocol/index.js';
-import { OPENS_PER_IP_PER_MINUTE } from '../../workers/src/relay/hub.js';
+import { OPENS_PER_IP_PER_MINUTE } from '../../workers/src/relay/admission.js';
 import { shardOrder } from '../../workers/src/relay/names.js';
 import { VIEWER_INIT_MS, VIEWER_PINGS_HELD } from '../../workers/src/relay/shard.js';
 import { gatekeeper, uniqueIp, WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';

@@ -5,7 +5,8 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signLicence } from '../../workers/src/licence.js';
-import { OverlayRelay, PUBLISHER_RETURN_MS } from '../../workers/src/relay/hub.js';
+import { OverlayRelay } from '../../workers/src/relay/hub.js';
+import { PUBLISHER_RETURN_MS } from '../../workers/src/relay/hub-alarm.js';
 import { gatekeeper, WARM_UP_TIMEOUT_MS, warmUpOneTimeStore } from './helpers/gatekeeper.js';
 import {
   event,

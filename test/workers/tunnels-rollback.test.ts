@@ -2,7 +2,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { MembershipRecheck } from '../../workers/src/membership/recheck-lock.js';
+import type { MembershipRecheck } from '../../workers/src/member.js';
 import {
   cloudflareApi,
   cloudflareHolding,

@@ -1,22 +1,20 @@
 // The Gatekeeper Worker: health, remote configuration, membership login, licences and tunnels.
 import { Hono } from 'hono';
 import type { Health } from '../../shared/protocol/index.js';
+import { authRoutes } from './auth/routes.js';
+import { configRoutes } from './config/routes.js';
 import type { AppEnv, GatekeeperEnv } from './env.js';
 import { ApiError, errorResponse, methodNotAllowed } from './errors.js';
 import { kickRoutes } from './kick/routes.js';
 import { KICK_CRON_SCHEDULE, resubscribeKickChannels } from './kick/subscriptions.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { relayRoutes } from './relay/routes.js';
-import { authRoutes } from './routes/auth.js';
-import { configRoutes } from './routes/config.js';
-import { jwksRoutes } from './routes/jwks.js';
-import { validateRoutes } from './routes/validate.js';
 import { sweepLapsedTunnels } from './tunnels/lapse.js';
 import { tunnelRoutes } from './tunnels/routes.js';
 import { VERSION } from './version.js';
 
 export { KickChannel } from './kick/channel.js';
-export { MembershipRecheck } from './membership/recheck-lock.js';
+export { MembershipRecheck } from './member.js';
 export { OneTimeStore } from './one-time-store.js';
 export { OverlayRelay } from './relay/hub.js';
 export { RelayShard } from './relay/shard.js';
@@ -25,10 +23,9 @@ export const app = new Hono<AppEnv>();
 
 app.get('/health', (c) => c.json({ status: 'ok', version: VERSION } satisfies Health));
 app.all('/health', methodNotAllowed('GET'));
+// Each feature folder's routes: the remote configuration; licences (login, renewal, logout, their keys).
 app.route('/', configRoutes);
-app.route('/', jwksRoutes);
 app.route('/', authRoutes);
-app.route('/', validateRoutes);
 // Decisions §2: the tunnel endpoints are rate limited per IP too; this must precede their routes.
 app.use('/tunnels/*', rateLimit('tunnels'));
 app.route('/tunnels', tunnelRoutes);

@@ -14,7 +14,7 @@ import { RulesView } from './rules/rules-view.js';
 import { forgetKey } from './session.js';
 import { SettingsView } from './settings-view.js';
 import type { Shared } from './shared-data.js';
-import { SourcesView } from './sources-view.js';
+import { SourcesView } from './sources/sources-view.js';
 import { StatusView } from './status-view.js';
 import { TestPanel } from './test-panel.js';
 import { describeError, focusSoon, Notice } from './ui.js';

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { backupFileName, type PendingRestore } from '../../../shared/backup.js';
 import type { ControlApi } from './api.js';
 import { DevicesPanel } from './devices-panel.js';
-import { useVoices, VoiceSelect } from './rules/action-card.js';
+import { useVoices, VoiceSelect } from './rules/kinds/speak.js';
 import { SettingsForm } from './settings-form.js';
 import type { Shared } from './shared-data.js';
 import { describeError, Notice } from './ui.js';

@@ -2,6 +2,7 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { describeEvent } from '../../../shared/describe-event.js';
+import { PLATFORM_NAMES, PLATFORM_TABLE } from '../../../shared/platforms.js';
 import {
   PLATFORMS,
   type Platform,
@@ -15,7 +16,7 @@ import type { Rule } from '../../../shared/rules.js';
 import { type Reach, reachOf, whyNothingShows } from './event-reach.js';
 import { fieldIssues } from './field-issues.js';
 import type { Shared } from './shared-data.js';
-import { describeError, FieldError, Notice, PLATFORM_NAMES, PlatformMark } from './ui.js';
+import { describeError, FieldError, Notice, PlatformMark } from './ui.js';
 
 interface DataField {
   key: string;
@@ -37,14 +38,12 @@ const DATA_FIELDS: Record<StreamEventType, DataField[]> = {
   subscribe: [],
 };
 
-/** A gift's worth in the unit of the platform it is sent as. */
-const GIFT_VALUE_LABEL: Record<Platform, string> = {
-  tiktok: 'Diamonds each',
-  api: 'Diamonds each',
-  twitch: 'Bits each',
-  youtube: 'Amount each (cents of the currency)',
-  kick: 'Kicks each',
-};
+/** A gift's worth in the unit of the platform it is sent as: "Bits each". */
+function giftValueLabel(platform: Platform): string {
+  const { unit } = PLATFORM_TABLE[platform];
+  if (unit.code === 'currency') return 'Amount each (cents of the currency)';
+  return `${unit.many.charAt(0).toUpperCase()}${unit.many.slice(1)} each`;
+}
 
 interface Sent {
   at: string;
@@ -187,7 +186,7 @@ export function TestPanel(props: { shared: Shared }) {
         {DATA_FIELDS[type].map((f) =>
           field(
             `ev-${f.key}`,
-            f.key === 'diamondCount' ? GIFT_VALUE_LABEL[platform] : f.label,
+            f.key === 'diamondCount' ? giftValueLabel(platform) : f.label,
             `data.${f.key}`,
             <input
               id={`ev-${f.key}`}

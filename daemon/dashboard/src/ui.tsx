@@ -1,7 +1,7 @@
 // Small shared controls: notices, field errors, copy and two-step confirm buttons, platform marks.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Platform } from '../../../shared/protocol/index.js';
+import { type PlatformId, platformFacts } from '../../../shared/platforms.js';
 import { ApiError } from './api.js';
 
 export function describeError(err: unknown): string {
@@ -166,22 +166,14 @@ export function ErrorNotice(props: { error: unknown; prefix?: string }) {
   );
 }
 
-/** Each platform as a streamer names it. */
-export const PLATFORM_NAMES: Record<Platform, string> = {
-  tiktok: 'TikTok',
-  twitch: 'Twitch',
-  youtube: 'YouTube',
-  kick: 'Kick',
-  api: 'API',
-};
-
 /**
  * The small mark of the platform an event or source belongs to, as the overlay page draws it (the glyph
- * comes from the page's platform-mark.css); none for `api`.
+ * comes from the page's platform-mark.css); none for `api`, as the platform table has it.
  */
-export function PlatformMark(props: { platform: Platform }) {
-  if (props.platform === 'api') return null;
-  const name = PLATFORM_NAMES[props.platform];
+export function PlatformMark(props: { platform: PlatformId }) {
+  const facts = platformFacts(props.platform);
+  if (!facts?.mark) return null;
+  const { name } = facts;
   return (
     <span class="platform-mark" data-platform={props.platform} title={name} role="img" aria-label={name} />
   );

@@ -1,6 +1,6 @@
 // A chat message as a platform takes it (decisions-3 §12): one line without control characters, cut to the
 // platform's limit in Unicode code points with `…` as its last one when cut.
-import { CHAT_TEXT_LIMITS, type ChatPlatform } from './types.js';
+import { type ChatPlatform, PLATFORM_TABLE } from '../../../shared/platforms.js';
 
 /** Line breaks and tabs become spaces; every other control character (C0, DEL, C1) is removed. */
 const LINE_BREAKS = /\r\n|[\r\n\t\v\f\u0085\u2028\u2029]/g;
@@ -8,7 +8,7 @@ const CONTROLS = /\p{Cc}/gu;
 
 /** The text a platform would get, or '' when nothing is left to send. */
 export function chatText(rendered: string, platform: ChatPlatform): string {
-  return cutTo(rendered, CHAT_TEXT_LIMITS[platform]);
+  return cutTo(rendered, PLATFORM_TABLE[platform].chat.maxLength);
 }
 
 /** `rendered` cleaned and trimmed, at most `limit` code points, the last one `…` when it was cut. */

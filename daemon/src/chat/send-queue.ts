@@ -1,8 +1,9 @@
-// Each platform's send limit, kept by the daemon (decisions-3 §12): Twitch 20 per 30 s, Kick 20 per 30 s,
-// YouTube 1 per 2 s. A burst sends what the window allows at once, one message after the other as the
+// Each platform's send limit (the platform table's), kept by the daemon (decisions-3 §12): Twitch 20 per
+// 30 s, Kick 20 per 30 s, YouTube 1 per 2 s. A burst sends what the window allows at once, one message after the other as the
 // platform answers; behind those at most 20 per platform wait for the window (the oldest of them dropped
 // past that), a send that waited more than 60 s is dropped, and a 429 pauses that platform's queue for as
 // long as the platform asked. Each send settles when it was sent or dropped, which is when its log entry is written.
+import { type ChatLimits, PLATFORM_NAMES, PLATFORM_TABLE } from '../../../shared/platforms.js';
 import type { TimerHandle, Timers } from '../../../shared/timers.js';
 import { errorMessage } from '../errors.js';
 import type { ChatEcho } from './echo.js';
@@ -14,28 +15,13 @@ import {
   type ChatSent,
 } from './types.js';
 
-export interface ChatSendLimit {
-  /** Sends allowed within `perMs`. */
-  count: number;
-  perMs: number;
-}
-
-export const CHAT_SEND_LIMITS: { readonly [P in ChatPlatform]: ChatSendLimit } = {
-  twitch: { count: 20, perMs: 30_000 },
-  kick: { count: 20, perMs: 30_000 },
-  youtube: { count: 1, perMs: 2_000 },
-};
+/** Sends allowed within `perMs`. */
+type ChatSendLimit = ChatLimits['send'];
 
 /** Messages one platform's queue holds waiting; past that the oldest is dropped. */
 export const CHAT_QUEUE_SIZE = 20;
 /** A message that waited longer than this is dropped: an answer a minute late answers nothing. */
 export const CHAT_MAX_WAIT_MS = 60_000;
-
-export const PLATFORM_NAMES: { readonly [P in ChatPlatform]: string } = {
-  twitch: 'Twitch',
-  kick: 'Kick',
-  youtube: 'YouTube',
-};
 
 interface Waiting {
   sender: ChatSender;
@@ -64,8 +50,8 @@ interface ChatSendQueueOptions {
   log?: ((line: string) => void) | undefined;
   /** Told of every message as it is sent, so its echo is recognised. */
   echo?: ChatEcho | undefined;
-  /** The send limits (tests may shorten them). */
-  limits?: { readonly [P in ChatPlatform]: ChatSendLimit };
+  /** The send limits, the platform table's unless given (tests may shorten them). */
+  limits?: { readonly [P in ChatPlatform]: ChatSendLimit } | undefined;
 }
 
 export class ChatSendQueue {
@@ -73,14 +59,14 @@ export class ChatSendQueue {
   readonly #log: (line: string) => void;
   readonly #echo: ChatEcho | undefined;
   readonly #queues = new Map<ChatPlatform, PlatformQueue>();
-  readonly #limits: { readonly [P in ChatPlatform]: ChatSendLimit };
+  readonly #limits: { readonly [P in ChatPlatform]: ChatSendLimit } | undefined;
   #closed = false;
 
   constructor(options: ChatSendQueueOptions) {
     this.#clock = options.timers;
     this.#log = options.log ?? (() => {});
     this.#echo = options.echo;
-    this.#limits = options.limits ?? CHAT_SEND_LIMITS;
+    this.#limits = options.limits;
   }
 
   /**
@@ -131,7 +117,7 @@ export class ChatSendQueue {
     if (!queue) {
       queue = {
         platform,
-        limit: this.#limits[platform],
+        limit: this.#limits?.[platform] ?? PLATFORM_TABLE[platform].chat.send,
         waiting: [],
         sentAt: [],
         busy: false,

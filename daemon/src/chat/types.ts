@@ -1,15 +1,8 @@
 // What a platform's chat sender offers the `chat` action (decisions-3 §12): whether it can send now, and one send.
+// Which platforms the daemon can write in, and their limits, are the platform table's.
+import type { ChatPlatform } from '../../../shared/platforms.js';
 
-/** The platforms the daemon can write in. TikTok does not allow sending chat. */
-export const CHAT_PLATFORMS = ['twitch', 'kick', 'youtube'] as const;
-export type ChatPlatform = (typeof CHAT_PLATFORMS)[number];
-
-/** Longest message each platform takes, in Unicode code points. */
-export const CHAT_TEXT_LIMITS: { readonly [P in ChatPlatform]: number } = {
-  twitch: 500,
-  kick: 500,
-  youtube: 200,
-};
+export { CHAT_PLATFORMS, type ChatPlatform } from '../../../shared/platforms.js';
 
 /**
  * Where a message goes on its platform: `event` is the chat the event came from (the channel or live

@@ -4,7 +4,7 @@
 // once, so its events feed opens (and its Kick chat actions go out) without waiting for its next look.
 import { hostTimers } from '../../../shared/timers.js';
 import { readLicence } from '../licence/licence-file.js';
-import { KickLink, type KickLinkFailure } from '../sources/kick/edge-events.js';
+import { KickLink, type KickLinkFailure } from '../sources/kick/kick-link.js';
 import { dataDirPaths, readAdminKey } from '../store/data-dir.js';
 import { readRunningDaemon } from '../store/running-daemon.js';
 import { openBrowser } from './open-browser.js';

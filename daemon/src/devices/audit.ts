@@ -50,7 +50,7 @@ export class AuditLog {
   /** Entries in the table (counted at start, then kept up to date), for the limit. */
   #kept: number;
 
-  /** `database`: events.db, whose schema has the `audit` table (journal.ts MIGRATIONS). */
+  /** `database`: events.db, whose schema has the `audit` table (journal/migrations.ts). */
   constructor(database: Database.Database, options: AuditOptions) {
     this.#options = options;
     this.#insert = database.prepare(

@@ -23,7 +23,8 @@ export interface PageRenderer {
   render(overlayId: string, token: string): string | Promise<string>;
 }
 
-interface HttpContext extends ControlApiContext {
+/** What the routes serve from. */
+export interface HttpAppContext extends ControlApiContext {
   overlays: OverlayStore;
   tokens: PageTokens;
   page: PageRenderer;
@@ -62,7 +63,7 @@ const OVERLAY_PAGE_TARGET = /^\/overlay\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 const pageRoutes = new WeakMap<Polka, (res: ServerResponse, rawId: string) => void>();
 
 /** The server's `request` listener: every request meets the front door first, whatever its target. */
-export function requestListener(app: Polka, frontDoor: HttpContext['frontDoor']) {
+export function requestListener(app: Polka, frontDoor: HttpAppContext['frontDoor']) {
   const page = pageRoutes.get(app);
   return (req: IncomingMessage, res: ServerResponse) =>
     frontDoor(req, res, () => {
@@ -72,12 +73,14 @@ export function requestListener(app: Polka, frontDoor: HttpContext['frontDoor'])
     });
 }
 
-export function createHttpApp(ctx: HttpContext): Polka {
-  const unhandled = (err: unknown, res: ServerResponse) => {
-    ctx.log(`[http] unhandled error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    if (!res.headersSent) sendError(res, 'internal', 'Internal error');
-    else res.destroy();
-  };
+/** An error no handler caught: logged, and a 500 when the answer has not begun (else the socket goes). */
+function unhandled(ctx: Pick<HttpAppContext, 'log'>, err: unknown, res: ServerResponse): void {
+  ctx.log(`[http] unhandled error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  if (!res.headersSent) sendError(res, 'internal', 'Internal error');
+  else res.destroy();
+}
+
+export function createHttpApp(ctx: HttpAppContext): Polka {
   const app = polka({
     server: ctx.server,
     onNoMatch: (req, res) => {
@@ -89,7 +92,7 @@ export function createHttpApp(ctx: HttpContext): Polka {
       }
       sendError(res, 'not_found', 'No such route');
     },
-    onError: (err, _req, res) => unhandled(err, res),
+    onError: (err, _req, res) => unhandled(ctx, err, res),
   });
 
   // The front door wraps the whole router (see `requestListener`), not `app.use`: polka runs `use`
@@ -103,6 +106,15 @@ export function createHttpApp(ctx: HttpContext): Polka {
     );
   }
 
+  mountStatus(app, ctx);
+  mountPageRoutes(app, ctx);
+  mountControlApi(app, ctx);
+  mountLocalViews(app, ctx);
+  return app;
+}
+
+/** The home page, the favicon and GET /status (the details for a local control client only). */
+function mountStatus(app: Polka, ctx: HttpAppContext): void {
   app.get(
     '/',
     homePageHandler({
@@ -113,18 +125,23 @@ export function createHttpApp(ctx: HttpContext): Polka {
 
   mountFavicon(app);
 
-  const localStatus = (): DaemonStatus => {
-    const { port, ...details } = ctx.status();
-    return { running: true, port, ...details };
-  };
   app.get('/status', (req, res) => {
     // The details (licence, tunnel, TikTok state) are the streamer's business: a request that is not
     // a local control client (e.g. through the tunnel) sees only the interface's {running, port}.
     const local = isLocalControlClient(req, classifyHost(req.headers.host, ctx.tunnelHost?.()));
-    const status: DaemonStatus = local ? localStatus() : { running: true, port: ctx.status().port };
+    const status: DaemonStatus = local ? localStatus(ctx) : { running: true, port: ctx.status().port };
     sendJson(res, 200, status);
   });
+}
 
+/** What GET /status says to a local control client: every part in force now. */
+function localStatus(ctx: HttpAppContext): DaemonStatus {
+  const { port, ...details } = ctx.status();
+  return { running: true, port, ...details };
+}
+
+/** The overlay pages, their media, the speech the daemon rendered and the compiled page's assets. */
+function mountPageRoutes(app: Polka, ctx: HttpAppContext): void {
   const sendPage = (res: ServerResponse, html: string) => {
     res.writeHead(200, {
       'Content-Type': 'text/html; charset=utf-8',
@@ -149,9 +166,9 @@ export function createHttpApp(ctx: HttpContext): Polka {
   // The same handler, for requestListener's way round the router; its errors end where the router's would.
   pageRoutes.set(app, (res, rawId) => {
     try {
-      servePage(res, rawId)?.catch((err: unknown) => unhandled(err, res));
+      servePage(res, rawId)?.catch((err: unknown) => unhandled(ctx, err, res));
     } catch (err) {
-      unhandled(err, res);
+      unhandled(ctx, err, res);
     }
   });
 
@@ -200,10 +217,14 @@ export function createHttpApp(ctx: HttpContext): Polka {
       ctx.log(`[http] ${PAGE_DIST_DIR} is missing: run "npm run build" to serve the compiled overlay page`);
     }
   }
+}
 
-  mountControlApi(app, ctx);
+/** GET /api/status and /api/session (behind the control API's guard), and the dashboard. */
+function mountLocalViews(app: Polka, ctx: HttpAppContext): void {
   // The local view for the admin key and paired devices (after the control API's guard, which lets only them in).
-  app.get('/api/status', (_req, res) => sendJson(res, 200, localStatus(), { 'Cache-Control': 'no-store' }));
+  app.get('/api/status', (_req, res) =>
+    sendJson(res, 200, localStatus(ctx), { 'Cache-Control': 'no-store' }),
+  );
   app.get('/api/session', (req, res) => {
     const device = ctx.deviceAccess?.deviceOf(req);
     const csrf = device && ctx.deviceAccess?.csrfOf(device);
@@ -218,5 +239,4 @@ export function createHttpApp(ctx: HttpContext): Polka {
     isLocal: (req) => isLocalDashboardClient(req) || deviceAccess?.deviceOf(req) !== undefined,
     ...(ctx.dashboardDevMiddleware ? { devMiddleware: ctx.dashboardDevMiddleware } : {}),
   });
-  return app;
 }

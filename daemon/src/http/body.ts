@@ -1,5 +1,9 @@
-// Reads a JSON request body under a size limit, before any parsing (STYLE: limits first, then parsing).
-import type { IncomingMessage } from 'node:http';
+// Reads a JSON request body under a size limit, before any parsing (STYLE: limits first, then parsing),
+// and validates it with its schema.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type * as v from 'valibot';
+import { parseJsonWith } from '../../../shared/protocol/index.js';
+import { sendError } from './responses.js';
 
 const JSON_BODY_MAX_BYTES = 1024 * 1024;
 
@@ -75,4 +79,27 @@ export function jsonTooDeep(text: string, maxDepth = JSON_MAX_DEPTH): boolean {
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
   return false;
+}
+
+/** Reads and validates a JSON body; answers 413/400 itself and returns undefined then. */
+export async function readJson<S extends v.GenericSchema>(
+  req: IncomingMessage,
+  res: ServerResponse,
+  schema: S,
+): Promise<v.InferOutput<S> | undefined> {
+  const body = await readBody(req);
+  if (!body.ok) {
+    sendError(res, 'payload_too_large', 'JSON bodies are limited to 1 MiB', { Connection: 'close' });
+    return undefined;
+  }
+  if (jsonTooDeep(body.text)) {
+    sendError(res, 'bad_request', `body: JSON nested deeper than ${JSON_MAX_DEPTH} levels`);
+    return undefined;
+  }
+  const parsed = parseJsonWith(schema, body.text);
+  if (!parsed.ok) {
+    sendError(res, 'bad_request', parsed.error);
+    return undefined;
+  }
+  return parsed.value;
 }

@@ -1,8 +1,9 @@
 // Entity tags for the documents the dashboard edits ("No lost edits"): a PUT with
 // `If-Match` is refused with 412 when the document changed since the client read it.
 import { createHash } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import type { Overlay } from '../../../shared/protocol/index.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errorBody, type Overlay } from '../../../shared/protocol/index.js';
+import { sendJson } from './responses.js';
 
 /** A strong ETag of a JSON document: a digest of its serialised form. */
 export function etagOf(document: unknown): string {
@@ -45,4 +46,14 @@ export function ifMatchHolds(req: IncomingMessage, current: string): boolean {
   if (header === undefined) return true;
   const tags = header.split(',').map((tag) => tag.trim());
   return tags.includes('*') || tags.includes(current);
+}
+
+/** 412 with the common body, code `conflict`, and the tag now in force. */
+export function sendPreconditionFailed(res: ServerResponse, etag: string): void {
+  sendJson(
+    res,
+    412,
+    errorBody('conflict', 'It changed since you loaded it (edited by hand or in another tab); load it again'),
+    { ETag: etag },
+  );
 }

@@ -4,7 +4,8 @@
 // box asks (the Gatekeeper takes 30 requests a minute).
 import type { Polka } from 'polka';
 import type { KickConnectStart, KickLinkState } from '../../../shared/protocol/control-api.js';
-import type { KickEdgeFeed, KickLinkFailure } from '../sources/kick/edge-events.js';
+import type { KickEdgeFeed } from '../sources/kick/edge-events.js';
+import type { KickLinkFailure } from '../sources/kick/kick-link.js';
 import { sendError, sendJson, sendNoContent } from './responses.js';
 
 export const KICK_SIGN_IN_NEEDED =

@@ -1,288 +1,45 @@
 // The event journal: every accepted event in events.db (SQLite through better-sqlite3,
 // WAL), written before POST /api/events answers, with the daemon-wide `seq`, its time and its source;
 // stream sessions with running totals, per-viewer figures for leaderboards and points, retention, and a
-// corrupt database moved aside rather than stopping the daemon.
-import { chmodSync, closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { Worker } from 'node:worker_threads';
-import Database from 'better-sqlite3';
-import { currencyCode } from '../../../shared/money.js';
-import {
-  type OverlayCommandInput,
-  PLATFORMS,
-  type Platform,
-  type StreamEvent,
-  type StreamEventType,
+// corrupt database moved aside rather than stopping the daemon. The schema (migrations.ts), the `seq`
+// (sequence.ts), the kept overlay commands (command-store.ts) and the boards (leaderboard.ts) are files of
+// their own over the same database; devices/audit.ts keeps the `audit` table there.
+import { existsSync, renameSync } from 'node:fs';
+import type Database from 'better-sqlite3';
+import type {
+  OverlayCommandInput,
+  Platform,
+  StreamEvent,
+  StreamEventType,
 } from '../../../shared/protocol/index.js';
 import { errorMessage } from '../errors.js';
+import { type Checkpointer, startCheckpointer } from './checkpointer.js';
+import { CommandStore, type KeptCommand } from './command-store.js';
+import type { PointRules } from './contribution.js';
+import { openJournalDatabase } from './database.js';
+import { EventWriter, type LateArrival, SESSION_IDLE_MS } from './event-writer.js';
+import {
+  allTimeLeaderboard,
+  type FiguresRow,
+  figuresOf,
+  type LeaderboardMetric,
+  sessionLeaderboard,
+  TIE_ORDER,
+  type ViewerFigures,
+} from './leaderboard.js';
+import { MetaTable } from './meta.js';
+import { Sequence } from './sequence.js';
 
-/** Where an event came from: a platform source, or the control API. */
-export type EventOrigin = 'api' | 'tiktok' | 'twitch' | 'youtube';
+export { DEFAULT_POINTS, type PointRules } from './contribution.js';
+export type { LateArrival } from './event-writer.js';
+export type { LeaderboardMetric, ViewerFigures } from './leaderboard.js';
+export { MIGRATION_COUNT, MIGRATIONS } from './migrations.js';
+export { seqFileOf } from './sequence.js';
 
-/** Schema versions, applied in order; `PRAGMA user_version` says how many ran (exported for upgrade tests). */
-export const MIGRATIONS: readonly string[] = [
-  // Each event row carries what it adds to its session and its viewer; a trigger adds it, so an event
-  // is one INSERT (one call into SQLite, one implicit transaction) on the daemon's hot path.
-  `CREATE TABLE events (
-     seq INTEGER PRIMARY KEY,
-     at INTEGER NOT NULL,
-     source TEXT NOT NULL,
-     type TEXT NOT NULL,
-     session INTEGER NOT NULL,
-     user_id TEXT NOT NULL,
-     nickname TEXT NOT NULL,
-     gifts INTEGER NOT NULL,
-     diamonds INTEGER NOT NULL,
-     likes INTEGER NOT NULL,
-     chats INTEGER NOT NULL,
-     follows INTEGER NOT NULL,
-     shares INTEGER NOT NULL,
-     subscribes INTEGER NOT NULL,
-     viewers INTEGER NOT NULL,
-     points INTEGER NOT NULL,
-     event TEXT NOT NULL
-   );
-   CREATE INDEX events_type ON events (type, seq);
-   CREATE TABLE sessions (
-     id INTEGER PRIMARY KEY,
-     -- A session's events are the seqs from first_seq to last_seq (one session at a time): no index needed.
-     first_seq INTEGER NOT NULL,
-     last_seq INTEGER NOT NULL,
-     started_at INTEGER NOT NULL,
-     ended_at INTEGER,
-     last_at INTEGER NOT NULL,
-     gifts INTEGER NOT NULL DEFAULT 0,
-     diamonds INTEGER NOT NULL DEFAULT 0,
-     likes INTEGER NOT NULL DEFAULT 0,
-     follows INTEGER NOT NULL DEFAULT 0,
-     shares INTEGER NOT NULL DEFAULT 0,
-     subscribes INTEGER NOT NULL DEFAULT 0,
-     chats INTEGER NOT NULL DEFAULT 0,
-     peak_viewers INTEGER NOT NULL DEFAULT 0
-   );
-   CREATE TABLE viewers (
-     session INTEGER NOT NULL,
-     user_id TEXT NOT NULL,
-     nickname TEXT NOT NULL,
-     diamonds INTEGER NOT NULL DEFAULT 0,
-     likes INTEGER NOT NULL DEFAULT 0,
-     chats INTEGER NOT NULL DEFAULT 0,
-     points INTEGER NOT NULL DEFAULT 0,
-     PRIMARY KEY (session, user_id)
-   ) WITHOUT ROWID;
-   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-   CREATE TRIGGER events_add AFTER INSERT ON events BEGIN
-     UPDATE sessions SET last_at = NEW.at, last_seq = NEW.seq, gifts = gifts + NEW.gifts, diamonds = diamonds + NEW.diamonds,
-       likes = likes + NEW.likes, follows = follows + NEW.follows, shares = shares + NEW.shares,
-       subscribes = subscribes + NEW.subscribes, chats = chats + NEW.chats,
-       peak_viewers = MAX(peak_viewers, NEW.viewers)
-     WHERE id = NEW.session;
-     INSERT INTO viewers (session, user_id, nickname, diamonds, likes, chats, points)
-       SELECT NEW.session, NEW.user_id, NEW.nickname, NEW.diamonds, NEW.likes, NEW.chats, NEW.points
-       WHERE NEW.diamonds + NEW.likes + NEW.chats + NEW.points > 0
-     ON CONFLICT (session, user_id) DO UPDATE SET nickname = excluded.nickname,
-       diamonds = diamonds + excluded.diamonds, likes = likes + excluded.likes,
-       chats = chats + excluded.chats, points = points + excluded.points;
-   END;`,
-  // Test events (from the test panel or the `event` command) are kept and marked, and count in no total;
-  // overlay commands are kept a while, so a page resumes with them after a restart.
-  `ALTER TABLE events ADD COLUMN test INTEGER NOT NULL DEFAULT 0;
-   ALTER TABLE sessions ADD COLUMN test_events INTEGER NOT NULL DEFAULT 0;
-   CREATE TABLE commands (
-     seq INTEGER PRIMARY KEY,
-     at INTEGER NOT NULL,
-     overlay TEXT NOT NULL,
-     command TEXT NOT NULL
-   );
-   DROP TRIGGER events_add;
-   CREATE TRIGGER events_add AFTER INSERT ON events WHEN NEW.test = 0 BEGIN
-     UPDATE sessions SET last_at = NEW.at, last_seq = NEW.seq, gifts = gifts + NEW.gifts, diamonds = diamonds + NEW.diamonds,
-       likes = likes + NEW.likes, follows = follows + NEW.follows, shares = shares + NEW.shares,
-       subscribes = subscribes + NEW.subscribes, chats = chats + NEW.chats,
-       peak_viewers = MAX(peak_viewers, NEW.viewers)
-     WHERE id = NEW.session;
-     INSERT INTO viewers (session, user_id, nickname, diamonds, likes, chats, points)
-       SELECT NEW.session, NEW.user_id, NEW.nickname, NEW.diamonds, NEW.likes, NEW.chats, NEW.points
-       WHERE NEW.diamonds + NEW.likes + NEW.chats + NEW.points > 0
-     ON CONFLICT (session, user_id) DO UPDATE SET nickname = excluded.nickname,
-       diamonds = diamonds + excluded.diamonds, likes = likes + excluded.likes,
-       chats = chats + excluded.chats, points = points + excluded.points;
-   END;
-   CREATE TRIGGER events_add_test AFTER INSERT ON events WHEN NEW.test <> 0 BEGIN
-     UPDATE sessions SET last_at = NEW.at, last_seq = NEW.seq, test_events = test_events + 1 WHERE id = NEW.session;
-   END;`,
-  // Gift value is in its platform's unit (TikTok's diamonds, Twitch's bits, a Super Chat's currency in
-  // cents): each event keeps its platform (and a YouTube gift its currency), and each viewer's figures the
-  // unit their `diamonds` are in, `mixed` once gifts in different units were added up; a board names it
-  // without reading events. Viewers whose gift events are still kept get their unit now.
-  `ALTER TABLE events ADD COLUMN platform TEXT;
-   ALTER TABLE events ADD COLUMN currency TEXT;
-   ALTER TABLE viewers ADD COLUMN platform TEXT;
-   ALTER TABLE viewers ADD COLUMN currency TEXT;
-   UPDATE viewers SET platform = g.platform, currency = g.currency FROM (
-     SELECT session, user_id,
-       CASE WHEN COUNT(DISTINCT p) = 1 THEN MAX(p) ELSE 'mixed' END AS platform,
-       CASE WHEN COUNT(DISTINCT c) = 1 AND COUNT(c) = COUNT(*) AND MAX(p) = 'youtube' THEN MAX(c) END AS currency
-     FROM (SELECT session, user_id, COALESCE(json_extract(event, '$.platform'), 'api') AS p,
-             json_extract(event, '$.data.currency') AS c
-           FROM events WHERE type = 'gift' AND test = 0 AND diamonds > 0)
-     GROUP BY session, user_id
-   ) AS g WHERE viewers.session = g.session AND viewers.user_id = g.user_id;
-   UPDATE viewers SET currency = NULL WHERE currency IS NOT NULL AND NOT (currency GLOB '[A-Z][A-Z][A-Z]');
-   DROP TRIGGER events_add;
-   CREATE TRIGGER events_add AFTER INSERT ON events WHEN NEW.test = 0 BEGIN
-     UPDATE sessions SET last_at = NEW.at, last_seq = NEW.seq, gifts = gifts + NEW.gifts, diamonds = diamonds + NEW.diamonds,
-       likes = likes + NEW.likes, follows = follows + NEW.follows, shares = shares + NEW.shares,
-       subscribes = subscribes + NEW.subscribes, chats = chats + NEW.chats,
-       peak_viewers = MAX(peak_viewers, NEW.viewers)
-     WHERE id = NEW.session;
-     INSERT INTO viewers (session, user_id, nickname, diamonds, likes, chats, points, platform, currency)
-       SELECT NEW.session, NEW.user_id, NEW.nickname, NEW.diamonds, NEW.likes, NEW.chats, NEW.points,
-         CASE WHEN NEW.diamonds > 0 THEN NEW.platform END, CASE WHEN NEW.diamonds > 0 THEN NEW.currency END
-       WHERE NEW.diamonds + NEW.likes + NEW.chats + NEW.points > 0
-     ON CONFLICT (session, user_id) DO UPDATE SET nickname = excluded.nickname,
-       diamonds = diamonds + excluded.diamonds, likes = likes + excluded.likes,
-       chats = chats + excluded.chats, points = points + excluded.points,
-       platform = CASE WHEN excluded.diamonds <= 0 THEN platform WHEN diamonds <= 0 THEN excluded.platform
-         WHEN platform IS excluded.platform THEN platform ELSE 'mixed' END,
-       currency = CASE WHEN excluded.diamonds <= 0 THEN currency WHEN diamonds <= 0 THEN excluded.currency
-         WHEN currency = excluded.currency THEN currency END;
-   END;`,
-  // What paired devices changed (devices/audit.ts): ids never go back, so a page's `next` stays valid.
-  `CREATE TABLE audit (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
-     at INTEGER NOT NULL,
-     device_id TEXT NOT NULL,
-     device_name TEXT NOT NULL,
-     method TEXT NOT NULL,
-     path TEXT NOT NULL,
-     status INTEGER NOT NULL
-   );`,
-  // Each viewer's points on each platform across every session (what the `!points` chat command answers),
-  // kept like the viewers' figures when old events go; a journal written before starts from its kept events.
-  `CREATE TABLE viewer_points (
-     platform TEXT NOT NULL,
-     user_id TEXT NOT NULL,
-     points INTEGER NOT NULL,
-     PRIMARY KEY (platform, user_id)
-   ) WITHOUT ROWID;
-   INSERT INTO viewer_points (platform, user_id, points)
-     SELECT COALESCE(platform, json_extract(event, '$.platform'), 'api'), user_id, SUM(points) FROM events
-     WHERE test = 0 AND points <> 0 GROUP BY 1, 2;
-   CREATE TRIGGER events_points AFTER INSERT ON events WHEN NEW.test = 0 AND NEW.points <> 0 BEGIN
-     INSERT INTO viewer_points (platform, user_id, points) VALUES (COALESCE(NEW.platform, 'api'), NEW.user_id, NEW.points)
-     ON CONFLICT (platform, user_id) DO UPDATE SET points = points + excluded.points;
-   END;`,
-  // Overlay commands are kept a row per overlay per turn (at most COMMANDS_PER_ROW), not a row each: a
-  // rule set firing 40 commands per gift writes one row, not 40. `last_seq` is the highest number in the
-  // row, `at` its newest time, `commands` a JSON array of [seq, at, command] in order. The table of single
-  // commands stays, empty.
-  `CREATE TABLE IF NOT EXISTS command_rows (
-     last_seq INTEGER PRIMARY KEY,
-     at INTEGER NOT NULL,
-     overlay TEXT NOT NULL,
-     count INTEGER NOT NULL,
-     commands TEXT NOT NULL
-   );
-   INSERT INTO command_rows (last_seq, at, overlay, count, commands)
-     SELECT seq, at, overlay, 1, '[[' || seq || ',' || at || ',' || command || ']]' FROM commands;
-   DELETE FROM commands;`,
-  // What an audited request acted on, in words (the rule a "test this rule" ran), when its path does not say.
-  'ALTER TABLE audit ADD COLUMN detail TEXT;',
-  // An event that reached the daemon late (caught up: the Kick feed's backlog after a night off, a replayed
-  // socket) is kept at its own time and keeps when it arrived, so the dashboard lists what came while the
-  // streamer was away. Live events leave it NULL (and out of the index).
-  `ALTER TABLE events ADD COLUMN arrived_at INTEGER;
-   CREATE INDEX events_arrived ON events (arrived_at) WHERE arrived_at IS NOT NULL;`,
-];
-
-/** How many schema versions this daemon knows (a newer journal is not opened). */
-export const MIGRATION_COUNT = MIGRATIONS.length;
-
-/** A session ends after this long without events. */
-const SESSION_IDLE_MS = 30 * 60 * 1000;
 /** How often the WAL is checkpointed into the database file. */
 const CHECKPOINT_MS = 2000;
-/** `seq`s are reserved in blocks, so numbers never repeat across restarts without a write per message. */
-const SEQ_BLOCK = 10_000;
-/** The highest `seq` the journal accepts from its files: far above any stream, far below float trouble. */
-const SEQ_MAX = 2 ** 50;
-/** Overlay commands are kept this long in the journal (for pages resuming after a restart)… */
-const COMMANDS_KEPT_MS = 60 * 60 * 1000;
-/** …and at most this many; the oldest go first. */
-const COMMANDS_KEPT_MAX = 20_000;
-/** Past the count limit the oldest commands go down to this many below it, so a steady stream of
- * commands deletes once per this many rather than at every write. */
-const COMMANDS_PRUNE_SLACK = 1000;
-/** The most commands one row holds (rows go whole when the oldest are let go). */
-const COMMANDS_PER_ROW = 100;
-
 /** Past this many minutes a session's chart is not filled with quiet minutes (two weeks). */
 const MINUTES_FILLED_MAX = 14 * 24 * 60;
-/** One order for equal figures on every board: the name, then the id (`nickname` and `uniqueId` columns). */
-const TIE_ORDER = 'nickname COLLATE NOCASE ASC, uniqueId ASC';
-
-/** The mode of events.db and its -wal and -shm: they hold every viewer's name and message. */
-const FILE_MODE = 0o600;
-
-/** An overlay command recorded and not yet written. */
-interface PendingCommand {
-  seq: number;
-  at: number;
-  overlay: string;
-  command: OverlayCommandInput;
-}
-
-/** A row of `command_rows`: up to COMMANDS_PER_ROW commands of one overlay, in order. */
-interface CommandRow {
-  lastSeq: number;
-  at: number;
-  overlay: string;
-  count: number;
-  commands: string;
-}
-
-/** A turn's commands as rows: one per overlay, in order, split past COMMANDS_PER_ROW. */
-function commandRows(pending: readonly PendingCommand[]): CommandRow[] {
-  const open = new Map<string, { row: CommandRow; parts: string[] }>();
-  const rows: CommandRow[] = [];
-  const close = (entry: { row: CommandRow; parts: string[] }) => {
-    entry.row.commands = `[${entry.parts.join(',')}]`;
-    rows.push(entry.row);
-  };
-  for (const c of pending) {
-    let entry = open.get(c.overlay);
-    if (!entry) {
-      entry = { row: { lastSeq: c.seq, at: c.at, overlay: c.overlay, count: 0, commands: '' }, parts: [] };
-      open.set(c.overlay, entry);
-    }
-    entry.parts.push(`[${c.seq},${c.at},${JSON.stringify(c.command)}]`);
-    entry.row.lastSeq = c.seq;
-    entry.row.at = Math.max(entry.row.at, c.at);
-    entry.row.count++;
-    if (entry.row.count === COMMANDS_PER_ROW) {
-      close(entry);
-      open.delete(c.overlay);
-    }
-  }
-  for (const entry of open.values()) close(entry);
-  return rows;
-}
-
-/** A `seq` read from a file: a whole number from 0 to SEQ_MAX, else undefined (never NaN). */
-function seqFrom(value: unknown): number | undefined {
-  const n = typeof value === 'string' && /^\d{1,16}$/.test(value.trim()) ? Number(value.trim()) : value;
-  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= SEQ_MAX ? n : undefined;
-}
-
-/**
- * Where the highest `seq` ever reserved is kept beside events.db, so numbers never go back, even when a
- * corrupt events.db is moved aside or an older one is restored.
- */
-export function seqFileOf(path: string): string {
-  return join(dirname(path), 'events.seq');
-}
 
 /** A row of `events` as `events()` reads it. */
 interface EventRow {
@@ -307,23 +64,6 @@ function journaledOf(r: EventRow): JournaledEvent {
   };
 }
 
-/** Points per action of a viewer (settings.json `points`). */
-export interface PointRules {
-  perDiamond: number;
-  perLike: number;
-  perChat: number;
-  perFollow: number;
-  perShare: number;
-}
-
-export const DEFAULT_POINTS: PointRules = {
-  perDiamond: 1,
-  perLike: 0,
-  perChat: 0,
-  perFollow: 0,
-  perShare: 0,
-};
-
 export interface JournaledEvent {
   seq: number;
   /** ISO time it happened: when it was accepted, or a late event's own time. */
@@ -339,12 +79,6 @@ export interface JournaledEvent {
   event: StreamEvent;
 }
 
-/** An event that reaches the daemon after the fact (decisions: caught-up events): its own time. */
-export interface LateArrival {
-  /** When it happened, in milliseconds since the epoch. */
-  at: number;
-}
-
 /** Caught-up events are listed this long after they arrived ("while you were away"). */
 export const CAUGHT_UP_LISTED_MS = 24 * 60 * 60 * 1000;
 
@@ -354,7 +88,7 @@ export interface KeptForReplay {
   events: { seq: number; at: number; event: StreamEvent }[];
   /** The highest `seq` of an event no longer kept (a resume from before it misses something). */
   eventsPrunedUpTo: number;
-  commands: { seq: number; at: number; overlayId: string; command: OverlayCommandInput }[];
+  commands: KeptCommand[];
   /** The highest `seq` of a command no longer kept. */
   commandsPrunedUpTo: number;
 }
@@ -370,34 +104,6 @@ export interface SessionTotals {
   peakViewers: number;
 }
 
-export interface ViewerFigures {
-  uniqueId: string;
-  nickname: string;
-  diamonds: number;
-  likes: number;
-  chats: number;
-  points: number;
-  /** The platform whose unit `diamonds` are in (`mixed`: added up from several units, the figure alone). */
-  platform?: Platform | 'mixed';
-  /** The currency of YouTube gifts in `diamonds` (cents), when every one said the same. */
-  currency?: string;
-}
-
-/** A viewer's figures as read from the database: a unit it does not know is left out, not null. */
-type FiguresRow = Omit<ViewerFigures, 'platform' | 'currency'> & {
-  platform: string | null;
-  currency: string | null;
-};
-
-function figuresOf({ platform, currency, ...figures }: FiguresRow): ViewerFigures {
-  const known = platform === 'mixed' || (PLATFORMS as readonly (string | null)[]).includes(platform);
-  return {
-    ...figures,
-    ...(known ? { platform: platform as Platform | 'mixed' } : {}),
-    ...(known && currencyCode(currency) ? { currency: currency as string } : {}),
-  };
-}
-
 export interface SessionSummary {
   id: number;
   startedAt: string;
@@ -408,8 +114,6 @@ export interface SessionSummary {
   testEvents: number;
 }
 
-export type LeaderboardMetric = 'diamonds' | 'likes' | 'chats' | 'points';
-
 interface JournalOptions {
   path: string;
   log: (line: string) => void;
@@ -417,164 +121,33 @@ interface JournalOptions {
   points?: () => PointRules;
 }
 
-/** What an event adds to its session and to its viewer. */
-function contribution(event: StreamEvent, points: PointRules) {
-  let gifts = 0;
-  let diamonds = 0;
-  let likes = 0;
-  let chats = 0;
-  let follows = 0;
-  let shares = 0;
-  let subscribes = 0;
-  let viewers = 0;
-  /** The currency of a YouTube gift's value (its cents), as the platform said it. */
-  let currency: string | undefined;
-  switch (event.type) {
-    case 'gift':
-      // A Twitch cheer is one gift whose value is its bits (`repeatCount`): six cheers of 100 bits are
-      // six gifts, not 600.
-      gifts = event.platform === 'twitch' && event.data.giftName === 'Bits' ? 1 : event.data.repeatCount;
-      diamonds = (event.data.diamondCount ?? 0) * event.data.repeatCount;
-      if (event.platform === 'youtube') currency = currencyCode(event.data.currency);
-      break;
-    case 'like':
-      likes = event.data.likeCount;
-      break;
-    case 'chat':
-      chats = 1;
-      break;
-    case 'follow':
-      follows = 1;
-      break;
-    case 'share':
-      shares = 1;
-      break;
-    case 'subscribe':
-      subscribes = 1;
-      break;
-    case 'viewer':
-      viewers = event.data.viewerCount;
-      break;
-  }
-  const earned = Math.round(
-    diamonds * points.perDiamond +
-      likes * points.perLike +
-      chats * points.perChat +
-      follows * points.perFollow +
-      shares * points.perShare,
-  );
-  return { gifts, diamonds, likes, chats, follows, shares, subscribes, viewers, points: earned, currency };
-}
-
 export class Journal {
   readonly #db: Database.Database;
   readonly #options: JournalOptions;
-  readonly #insert: Database.Statement;
-  readonly #append: (
-    event: StreamEvent,
-    source: string,
-    json?: string,
-    test?: boolean,
-    seq?: number,
-    late?: LateArrival,
-  ) => number;
-  readonly #reserve: (to: number) => void;
-  #nextSeq: number;
-  #reservedTo: number;
-  #session: { id: number; lastAt: number } | undefined;
+  readonly #meta: MetaTable;
+  readonly #sequence: Sequence;
+  /** Events are never buffered: each is written before `append` returns. */
+  readonly #writer: EventWriter;
+  readonly #commands: CommandStore;
   readonly #checkpointTimer: NodeJS.Timeout;
   readonly #checkpointer: Checkpointer | undefined;
-  /** Commands kept in the table (counted at open, then kept up to date), for the count limit. */
-  #commandCount: number;
-  #commandsSincePrune = 0;
-  /**
-   * Commands recorded this turn, written in one transaction once the turn ends (or before anything reads
-   * the table): a rule firing 40 overlay commands costs one commit, not 40, and none of it holds up the
-   * event that fired it. Events are never buffered: each is written before `append` returns.
-   */
-  #pendingCommands: PendingCommand[] = [];
-  #commandFlush: NodeJS.Immediate | undefined;
-  readonly #writeCommands: (rows: CommandRow[]) => void;
-  /** The oldest rows of commands: the highest number in each, its newest time, how many it holds. */
-  readonly #oldestRows: Database.Statement<[number], { seq: number; at: number; count: number }>;
-  readonly #deleteCommandsUpTo: Database.Statement<[number], { count: number }>;
-  readonly #getMeta: Database.Statement<[string], { value: string }>;
-  readonly #setMeta: Database.Statement<[string, string]>;
   /** A viewer's points on a platform (prepared when first asked). */
   #viewerPoints: Database.Statement<[string, string], { points: number }> | undefined;
 
   private constructor(db: Database.Database, options: JournalOptions) {
     this.#db = db;
     this.#options = options;
-    const meta = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
-    const setMeta = db.prepare<[string, string]>(
-      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-    );
-    this.#getMeta = meta;
-    this.#setMeta = setMeta;
-    const maxSeqRow = db.prepare('SELECT MAX(seq) AS m FROM events').get() as { m: number | null };
-    const maxCommandRow = db.prepare('SELECT MAX(last_seq) AS m FROM command_rows').get() as {
-      m: number | null;
-    };
-    for (const [what, value] of [
-      ['an event', maxSeqRow.m],
-      ['a command', maxCommandRow.m],
-    ] as const) {
-      // A row SQLite reads but no number can stand for: the file was not written by this program.
-      if (value !== null && seqFrom(value) === undefined)
-        throw new Error(`${what} has the number ${String(value)}, which no journal hands out`);
-    }
-    const reservedText = meta.get('seq_reserved')?.value;
-    let reserved = seqFrom(reservedText ?? '0');
-    if (reserved === undefined) {
-      // Repaired, never NaN: the numbers in the rows and in events.seq still say where to go on from.
-      options.log(
-        `[journal] the stored sequence (${JSON.stringify(reservedText).slice(0, 40)}) is not a number: it was ignored`,
-      );
-      reserved = 0;
-    }
-    const seqFile = seqFileOf(options.path);
-    // Numbers handed out before a restart (or by a journal that was moved aside) are never handed out again.
-    const highWater = Math.max(
-      maxSeqRow.m ?? 0,
-      maxCommandRow.m ?? 0,
-      reserved,
-      readSeqFile(seqFile, options.log),
-    );
-    this.#nextSeq = highWater + 1;
-    this.#reservedTo = highWater;
-    // The first number this database could ever hold: a page resuming from before it missed what an
-    // earlier journal had.
-    if (seqFrom(meta.get('first_seq')?.value) === undefined) {
-      const min = (db.prepare('SELECT MIN(seq) AS m FROM events').get() as { m: number | null }).m;
-      setMeta.run('first_seq', String(min ?? this.#nextSeq));
-    }
-    // Commands before this version were not kept: a resume from before now may have missed some.
-    if (seqFrom(meta.get('commands_pruned_to')?.value) === undefined)
-      setMeta.run('commands_pruned_to', String(this.#nextSeq - 1));
-    this.#reserve = (to: number) => {
-      this.#reservedTo = to;
-      setMeta.run('seq_reserved', String(to));
-      writeSeqFile(seqFile, to, options.log);
-    };
-    const insertRow = db.prepare<[number, number, string, number, string]>(
-      'INSERT INTO command_rows (last_seq, at, overlay, count, commands) VALUES (?, ?, ?, ?, ?)',
-    );
-    this.#writeCommands = db.transaction((rows: CommandRow[]) => {
-      for (const row of rows) insertRow.run(row.lastSeq, row.at, row.overlay, row.count, row.commands);
+    const now = () => this.#now();
+    this.#meta = new MetaTable(db);
+    this.#sequence = new Sequence(db, this.#meta, options.path, options.log);
+    this.#commands = new CommandStore(db, this.#meta, {
+      log: options.log,
+      now,
+      lastSeq: this.#sequence.peek() - 1,
     });
-    this.#commandCount = (
-      db.prepare('SELECT COALESCE(SUM(count), 0) AS n FROM command_rows').get() as { n: number }
-    ).n;
-    this.#oldestRows = db.prepare<[number], { seq: number; at: number; count: number }>(
-      'SELECT last_seq AS seq, at, count FROM command_rows ORDER BY last_seq LIMIT ?',
-    );
-    this.#deleteCommandsUpTo = db.prepare<[number], { count: number }>(
-      'DELETE FROM command_rows WHERE last_seq <= ? RETURNING count',
-    );
+    this.#writer = new EventWriter(db, this.#sequence, { now, points: options.points });
     // The WAL is folded into the database every few seconds, by a connection of its own in a worker
-    // thread: a checkpoint writes and syncs the database file, and events arriving meanwhile would wait
-    // for it. When the worker cannot run, this connection does it, between events.
+    // thread (checkpointer.ts). When the worker cannot run, this connection does it, between events.
     this.#checkpointer = startCheckpointer(options.path, options.log);
     this.#checkpointTimer = setInterval(() => {
       if (this.#checkpointer?.run()) return;
@@ -585,80 +158,6 @@ export class Journal {
       }
     }, CHECKPOINT_MS);
     this.#checkpointTimer.unref();
-    const open = db
-      .prepare('SELECT id, last_at AS lastAt FROM sessions WHERE ended_at IS NULL ORDER BY id DESC LIMIT 1')
-      .get() as { id: number; lastAt: number } | undefined;
-    this.#session = open;
-
-    this.#insert = db.prepare(
-      `INSERT INTO events (seq, at, source, type, session, user_id, nickname, gifts, diamonds, likes, chats,
-         follows, shares, subscribes, viewers, points, event, test, platform, currency, arrived_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    // A late event older than its session's last one: the session's last time stays the newer one.
-    const keepLastAt = db.prepare<[number, number]>(
-      'UPDATE sessions SET last_at = MAX(last_at, ?) WHERE id = ?',
-    );
-    const newSession = db.prepare(
-      'INSERT INTO sessions (first_seq, last_seq, started_at, last_at) VALUES (?, ?, ?, ?)',
-    );
-    const endSession = db.prepare('UPDATE sessions SET ended_at = last_at WHERE id = ?');
-    // Rare steps (a new session, a new block of seq numbers) in a transaction of their own.
-    const prepare = db.transaction((now: number, seq: number) => {
-      if (this.#session && now - this.#session.lastAt > SESSION_IDLE_MS) {
-        endSession.run(this.#session.id);
-        this.#session = undefined;
-      }
-      if (!this.#session)
-        this.#session = { id: Number(newSession.run(seq, seq, now, now).lastInsertRowid), lastAt: now };
-      if (seq > this.#reservedTo) this.#reserve(seq + SEQ_BLOCK);
-    });
-    this.#append = (
-      event: StreamEvent,
-      source: string,
-      json?: string,
-      test = false,
-      given?: number,
-      late?: LateArrival,
-    ): number => {
-      // A late event is kept at its own time (its session too), with when it arrived beside it.
-      const arrived = late ? this.#now() : undefined;
-      const now = late?.at ?? this.#now();
-      const seq = given ?? this.#nextSeq;
-      if (!this.#session || now - this.#session.lastAt > SESSION_IDLE_MS || seq > this.#reservedTo)
-        prepare(now, seq);
-      const session = this.#session as { id: number; lastAt: number };
-      const c = contribution(event, this.#options.points?.() ?? DEFAULT_POINTS);
-      if (seq > SEQ_MAX) throw new Error('the journal has handed out every number it may');
-      // One statement: the event, and through the trigger its session's totals and its viewer's figures.
-      this.#insert.run(
-        seq,
-        now,
-        source,
-        event.type,
-        session.id,
-        event.user.uniqueId,
-        event.user.nickname,
-        c.gifts,
-        c.diamonds,
-        c.likes,
-        c.chats,
-        c.follows,
-        c.shares,
-        c.subscribes,
-        c.viewers,
-        c.points,
-        json ?? JSON.stringify(event),
-        test ? 1 : 0,
-        event.platform,
-        c.currency ?? null,
-        arrived ?? null,
-      );
-      if (seq >= this.#nextSeq) this.#nextSeq = seq + 1;
-      if (now < session.lastAt) keepLastAt.run(session.lastAt, session.id);
-      else session.lastAt = now;
-      return seq;
-    };
   }
 
   /**
@@ -682,54 +181,9 @@ export class Journal {
   }
 
   static #start(options: JournalOptions): Journal {
-    const db = Journal.#openDatabase(options.path, options.log);
+    const db = openJournalDatabase(options.path, options.log);
     try {
       return new Journal(db, options);
-    } catch (err) {
-      db.close();
-      throw err;
-    }
-  }
-
-  static #openDatabase(path: string, log: (line: string) => void): Database.Database {
-    // Created 0600 before SQLite opens it (SQLite gives -wal and -shm the mode of the database), and
-    // made 0600 if an older version left it readable by others: it holds every viewer's messages.
-    closeSync(openSync(path, 'a', FILE_MODE));
-    const makePrivate = (file: string) => {
-      if (!existsSync(file)) return;
-      try {
-        chmodSync(file, FILE_MODE);
-      } catch (err) {
-        // Another user's file this daemon may still read and write: said, and not a reason to set it aside.
-        log(`[journal] ${file} could not be made private (mode 0600): ${errorMessage(err)}`);
-      }
-    };
-    makePrivate(path);
-    const db = new Database(path);
-    try {
-      for (const suffix of ['-wal', '-shm']) makePrivate(path + suffix);
-      db.pragma('journal_mode = WAL');
-      // In WAL mode a commit is in the file when it returns; a process killed after it loses nothing.
-      db.pragma('synchronous = NORMAL');
-      db.pragma('busy_timeout = 2000');
-      // Checkpoints run from a timer (see the constructor), not inside the commit of an event.
-      db.pragma('wal_autocheckpoint = 0');
-      const check = db.pragma('quick_check', { simple: true });
-      if (check !== 'ok') throw new Error(`integrity check: ${String(check)}`);
-      const version = Number(db.pragma('user_version', { simple: true }));
-      if (version > MIGRATIONS.length)
-        throw new Error(
-          `it was written by a newer version (schema ${version}, this one knows ${MIGRATIONS.length})`,
-        );
-      for (let v = version; v < MIGRATIONS.length; v++) {
-        db.transaction(() => {
-          db.exec(MIGRATIONS[v] as string);
-          db.pragma(`user_version = ${v + 1}`);
-        })();
-      }
-      // The first write makes -wal and -shm; they take the database's mode, checked here all the same.
-      for (const suffix of ['-wal', '-shm']) makePrivate(path + suffix);
-      return db;
     } catch (err) {
       db.close();
       throw err;
@@ -753,21 +207,19 @@ export class Journal {
     seq?: number,
     late?: LateArrival,
   ): number {
-    return this.#append(event, source, json, test, seq, late);
+    return this.#writer.append(event, source, json, test, seq, late);
   }
 
   /** Writes several events in one transaction (one commit), answering their `seq`s in order. */
   appendBatch(events: readonly { event: StreamEvent; source: string; test?: boolean }[]): number[] {
     return this.#db.transaction(() =>
-      events.map(({ event, source, test }) => this.#append(event, source, undefined, test)),
+      events.map(({ event, source, test }) => this.#writer.append(event, source, undefined, test)),
     )();
   }
 
   /** A `seq` for a message that is not an event (an overlay command), from the same sequence. */
   nextSeq(): number {
-    const seq = this.#nextSeq++;
-    if (seq > this.#reservedTo) this.#reserve(seq + SEQ_BLOCK);
-    return seq;
+    return this.#sequence.take();
   }
 
   /**
@@ -776,67 +228,7 @@ export class Journal {
    * cannot be written is logged and still sent.
    */
   recordCommand(overlayId: string, seq: number, at: number, command: OverlayCommandInput): void {
-    this.#pendingCommands.push({ seq, at, overlay: overlayId, command });
-    this.#commandFlush ??= setImmediate(() => this.#flushCommands());
-  }
-
-  /** Writes the commands recorded since the last flush, in one transaction: a row per overlay (or per 100). */
-  #flushCommands(): void {
-    if (this.#commandFlush) clearImmediate(this.#commandFlush);
-    this.#commandFlush = undefined;
-    const pending = this.#pendingCommands;
-    if (pending.length === 0 || !this.#db.open) return;
-    this.#pendingCommands = [];
-    try {
-      this.#writeCommands(commandRows(pending));
-      this.#commandCount += pending.length;
-      this.#commandsSincePrune += pending.length;
-      if (this.#commandsSincePrune >= 100 || this.#commandCount > COMMANDS_KEPT_MAX) this.#pruneCommands();
-    } catch (err) {
-      this.#options.log(
-        `[journal] ${pending.length === 1 ? 'an overlay command' : `${pending.length} overlay commands`} could not be kept: ${errorMessage(err)}`,
-      );
-    }
-  }
-
-  /**
-   * Rows whose commands are all older than an hour go, and past 20,000 commands the oldest rows, whole,
-   * down to no fewer than 19,000; the highest number gone is kept. Rows are in time order, so both are
-   * found from the oldest on, and the count is kept in memory: neither limit reads the whole table.
-   */
-  #pruneCommands(): void {
-    this.#commandsSincePrune = 0;
-    const cutoff = this.#now() - COMMANDS_KEPT_MS;
-    const excess =
-      this.#commandCount > COMMANDS_KEPT_MAX
-        ? this.#commandCount - (COMMANDS_KEPT_MAX - COMMANDS_PRUNE_SLACK)
-        : 0;
-    let upTo = 0;
-    let going = 0;
-    // The oldest rows, a block at a time, while they are aged or too many.
-    search: for (let block = excess > 0 ? 64 : 1; ; block *= 4) {
-      const rows = this.#oldestRows.all(block);
-      going = 0;
-      upTo = 0;
-      for (const row of rows) {
-        if (row.at >= cutoff && going + row.count > excess) break search;
-        going += row.count;
-        upTo = row.seq;
-      }
-      if (rows.length < block) break;
-    }
-    if (upTo === 0) return;
-    this.#db.transaction(() => {
-      for (const row of this.#deleteCommandsUpTo.all(upTo)) this.#commandCount -= row.count;
-      this.#raiseMeta('commands_pruned_to', upTo);
-    })();
-  }
-
-  /** A `seq` mark in meta that only goes up. */
-  #raiseMeta(key: string, value: number): void {
-    const old = seqFrom(this.#getMeta.get(key)?.value);
-    if (old !== undefined && old >= value) return;
-    this.#setMeta.run(key, String(value));
+    this.#commands.record(overlayId, seq, at, command);
   }
 
   /** The connection to events.db, for a module that keeps a table of its own there (devices/audit.ts). */
@@ -846,27 +238,17 @@ export class Journal {
 
   /** A value another part keeps beside the events (where Kick's events through the Gatekeeper stand). */
   metaValue(key: string): string | undefined {
-    return this.#getMeta.get(key)?.value;
+    return this.#meta.get(key);
   }
 
   /** Writes such a value (in the file when this returns). */
   setMetaValue(key: string, value: string): void {
-    this.#setMeta.run(key, value);
+    this.#meta.set(key, value);
   }
 
   /** The commands of an overlay that no longer exists go. */
   forgetCommands(overlayId: string): void {
-    this.#flushCommands();
-    try {
-      const gone = this.#db
-        .prepare<[string], { count: number }>('DELETE FROM command_rows WHERE overlay = ? RETURNING count')
-        .all(overlayId);
-      for (const row of gone) this.#commandCount -= row.count;
-    } catch (err) {
-      this.#options.log(
-        `[journal] the commands of a deleted overlay could not be removed: ${errorMessage(err)}`,
-      );
-    }
+    this.#commands.forget(overlayId);
   }
 
   /**
@@ -874,12 +256,8 @@ export class Journal {
    * highest numbers no longer kept.
    */
   keptForReplay(limit: number): KeptForReplay {
-    this.#flushCommands();
-    const metaSeq = (key: string) =>
-      seqFrom(
-        (this.#db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)
-          ?.value,
-      ) ?? this.#nextSeq - 1;
+    const lastSeq = this.#sequence.peek() - 1;
+    const commands = this.#commands.kept(lastSeq);
     const rows = (
       this.#db.prepare('SELECT seq, at, event FROM events ORDER BY seq DESC LIMIT ?').all(limit + 1) as {
         seq: number;
@@ -889,44 +267,25 @@ export class Journal {
     ).reverse();
     // One more than asked: when it is there, everything up to it is no longer kept.
     const beyond = rows.length > limit ? rows.shift() : undefined;
-    let eventsPrunedUpTo = Math.max(metaSeq('first_seq') - 1, beyond?.seq ?? 0);
-    const pruned = seqFrom(
-      (
-        this.#db.prepare("SELECT value FROM meta WHERE key = 'events_pruned_to'").get() as
-          | { value: string }
-          | undefined
-      )?.value,
-    );
+    let eventsPrunedUpTo = Math.max((this.#meta.seq('first_seq') ?? lastSeq) - 1, beyond?.seq ?? 0);
+    const pruned = this.#meta.seq('events_pruned_to');
     if (pruned !== undefined) eventsPrunedUpTo = Math.max(eventsPrunedUpTo, pruned);
-    const commands: KeptForReplay['commands'] = [];
-    const stored = this.#db
-      .prepare<[], { overlay: string; commands: string }>(
-        'SELECT overlay, commands FROM command_rows ORDER BY last_seq',
-      )
-      .all();
-    for (const row of stored)
-      for (const [seq, at, command] of JSON.parse(row.commands) as [number, number, OverlayCommandInput][])
-        commands.push({ seq, at, overlayId: row.overlay, command });
-    // Rows of different overlays from one turn interleave.
-    commands.sort((a, b) => a.seq - b.seq);
     return {
       events: rows.map((r) => ({ seq: r.seq, at: r.at, event: JSON.parse(r.event) as StreamEvent })),
       eventsPrunedUpTo,
-      commands,
-      commandsPrunedUpTo: metaSeq('commands_pruned_to'),
+      commands: commands.commands,
+      commandsPrunedUpTo: commands.prunedUpTo,
     };
   }
 
   /** The `seq` the next message will get. */
   peekSeq(): number {
-    return this.#nextSeq;
+    return this.#sequence.peek();
   }
 
   /** The current session ends now (its source went offline). */
   endSession(): void {
-    if (!this.#session) return;
-    this.#db.prepare('UPDATE sessions SET ended_at = last_at WHERE id = ?').run(this.#session.id);
-    this.#session = undefined;
+    this.#writer.endSession();
   }
 
   /** Events after `after`, oldest first, at most `limit`; `next` is the seq to ask after for more. */
@@ -1107,7 +466,7 @@ export class Journal {
         'DELETE FROM sessions WHERE id = ? AND gifts + diamonds + likes + follows + shares + subscribes + chats + peak_viewers = 0',
       );
       for (const id of onlyTests) {
-        if (drop.run(id).changes > 0 && this.#session?.id === id) this.#session = undefined;
+        if (drop.run(id).changes > 0) this.#writer.sessionRemoved(id);
       }
       return removed;
     })();
@@ -1115,7 +474,8 @@ export class Journal {
 
   /** The session in progress (or the last one), or undefined before any event. */
   currentSession(): number | undefined {
-    if (this.#session) return this.#session.id;
+    const current = this.#writer.session;
+    if (current !== undefined) return current;
     const last = this.#db.prepare('SELECT MAX(id) AS id FROM sessions').get() as { id: number | null };
     return last.id ?? undefined;
   }
@@ -1130,53 +490,9 @@ export class Journal {
 
   /** The top viewers by a metric, in one session or across all of them. */
   leaderboard(scope: 'session' | 'all', metric: LeaderboardMetric, limit = 10): ViewerFigures[] {
-    if (scope === 'session') {
-      const session = this.currentSession();
-      if (session === undefined) return [];
-      return (
-        this.#db
-          .prepare(
-            `SELECT user_id AS uniqueId, nickname, diamonds, likes, chats, points, platform, currency FROM viewers
-           WHERE session = ? AND ${metric} > 0 ORDER BY ${metric} DESC, ${TIE_ORDER} LIMIT ?`,
-          )
-          .all(session, limit) as FiguresRow[]
-      ).map(figuresOf);
-    }
-    const top = this.#db
-      .prepare(
-        `SELECT user_id AS uniqueId, MAX(nickname) AS nickname, SUM(diamonds) AS diamonds, SUM(likes) AS likes,
-           SUM(chats) AS chats, SUM(points) AS points FROM viewers GROUP BY user_id
-         HAVING SUM(${metric}) > 0 ORDER BY SUM(${metric}) DESC, ${TIE_ORDER} LIMIT ?`,
-      )
-      .all(limit) as Omit<FiguresRow, 'platform' | 'currency'>[];
-    if (top.length === 0) return [];
-    // The units of the few viewers ranked, by their key in every session (no scan, whatever the table's
-    // size). Across sessions a unit holds when every session with gifts had that one (one unknown: `mixed`).
-    const units = this.#db
-      .prepare(
-        `SELECT user_id AS uniqueId, platform, currency FROM viewers
-         WHERE session IN (SELECT id FROM sessions) AND user_id IN (SELECT value FROM json_each(?)) AND diamonds > 0`,
-      )
-      .all(JSON.stringify(top.map((v) => v.uniqueId))) as Pick<
-      FiguresRow,
-      'uniqueId' | 'platform' | 'currency'
-    >[];
-    const merged = new Map<string, Pick<FiguresRow, 'platform' | 'currency'>>();
-    for (const { uniqueId, platform, currency } of units) {
-      const seen = merged.get(uniqueId);
-      merged.set(
-        uniqueId,
-        seen
-          ? {
-              platform: seen.platform === platform ? platform : (seen.platform ?? platform) ? 'mixed' : null,
-              currency: seen.currency === currency ? currency : null,
-            }
-          : { platform, currency },
-      );
-    }
-    return top.map((v) =>
-      figuresOf({ ...v, ...(merged.get(v.uniqueId) ?? { platform: null, currency: null }) }),
-    );
+    if (scope === 'all') return allTimeLeaderboard(this.#db, metric, limit);
+    const session = this.currentSession();
+    return session === undefined ? [] : sessionLeaderboard(this.#db, session, metric, limit);
   }
 
   /** Removes events older than `days` (sessions and viewer figures stay: they are the stream's record). */
@@ -1189,115 +505,22 @@ export class Journal {
     if (last.seq === null) return 0;
     const upTo = last.seq;
     return this.#db.transaction(() => {
-      this.#raiseMeta('events_pruned_to', upTo);
+      this.#meta.raise('events_pruned_to', upTo);
       return this.#db.prepare('DELETE FROM events WHERE seq <= ?').run(upTo).changes;
     })();
   }
 
   /** A consistent copy of the database to `path` while it stays in use (SQLite's online backup). */
   backup(path: string): Promise<unknown> {
-    this.#flushCommands();
+    this.#commands.flush();
     return this.#db.backup(path);
   }
 
   close(): void {
     clearInterval(this.#checkpointTimer);
-    this.#flushCommands();
+    this.#commands.flush();
     // The worker's connection closes first, so this one is the last and folds the WAL in as it closes.
     this.#checkpointer?.close();
     if (this.#db.open) this.#db.close();
-  }
-}
-
-interface Checkpointer {
-  /** Asks for a checkpoint; false when the worker is not running (the caller does it then). */
-  run(): boolean;
-  /** Closes the worker's connection and waits (at most 5 s) until it is closed. */
-  close(): void;
-}
-
-/** The worker: its own connection to events.db, a passive checkpoint per message, closed on `close`. */
-const CHECKPOINTER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.module);
-const done = new Int32Array(workerData.done);
-const db = new Database(workerData.path, { fileMustExist: true });
-db.pragma('busy_timeout = 2000');
-parentPort.on('message', (message) => {
-  if (message === 'checkpoint') {
-    try {
-      db.pragma('wal_checkpoint(PASSIVE)');
-    } catch (err) {
-      parentPort.postMessage(String((err && err.message) || err));
-    }
-    return;
-  }
-  try { db.close(); } finally {
-    Atomics.store(done, 0, 1);
-    Atomics.notify(done, 0);
-    parentPort.close();
-  }
-});
-`;
-
-function startCheckpointer(path: string, log: (line: string) => void): Checkpointer | undefined {
-  let worker: Worker;
-  const done = new SharedArrayBuffer(4);
-  try {
-    worker = new Worker(CHECKPOINTER_SOURCE, {
-      eval: true,
-      workerData: { path, module: createRequire(import.meta.url).resolve('better-sqlite3'), done },
-    });
-  } catch (err) {
-    log(`[journal] checkpoints run between events: no worker thread (${errorMessage(err)})`);
-    return undefined;
-  }
-  worker.unref();
-  let running = true;
-  worker.on('message', (message) => log(`[journal] checkpoint failed: ${String(message)}`));
-  worker.on('error', (err) => {
-    running = false;
-    log(`[journal] checkpoints run between events: the worker stopped (${errorMessage(err)})`);
-  });
-  worker.on('exit', () => {
-    running = false;
-  });
-  return {
-    run() {
-      if (running) worker.postMessage('checkpoint');
-      return running;
-    },
-    close() {
-      if (!running) return;
-      running = false;
-      worker.postMessage('close');
-      Atomics.wait(new Int32Array(done), 0, 0, 5000);
-    },
-  };
-}
-
-/** The highest `seq` events.seq holds; 0 when there is none, and a line when it cannot be read. */
-function readSeqFile(path: string, log: (line: string) => void): number {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
-      log(`[journal] ${path} could not be read (${errorMessage(err)}): numbers go on from events.db`);
-    return 0;
-  }
-  const value = seqFrom(text);
-  if (value === undefined) log(`[journal] ${path} holds no number: numbers go on from events.db`);
-  return value ?? 0;
-}
-
-/** Writes events.seq whole (a temporary file renamed over it), mode 0600; a failure is logged. */
-function writeSeqFile(path: string, value: number, log: (line: string) => void): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  try {
-    writeFileSync(tmp, `${value}\n`, { mode: FILE_MODE });
-    renameSync(tmp, path);
-  } catch (err) {
-    log(`[journal] ${path} could not be written: ${errorMessage(err)}`);
   }
 }

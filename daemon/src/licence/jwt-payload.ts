@@ -1,4 +1,4 @@
-// Reads a licence JWT's claims without verifying it: the Gatekeeper verifies; the daemon only needs `sub` and `exp`.
+// Reads a licence JWT's claims without verifying it: the Gatekeeper verifies; the daemon only needs `sub`, `exp` and `epoch`.
 import * as v from 'valibot';
 import { parseJsonWith } from '../../../shared/protocol/index.js';
 
@@ -6,6 +6,8 @@ const Claims = v.object({
   sub: v.pipe(v.string(), v.minLength(1)),
   exp: v.optional(v.pipe(v.number(), v.finite())),
   tier: v.optional(v.string()),
+  /** Raised by a logout: a licence of a higher epoch comes from a sign-in since. */
+  epoch: v.optional(v.pipe(v.number(), v.safeInteger())),
 });
 type UnverifiedClaims = v.InferOutput<typeof Claims>;
 

@@ -1,4 +1,5 @@
-// The daemon's licence: validated on start and every few hours, with a grace period offline, and the tier limits it grants.
+// The daemon's licence: validated on start, then renewed well before it expires (every few hours at most),
+// with a grace period offline, and the tier limits it grants.
 import { EventEmitter } from 'node:events';
 import { DEFAULT_CONFIG, type RemoteConfig, type TierLimits } from '../../../shared/config.js';
 import type { LicenceStatus, Tier } from '../../../shared/protocol/index.js';
@@ -42,6 +43,17 @@ const realScheduler: TimeoutScheduler = {
 
 export const VALIDATE_INTERVAL_MS = 4 * 60 * 60_000;
 const RETRY_MIN_MS = 5 * 60_000;
+/**
+ * A licence is renewed once about this share of what is left of it has passed (±10 %, like the interval):
+ * a 7-day licence keeps the 4-hour schedule, one of 30 seconds is renewed every 15 seconds.
+ */
+export const RENEW_SHARE = 0.5;
+/**
+ * Never sooner than this after a check, however short the licence: the Gatekeeper is not asked in a loop
+ * (it takes 30 validations a minute from an address). Also how much must be left of a licence for a socket
+ * to be opened again with it after the Gatekeeper closed one at its `exp`.
+ */
+export const RENEW_MIN_MS = 10_000;
 
 interface LicenceManagerOptions {
   dataDir: string;
@@ -109,7 +121,10 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     });
   }
 
-  /** Loads license.json and the cached config, validates once, then keeps validating on a jittered schedule. */
+  /**
+   * Loads license.json and the cached config, validates once, then keeps validating on a jittered schedule:
+   * every few hours, and sooner when the licence would expire first (see `#renewInMs`).
+   */
   async start(): Promise<LicenceStatus> {
     await this.load();
     return this.refresh();
@@ -131,6 +146,11 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     this.#stopped = true;
     if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
     this.#timer = undefined;
+  }
+
+  /** Resolves once no check is under way (one asked for while another ran included). */
+  async settled(): Promise<void> {
+    while (this.#inFlight || this.#followUp) await (this.#followUp ?? this.#inFlight);
   }
 
   /** Stops the schedule and waits for a validation under way, so nothing writes to the data dir afterwards. */
@@ -162,6 +182,26 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
         this.#inFlight = undefined;
       });
     return this.#inFlight;
+  }
+
+  /**
+   * A licence to open a socket again with, after the Gatekeeper closed one at its licence's `exp` (the
+   * relay's and the Kick feed's 4401). `used` is the token that socket had: the licence held now serves
+   * when it is another one with more than `RENEW_MIN_MS` left (the schedule renewed it meanwhile);
+   * otherwise the Gatekeeper is asked now. A check under way is waited for first, so many sockets closed at
+   * the same `exp` cost one validation.
+   */
+  async renewed(used: string | undefined): Promise<LicenceStatus> {
+    await this.#inFlight;
+    if (this.#usable(used)) return this.status();
+    return this.refresh();
+  }
+
+  #usable(used: string | undefined): boolean {
+    const record = this.#record;
+    const claims = this.#claims;
+    if (!record || !claims || record.token === used || record.verdict !== 'ok') return false;
+    return claims.exp * 1000 - this.#now() > RENEW_MIN_MS;
   }
 
   /** For a watch on license.json: asks the Gatekeeper only when another process signed in or out, not after our own writes. */
@@ -278,8 +318,15 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     await this.#verifyRecord();
   }
 
+  /** Who the licence is for and its epoch: another one is a sign-in (as someone else, or after a logout). */
+  #signedInAs(): string | undefined {
+    const claims = this.#claims;
+    return claims ? `${claims.sub}#${claims.epoch ?? 1}` : undefined;
+  }
+
   async #check(): Promise<LicenceStatus> {
     const before = this.status();
+    const signedInAs = this.#signedInAs();
     await this.#load();
     if (this.#client) {
       await this.#fetchConfig(this.#client);
@@ -289,10 +336,9 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     }
     this.#schedule();
     const after = this.status();
-    if (after.tier !== before.tier || after.state !== before.state) {
-      this.#log(describeStatus(after));
-      this.emit('change', after);
-    }
+    const verdictChanged = after.tier !== before.tier || after.state !== before.state;
+    if (verdictChanged) this.#log(describeStatus(after));
+    if (verdictChanged || this.#signedInAs() !== signedInAs) this.emit('change', after);
     return after;
   }
 
@@ -353,16 +399,41 @@ export class LicenceManager extends EventEmitter<{ change: [LicenceStatus] }> {
     await writeLicence(this.licenceFile, next);
   }
 
+  /**
+   * How long until the licence held should be renewed: `RENEW_SHARE` of what is left of it, at least
+   * `RENEW_MIN_MS`. What is left is read on both clocks and the shorter taken: `exp` against this
+   * computer's clock, and the lifetime the Gatekeeper signed (`exp - iat`) less the time since it came (a
+   * clock set wrong here neither lets the licence run out nor makes it look expired too soon). Undefined
+   * without a licence the Gatekeeper confirmed, or once it is past its `exp` (only a new answer helps then,
+   * and the start, a 4401 or the usual schedule asks for it).
+   */
+  #renewInMs(): number | undefined {
+    const record = this.#record;
+    const claims = this.#claims;
+    if (!record || !claims || record.verdict !== 'ok') return undefined;
+    const now = this.#now();
+    let left = claims.exp * 1000 - now;
+    const since = now - Date.parse(record.validated_at);
+    if (claims.iat !== undefined && since >= 0)
+      left = Math.min(left, (claims.exp - claims.iat) * 1000 - since);
+    if (!(left > 0)) return undefined;
+    return left * RENEW_SHARE;
+  }
+
   #schedule(): void {
     if (this.#stopped) return;
     if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
     // The Gatekeeper out of reach (the licence's check or the config's): again soon, backing off.
     const failures = Math.max(this.#unreachable ? this.#failures : 0, this.#configFailures);
-    const base =
+    let base =
       failures > 0
         ? Math.min(RETRY_MIN_MS * 2 ** Math.min(failures - 1, 10), this.#intervalMs)
         : this.#intervalMs;
-    const delay = Math.round(base * (0.9 + 0.2 * this.#random()));
+    // A licence that ends first is renewed before it does; out of reach, tried again at half of what is
+    // left each time, so the last try comes seconds before its `exp`, not minutes after.
+    const renew = this.#renewInMs();
+    if (renew !== undefined) base = Math.min(base, renew);
+    const delay = Math.max(RENEW_MIN_MS, Math.round(base * (0.9 + 0.2 * this.#random())));
     this.#timer = this.#timers.setTimeout(() => {
       this.#timer = undefined;
       void this.refresh();

@@ -24,6 +24,8 @@ const VerifiedClaims = v.object({
   sub: v.pipe(v.string(), v.minLength(1)),
   tier: Tier,
   exp: v.pipe(v.number(), v.safeInteger()),
+  /** When the Gatekeeper signed it, on its clock: `exp - iat` is the licence's lifetime. */
+  iat: v.optional(v.pipe(v.number(), v.safeInteger())),
   epoch: v.optional(v.pipe(v.number(), v.safeInteger())),
 });
 export type VerifiedClaims = v.InferOutput<typeof VerifiedClaims>;

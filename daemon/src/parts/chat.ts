@@ -7,6 +7,7 @@ import type { SourceManager } from '../sources/manager.js';
 import { createTwitchChatSender } from '../sources/twitch/chat-send.js';
 import { createYouTubeChatSender, watchedLiveChats } from '../sources/youtube/chat-send.js';
 import type { DataDir } from '../store/data-dir.js';
+import type { FileWatcher } from '../store/file-watcher.js';
 import { startPart } from './disposal-stack.js';
 import type { KickEdgeOptions } from './kick-edge.js';
 import type { PlatformAccess, SourcesOptions } from './sources.js';
@@ -24,17 +25,19 @@ export function startChat(
     chatSenders: ChatSenders;
     access: PlatformAccess;
     dataDir: DataDir;
+    files: FileWatcher;
     sources: SourceManager;
     kickEdge: KickEdgeFeed | undefined;
     log: (line: string) => void;
   },
 ): Promise<ChatPart> {
-  const { chatSenders, access, dataDir, sources, log } = ctx;
+  const { chatSenders, access, dataDir, files, sources, log } = ctx;
   return startPart(log, async (stack) => {
     const twitch = createTwitchChatSender({
       apiUrl: access.urls.twitchApi,
       authUrl: access.urls.twitchAuth,
       dataDir: dataDir.root,
+      files,
       eventChannel: () => sources.running().find((s) => s.platform === 'twitch')?.channel,
       log,
     });
@@ -43,12 +46,14 @@ export function startChat(
 
     const youtube = createYouTubeChatSender({
       dataDir: dataDir.root,
+      files,
       urls: access.urls,
       remoteConfig: () => options.remoteConfig?.(),
       configArrival: access.configArrival,
       liveChats: () => watchedLiveChats(sources),
       log,
     });
+    stack.push(() => youtube.close(), 'the YouTube chat sender');
     stack.push(chatSenders.register(youtube), 'the YouTube chat sender');
 
     const kick = createKickChatSender(

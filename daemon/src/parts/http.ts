@@ -8,7 +8,7 @@ import type { Speech } from '../actions/speech.js';
 import { AuditLog } from '../devices/audit.js';
 import { PairingService } from '../devices/pairing.js';
 import { DeviceStore } from '../devices/store.js';
-import { createHttpApp, type PageRenderer, requestListener } from '../http/app.js';
+import { createHttpApp, type HttpAppContext, type PageRenderer, requestListener } from '../http/app.js';
 import type { ConnectionLimiter } from '../http/connection-limit.js';
 import type { CreationLimits } from '../http/control-api.js';
 import type { DevDashboard, DevPage } from '../http/dev-page.js';
@@ -105,31 +105,109 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
-export function startHttp(
+/** What the HTTP part serves from: the parts started before it. */
+export interface HttpContext {
+  dataDir: DataDir;
+  keys: { current: string };
+  overlays: OverlayStore;
+  rules: RulesStore;
+  settings: SettingsStore;
+  journal: Journal;
+  server: Server;
+  hub: Hub;
+  tokens: PageTokens;
+  limiter: ConnectionLimiter;
+  obs: ObsConnection;
+  speech: Speech;
+  actions: ActionRunner;
+  ingest: Ingest;
+  access: PlatformAccess;
+  /** Kick's events feed, for the dashboard's Connect Kick. */
+  kickEdge?: KickEdgeFeed | undefined;
+  /** The relay's publishers (started after the server: asked for when a request comes). */
+  relay?: RelayControl | undefined;
+  log: (line: string) => void;
+}
+
+/** The Vite dev servers of `--dev` (the page and the dashboard with hot reload), once the server listens. */
+class DevServers {
+  page: DevPage | undefined;
+  dashboard: DevDashboard | undefined;
+
+  /** The page through Vite; until it runs, a render fails. */
+  renderer(): PageRenderer {
+    return {
+      render: (id, token) =>
+        this.page ? this.page.render(id, token) : Promise.reject(new Error('dev server not ready')),
+    };
+  }
+
+  middlewares(): Pick<HttpAppContext, 'devMiddleware' | 'dashboardDevMiddleware'> {
+    return {
+      devMiddleware: (req, res, next) => (this.page ? this.page.middleware(req, res, next) : next()),
+      dashboardDevMiddleware: (req, res, next) =>
+        this.dashboard ? this.dashboard.middleware(req, res, next) : next(),
+    };
+  }
+
+  async start(server: Server, port: () => number): Promise<void> {
+    const { startDevDashboard, startDevPage } = await import('../http/dev-page.js');
+    // Both are kept as they come, so `close` stops the one that started when the other fails.
+    const [pageStart, dashboardStart] = await Promise.allSettled([
+      startDevPage(server, port),
+      startDevDashboard(server),
+    ]);
+    if (pageStart.status === 'fulfilled') this.page = pageStart.value;
+    if (dashboardStart.status === 'fulfilled') this.dashboard = dashboardStart.value;
+    if (pageStart.status === 'rejected') throw pageStart.reason;
+    if (dashboardStart.status === 'rejected') throw dashboardStart.reason;
+  }
+
+  async close(): Promise<void> {
+    await this.page?.close();
+    await this.dashboard?.close();
+  }
+}
+
+/** The paired devices: their store, their sessions through the tunnel, the audit of what they changed. */
+async function openDevices(
   options: HttpOptions,
-  ctx: {
-    dataDir: DataDir;
-    keys: { current: string };
-    overlays: OverlayStore;
-    rules: RulesStore;
-    settings: SettingsStore;
-    journal: Journal;
-    server: Server;
-    hub: Hub;
-    tokens: PageTokens;
-    limiter: ConnectionLimiter;
-    obs: ObsConnection;
-    speech: Speech;
-    actions: ActionRunner;
-    ingest: Ingest;
-    access: PlatformAccess;
-    /** Kick's events feed, for the dashboard's Connect Kick. */
-    kickEdge?: KickEdgeFeed | undefined;
-    /** The relay's publishers (started after the server: asked for when a request comes). */
-    relay?: RelayControl | undefined;
-    log: (line: string) => void;
-  },
-): Promise<HttpPart> {
+  ctx: Pick<HttpContext, 'dataDir' | 'keys' | 'journal' | 'log'>,
+): Promise<{ devices: DeviceStore; deviceAccess: DeviceAccess; audit: AuditLog }> {
+  const devices = await DeviceStore.open(ctx.dataDir.root, {
+    ...(options.now ? { now: options.now } : {}),
+    adminKey: () => ctx.keys.current,
+  });
+  const deviceAccess = new DeviceAccess(devices, ctx.log);
+  const audit = new AuditLog(ctx.journal.database, { log: ctx.log, now: options.now });
+  deviceAccess.audit = audit;
+  return { devices, deviceAccess, audit };
+}
+
+/** Requests and upgrades go through the front door; a malformed request gets a bare 400. */
+function serve(
+  server: Server,
+  app: ReturnType<typeof createHttpApp>,
+  frontDoor: ReturnType<typeof createFrontDoor>,
+  frontDoorOptions: Parameters<typeof createUpgradeListener>[0],
+): void {
+  server.on('request', requestListener(app, frontDoor));
+  server.on('upgrade', createUpgradeListener(frontDoorOptions));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    socket.end(
+      'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nX-Content-Type-Options: nosniff\r\nContent-Length: 0\r\n\r\n',
+    );
+  });
+}
+
+/** The base URL local clients use: a wildcard address is reached on 127.0.0.1. */
+function localUrl(host: string, port: number): string {
+  const hostForUrl = host.includes(':') ? `[${host}]` : host;
+  return `http://${hostForUrl === '0.0.0.0' || hostForUrl === '[::]' ? '127.0.0.1' : hostForUrl}:${port}`;
+}
+
+export function startHttp(options: HttpOptions, ctx: HttpContext): Promise<HttpPart> {
   const { dataDir, keys, server, hub, obs, access, log } = ctx;
   return startPart(log, async (stack) => {
     const twitchSignIn = new TwitchSignInService({
@@ -146,20 +224,8 @@ export function startHttp(
     const statusFields = new StatusParts();
     statusFields.set('obs', () => obsStatusInWords(obs.status()));
     const state = { tunnelHost: options.tunnelHost };
-
-    let devPage: DevPage | undefined;
-    let devDashboard: DevDashboard | undefined;
-    const page: PageRenderer = options.dev
-      ? {
-          render: (id, token) =>
-            devPage ? devPage.render(id, token) : Promise.reject(new Error('dev server not ready')),
-        }
-      : compiledPageRenderer(() => boundPort);
-    const devices = await DeviceStore.open(dataDir.root, {
-      ...(options.now ? { now: options.now } : {}),
-      adminKey: () => keys.current,
-    });
-    const deviceAccess = new DeviceAccess(devices, log);
+    const dev = options.dev ? new DevServers() : undefined;
+    const { devices, deviceAccess, audit } = await openDevices(options, ctx);
     const frontDoorOptions = {
       limiter: ctx.limiter,
       tunnelHost: () => state.tunnelHost,
@@ -171,8 +237,6 @@ export function startHttp(
       devices: deviceAccess,
     };
     const frontDoor = createFrontDoor(frontDoorOptions);
-    const audit = new AuditLog(ctx.journal.database, { log, now: options.now });
-    deviceAccess.audit = audit;
     const pairing = new PairingService(
       devices,
       { now: options.now ?? Date.now },
@@ -195,7 +259,7 @@ export function startHttp(
       rules: ctx.rules,
       hub,
       tokens: ctx.tokens,
-      page,
+      page: dev ? dev.renderer() : compiledPageRenderer(() => boundPort),
       ingest: ctx.ingest,
       mediaDir: dataDir.mediaDir,
       tunnelHost: frontDoorOptions.tunnelHost,
@@ -204,47 +268,21 @@ export function startHttp(
       deviceAccess,
       log,
       limits: options.limits,
-      ...(options.dev
-        ? {
-            devMiddleware: (req, res, next) => (devPage ? devPage.middleware(req, res, next) : next()),
-            dashboardDevMiddleware: (req, res, next) =>
-              devDashboard ? devDashboard.middleware(req, res, next) : next(),
-          }
-        : {}),
+      ...(dev ? dev.middlewares() : {}),
       status: () => ({ port: boundPort, ...statusFields.read() }),
     });
-    server.on('request', requestListener(app, frontDoor));
-    server.on('upgrade', createUpgradeListener(frontDoorOptions));
-    server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-      if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
-      socket.end(
-        'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nX-Content-Type-Options: nosniff\r\nContent-Length: 0\r\n\r\n',
-      );
-    });
+    serve(server, app, frontDoor, frontDoorOptions);
 
     await listen(server, options.port, options.host);
     stack.push(async () => {
       // Shutdown begins here: no new connection; the WebSocket and server parts close those left.
       server.close();
       server.closeIdleConnections();
-      await devPage?.close();
-      await devDashboard?.close();
+      await dev?.close();
     }, 'the HTTP server');
     boundPort = (server.address() as AddressInfo).port;
-    if (options.dev) {
-      const { startDevDashboard, startDevPage } = await import('../http/dev-page.js');
-      // Both are kept as they come, so the close above stops the one that started when the other fails.
-      const [pageStart, dashboardStart] = await Promise.allSettled([
-        startDevPage(server, () => boundPort),
-        startDevDashboard(server),
-      ]);
-      if (pageStart.status === 'fulfilled') devPage = pageStart.value;
-      if (dashboardStart.status === 'fulfilled') devDashboard = dashboardStart.value;
-      if (pageStart.status === 'rejected') throw pageStart.reason;
-      if (dashboardStart.status === 'rejected') throw dashboardStart.reason;
-    }
-    const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
-    const url = `http://${hostForUrl === '0.0.0.0' || hostForUrl === '[::]' ? '127.0.0.1' : hostForUrl}:${boundPort}`;
+    await dev?.start(server, () => boundPort);
+    const url = localUrl(options.host, boundPort);
     return { twitchSignIn, devices, audit, deviceAccess, port: boundPort, url, statusFields, state };
   });
 }

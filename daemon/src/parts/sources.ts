@@ -1,6 +1,5 @@
 // The sources part: every live source (settings.json's and the command line's) through the source
 // manager, following the settings, the Twitch sign-in file and the platform credentials at once.
-import { type Stats, unwatchFile as unwatchStat, watchFile as watchStat } from 'node:fs';
 import { join } from 'node:path';
 import type { RemoteConfig } from '../../../shared/config.js';
 import type { SourceEntry } from '../../../shared/settings.js';
@@ -15,6 +14,7 @@ import { type PlatformUrls, platformUrlsFromEnv } from '../sources/platform-urls
 import { TikTokEventSource } from '../sources/tiktok/index.js';
 import { readTwitchTokens, TWITCH_FILE } from '../sources/twitch/auth.js';
 import type { DataDir } from '../store/data-dir.js';
+import type { FileWatcher } from '../store/file-watcher.js';
 import type { SettingsStore } from '../store/settings-store.js';
 import { systemTimers } from '../timers.js';
 import { startPart } from './disposal-stack.js';
@@ -84,6 +84,7 @@ export async function startSources(
   options: SourcesOptions,
   ctx: {
     dataDir: DataDir;
+    files: FileWatcher;
     settings: SettingsStore;
     journal: Journal;
     ingest: Ingest;
@@ -122,7 +123,7 @@ export async function startSources(
     stack.push(() => sources.close(), 'the sources');
 
     // twitch.json written or removed (the dashboard's sign-in, `overlay-daemon connect twitch` in another
-    // terminal, `disconnect twitch`): the Twitch sources start again with it. Polled: the file may not exist.
+    // terminal, `disconnect twitch`): the Twitch sources start again with it.
     // A renewal rewrites the file with the same account: only another account (or none), or a new sign-in
     // of it with other scopes (one that may now send chat), restarts them.
     const twitchFile = join(dataDir.root, TWITCH_FILE);
@@ -131,8 +132,7 @@ export async function startSources(
       return tokens ? `${tokens.clientId}:${tokens.userId}:${[...tokens.scopes].sort().join(' ')}` : '';
     };
     let signedInAs = await twitchAccount();
-    const onTwitchFile = (now: Stats, before: Stats) => {
-      if (now.mtimeMs === before.mtimeMs && now.nlink === before.nlink) return;
+    const onTwitchFile = () => {
       twitchAccount()
         .then((account) => {
           if (account === signedInAs) return;
@@ -141,8 +141,7 @@ export async function startSources(
         })
         .catch((err: unknown) => log(`[twitch] following the sign-in file failed: ${errorMessage(err)}`));
     };
-    watchStat(twitchFile, { interval: 1000, persistent: false }, onTwitchFile);
-    stack.push(() => unwatchStat(twitchFile, onTwitchFile), 'the Twitch sign-in watch');
+    stack.push(ctx.files.watch(twitchFile, onTwitchFile), 'the Twitch sign-in watch');
 
     // Like `tiktok` below: present once a source is set up.
     statusFields.set('sources', () => {

@@ -1,12 +1,13 @@
 // The stores part: a pending restore put in place, then the admin key, the live values, overlays, rules
-// and settings read and followed on disk (an edit by hand, `overlay-daemon new-key`).
+// and settings read and followed on disk (an edit by hand, `overlay-daemon new-key`), through the one file
+// watcher that the other parts follow their files with too.
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { watch as watchFile } from 'chokidar';
 import { restoreBackup } from '../backup/backup.js';
 import { errorMessage } from '../errors.js';
 import { pendingRestoreFile } from '../http/backup-routes.js';
 import { type DataDir, readAdminKey } from '../store/data-dir.js';
+import { FileWatcher } from '../store/file-watcher.js';
 import { OverlayStore } from '../store/overlay-store.js';
 import { RulesStore } from '../store/rules-store.js';
 import { SettingsStore } from '../store/settings-store.js';
@@ -19,6 +20,8 @@ export interface StoresOptions {
 }
 
 export interface Stores {
+  /** The one watcher of the data directory's files: every part that follows a file listens through it. */
+  files: FileWatcher;
   /** The admin key in force, followed on disk. */
   keys: { current: string };
   overlays: OverlayStore;
@@ -47,32 +50,32 @@ export function startStores(
       await rm(pending, { force: true });
     }
     const keys = { current: await readAdminKey(dataDir) };
-    const settle = options.watchSettleMs ? { settleMs: options.watchSettleMs } : {};
+    // Closed last of this part: the stores stop listening first.
+    const files = new FileWatcher({
+      log,
+      ...(options.watchSettleMs ? { settleMs: options.watchSettleMs } : {}),
+    });
+    stack.push(() => files.close(), 'the file watcher');
     // The values widgets keep from events live apart from the layouts and are merged into them.
     const liveValues = new LiveValuesStore({ path: dataDir.liveValuesFile, log });
     await liveValues.load();
     stack.push(() => liveValues.close(), 'the live values');
-    const overlays = new OverlayStore(dataDir, { live: liveValues, log, ...settle });
+    const overlays = new OverlayStore(dataDir, { live: liveValues, log });
     stack.push(() => overlays.close(), 'the overlay store');
     await overlays.load();
     await liveValues.settle(overlays.list().map((overlay) => overlay.id));
-    const rules = new RulesStore(dataDir, { log, ...settle });
+    const rules = new RulesStore(dataDir, { log });
     stack.push(() => rules.close(), 'the rules store');
     await rules.load();
-    const settings = new SettingsStore(dataDir.settingsFile, log, settle);
+    const settings = new SettingsStore(dataDir.settingsFile, log);
     stack.push(() => settings.close(), 'the settings store');
     await settings.load();
-    await overlays.watch();
-    await rules.watch();
-    await settings.watch();
+    overlays.watch(files);
+    rules.watch(files);
+    settings.watch(files);
 
     // `overlay-daemon new-key` writes a new admin.key: take it at once, so old sign-in links stop working.
-    const keyWatcher = watchFile(dataDir.adminKeyFile, {
-      ignoreInitial: true,
-      awaitWriteFinish: { stabilityThreshold: 50 },
-    });
-    stack.push(() => keyWatcher.close(), 'the admin key watcher');
-    keyWatcher.on('all', () => {
+    const unwatchKey = files.watch(dataDir.adminKeyFile, () => {
       readAdminKey(dataDir).then(
         (key) => {
           if (key === keys.current) return;
@@ -82,6 +85,7 @@ export function startStores(
         (err: unknown) => log(`[daemon] keeping the admin key in force: ${errorMessage(err)}`),
       );
     });
-    return { keys, overlays, liveValues, rules, settings };
+    stack.push(unwatchKey, 'the admin key watch');
+    return { files, keys, overlays, liveValues, rules, settings };
   });
 }

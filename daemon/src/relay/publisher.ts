@@ -29,6 +29,12 @@ export const PUBLISHER_RATE = 180;
 const PUBLISHER_BURST = 100;
 /** Frames waiting at most; beyond, they are dropped and a fresh snapshot takes their place. */
 export const PUBLISHER_QUEUE_MAX = 2000;
+/**
+ * A socket the relay closed for its licence's `exp` (4401) after being up at least this long is opened again
+ * at once with the licence renewed meanwhile; one closed sooner, twice in a row, waits its backoff (a relay
+ * that closes every socket at once is not hammered).
+ */
+const EXPIRED_QUICK_MS = 5000;
 /** How long the relay has to say `hello` once the socket is open. */
 const HELLO_TIMEOUT_MS = 15_000;
 /** The hub's frames are small; anything larger is not the protocol. */
@@ -63,8 +69,11 @@ export interface PublisherContext {
   url: string;
   /** The licence JWT in force (undefined once signed out). */
   token(): string | undefined;
-  /** Asks the Gatekeeper for a fresh licence (after the relay said the one in use expired). */
-  refreshLicence(): Promise<unknown>;
+  /**
+   * A licence to connect again with after the relay closed the socket that had `used` at its `exp` (or
+   * refused it): the one held when it is newer and has time left, else a fresh one from the Gatekeeper.
+   */
+  refreshLicence(used: string | undefined): Promise<unknown>;
   /** The overlay in force. */
   overlay(): Overlay | undefined;
   /** What a page resuming after `from` would get (encoded, `replayed`), in order. */
@@ -95,6 +104,8 @@ export class Publisher {
   #generation = 0;
   #attempt = 0;
   #connectedAt: number | undefined;
+  /** The last close was a 4401 that came within EXPIRED_QUICK_MS of the socket's `hello` (or before it). */
+  #quickExpiry = false;
   #retry: TimerHandle | undefined;
   #paceTimer: TimerHandle | undefined;
   #helloTimer: TimerHandle | undefined;
@@ -207,21 +218,17 @@ export class Publisher {
     });
     this.#ws = ws;
     let ended = false;
-    const end = (code: number, why: string | undefined) => {
+    const end = (code: number, why: string | undefined, refused = false) => {
       if (ended) return;
       ended = true;
-      this.#onEnd(generation, code, why);
+      this.#onEnd(generation, code, why, token, refused);
     };
     ws.on('unexpected-response', (_req, res) => {
       const status = res.statusCode ?? 0;
       res.resume();
       ws.terminate();
-      end(
-        0,
-        status === 401 || status === 403
-          ? `the Gatekeeper refused the licence (HTTP ${status})`
-          : `HTTP ${status}`,
-      );
+      const refused = status === 401 || status === 403;
+      end(0, refused ? `the Gatekeeper refused the licence (HTTP ${status})` : `HTTP ${status}`, refused);
     });
     ws.on('error', (err) => end(1006, errorMessage(err)));
     // A relay that accepts the socket but never says `hello` is no relay: closed, and tried again later.
@@ -349,7 +356,7 @@ export class Publisher {
     return map.size === 0 ? message : renameMedia(message, (name) => map.get(name));
   }
 
-  #onEnd(generation: number, code: number, why: string | undefined): void {
+  #onEnd(generation: number, code: number, why: string | undefined, used: string, refused: boolean): void {
     if (generation !== this.#generation) return;
     this.#unobserve?.();
     this.#unobserve = undefined;
@@ -367,9 +374,11 @@ export class Publisher {
       this.#finish();
       return;
     }
-    const stable = this.#connectedAt !== undefined && this.#ctx.timers.now() - this.#connectedAt >= STABLE_MS;
+    const lasted = this.#connectedAt === undefined ? 0 : this.#ctx.timers.now() - this.#connectedAt;
     this.#connectedAt = undefined;
-    if (stable) this.#attempt = 0;
+    if (lasted >= STABLE_MS) this.#attempt = 0;
+    const quickBefore = this.#quickExpiry;
+    this.#quickExpiry = code === RELAY_CLOSE.licenceExpired && lasted < EXPIRED_QUICK_MS;
     if (code === RELAY_CLOSE.replaced) {
       const takeover = { at: this.#ctx.timers.now(), from: replacedFrom(why) };
       const entry = takenOverStatus(this.#ctx.overlayId, takeover);
@@ -384,16 +393,26 @@ export class Publisher {
       return;
     }
     if (code === RELAY_CLOSE.licenceExpired) {
-      // The relay closes when the licence's `exp` passes: a fresh one from the Gatekeeper, then at once.
+      // The relay closes when the licence's `exp` passes: with the licence renewed meanwhile (or one asked
+      // for now), at once; viewers stay connected meanwhile. No newer licence, or the relay closing sockets
+      // as fast as they open: the backoff.
       this.#state = 'connecting';
       this.#detail = 'the licence expired: connecting again with a fresh one';
       void this.#ctx
-        .refreshLicence()
+        .refreshLicence(used)
         .catch(() => undefined)
         .then(() => {
-          if (!this.#stopped && generation === this.#generation && !this.#retry) this.#connect();
+          if (this.#stopped || generation !== this.#generation || this.#retry) return;
+          const fresh = this.#ctx.token();
+          if (fresh !== undefined && fresh !== used && !(quickBefore && this.#quickExpiry)) this.#connect();
+          else this.#backoff('the licence expired and no fresh one came from the Gatekeeper yet');
         });
       return;
+    }
+    if (code === RELAY_CLOSE.notPublished || refused) {
+      // 4403 (signed out or no longer Premium, says the relay) or an upgrade refused: the Gatekeeper's word
+      // on the licence now, so a lapse or a logout stops the publishers; a retry only after the backoff.
+      void this.#ctx.refreshLicence(used).catch(() => undefined);
     }
     if (code === RELAY_CLOSE.policy)
       this.#ctx.log(

@@ -13,6 +13,11 @@ export interface RelayLicence {
   /** The stored licence; its `token` is the JWT the relay checks. */
   record(): { token: string } | undefined;
   refresh(): Promise<unknown>;
+  /**
+   * The licence to open a socket again with after the relay closed one that had `used` at its `exp`: the one
+   * held when it is newer with time left, else a fresh one (licence-manager.ts); absent: always a refresh.
+   */
+  renewed?(used: string | undefined): Promise<unknown>;
   on(event: 'change', listener: (status: LicenceStatus) => void): unknown;
   off(event: 'change', listener: (status: LicenceStatus) => void): unknown;
 }
@@ -140,7 +145,7 @@ export class RelayService {
       overlayId,
       url: publishUrl(gatekeeperUrl ?? '', overlayId),
       token: () => licence?.record()?.token,
-      refreshLicence: () => licence?.refresh() ?? Promise.resolve(),
+      refreshLicence: (used) => licence?.renewed?.(used) ?? licence?.refresh() ?? Promise.resolve(),
       overlay: () => overlays.get(overlayId),
       keptSince: (from) => hub.keptSince(overlayId, from),
       observe: (listener) => hub.onPageMessage(overlayId, listener),

@@ -1,4 +1,6 @@
-// A bounded least-recently-used set of message ids: TikTok may deliver a push message twice.
+// A bounded least-recently-used set of message ids, so that every source lets a message through once
+// however often it arrives: TikTok's push messages, Twitch's chat and EventSub (delivered at least once),
+// YouTube's live-chat pages, and Kick's, which its chat socket and the Gatekeeper's feed may both bring.
 
 export class RecentIds {
   private readonly ids = new Map<string, true>();

@@ -4,7 +4,6 @@
 import { randomUUID } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { FSWatcher } from 'chokidar';
 import { keepLiveValues } from '../../../shared/live-values.js';
 import {
   type Overlay,
@@ -14,8 +13,9 @@ import {
   parseJsonWith,
 } from '../../../shared/protocol/index.js';
 import type { DataDir } from './data-dir.js';
+import type { FileWatcher } from './file-watcher.js';
 import { OverlayRegistry } from './overlay-registry.js';
-import { SyncedJsonFile, WriteFailed, watchJsonFiles } from './synced-json-file.js';
+import { SyncedJsonFile, WriteFailed } from './synced-json-file.js';
 
 const OVERLAY_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json$/i;
 
@@ -40,8 +40,6 @@ interface OverlayStoreOptions {
   /** The live widget values merged into every layout in force; without it a layout is in force as written. */
   live?: LiveValuesLayer;
   log?: (line: string) => void;
-  /** How long a file must be quiet before it is read (chokidar awaitWriteFinish). */
-  settleMs?: number;
 }
 
 /** An overlay file's text, for the overlay named by the file (`id`). */
@@ -66,18 +64,16 @@ export class OverlayStore {
   readonly #files = new Map<string, SyncedJsonFile<Overlay>>();
   readonly #listeners = new Set<(change: OverlayListener) => void>();
   readonly #log: (line: string) => void;
-  readonly #settleMs: number;
   readonly #live: LiveValuesLayer | undefined;
   /** Each overlay's layout as its file last held it, to tell a hand edit of a live value. */
   readonly #onDisk = new Map<string, Overlay>();
-  #watcher: FSWatcher | undefined;
+  #unwatch: (() => void) | undefined;
 
   constructor(
     readonly dirs: DataDir,
     options: OverlayStoreOptions = {},
   ) {
     this.#log = options.log ?? ((line) => console.error(line));
-    this.#settleMs = options.settleMs ?? 150;
     this.#live = options.live;
   }
 
@@ -189,21 +185,22 @@ export class OverlayStore {
     return true;
   }
 
-  /** Starts watching overlays/ for edits made by other programs; resolves once the watcher is ready. */
-  async watch(): Promise<void> {
-    this.#watcher = await watchJsonFiles(this.dirs.overlaysDir, {
-      settleMs: this.#settleMs,
-      accept: (path) => OVERLAY_FILE.test(basename(path)),
-      changed: (path) => void this.#read(path, true),
-      deleted: (path) => this.#onDeleted(path),
-      log: (line) => this.#log(`[store] ${line}`),
-    });
+  /** Starts watching overlays/ for edits made by other programs, through the daemon's file watcher. */
+  watch(files: FileWatcher): void {
+    this.#unwatch = files.watchFolder(
+      this.dirs.overlaysDir,
+      (name) => OVERLAY_FILE.test(name),
+      (change, path) => {
+        if (change === 'changed') void this.#read(path, true);
+        else this.#onDeleted(path);
+      },
+    );
   }
 
   /** Stops watching and waits for every pending write. */
   async close(): Promise<void> {
-    await this.#watcher?.close();
-    this.#watcher = undefined;
+    this.#unwatch?.();
+    this.#unwatch = undefined;
     await this.flush();
   }
 

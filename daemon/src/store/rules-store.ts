@@ -2,7 +2,8 @@
 import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { type RuleList, RuleList as RuleListSchema } from '../../../shared/rules.js';
 import type { DataDir } from './data-dir.js';
-import { type JsonFileWatcher, SyncedJsonFile, WriteFailed, watchJsonFile } from './synced-json-file.js';
+import type { FileWatcher } from './file-watcher.js';
+import { SyncedJsonFile, WriteFailed } from './synced-json-file.js';
 
 type ReplaceResult =
   | { ok: true; rules: RuleList }
@@ -12,15 +13,13 @@ export class RulesStore {
   readonly #file: SyncedJsonFile<RuleList>;
   readonly #listeners = new Set<(rules: RuleList) => void>();
   readonly #log: (line: string) => void;
-  readonly #settleMs: number;
-  #watcher: JsonFileWatcher | undefined;
+  #unwatch: (() => void) | undefined;
 
   constructor(
     readonly dirs: DataDir,
-    options: { log?: (line: string) => void; settleMs?: number } = {},
+    options: { log?: (line: string) => void } = {},
   ) {
     this.#log = options.log ?? ((line) => console.error(line));
-    this.#settleMs = options.settleMs ?? 150;
     this.#file = new SyncedJsonFile({
       path: dirs.rulesFile,
       parse: (text) => parseJsonWith(RuleListSchema, text),
@@ -81,22 +80,23 @@ export class RulesStore {
     }
   }
 
-  async watch(): Promise<void> {
-    this.#watcher = watchJsonFile(this.dirs.rulesFile, {
-      settleMs: this.#settleMs,
-      changed: () => void this.#file.read(true),
+  /** Starts reading edits made by other programs, through the daemon's file watcher. */
+  watch(files: FileWatcher): void {
+    this.#unwatch = files.watch(this.dirs.rulesFile, (change) => {
+      if (change === 'changed') {
+        void this.#file.read(true);
+        return;
+      }
       // Deleting an unreadable rules.json lifts its lock at once: the rules in force
       // stay, and the next save writes a fresh file.
-      deleted: () => {
-        if (this.#file.unreadable === undefined || !this.#file.deleted()) return;
-        this.#log(`[rules] ${this.dirs.rulesFile} was deleted; the rules in force can be saved again`);
-      },
-      log: (line) => this.#log(`[rules] ${line}`),
+      if (this.#file.unreadable === undefined || !this.#file.deleted()) return;
+      this.#log(`[rules] ${this.dirs.rulesFile} was deleted; the rules in force can be saved again`);
     });
   }
 
   async close(): Promise<void> {
-    await this.#watcher?.close();
+    this.#unwatch?.();
+    this.#unwatch = undefined;
     await this.#file.flush();
   }
 

@@ -8,7 +8,8 @@
 import { parseJsonWith } from '../../../shared/protocol/index.js';
 import { DEFAULT_SETTINGS, StoredSettings } from '../../../shared/settings.js';
 import { errorMessage } from '../errors.js';
-import { type JsonFileWatcher, SyncedJsonFile, WriteFailed, watchJsonFile } from './synced-json-file.js';
+import type { FileWatcher } from './file-watcher.js';
+import { SyncedJsonFile, WriteFailed } from './synced-json-file.js';
 
 export type SettingsSaveResult =
   | { ok: true; settings: StoredSettings }
@@ -17,15 +18,12 @@ export type SettingsSaveResult =
 export class SettingsStore {
   readonly #file: SyncedJsonFile<StoredSettings>;
   readonly #listeners = new Set<(settings: StoredSettings) => void>();
-  readonly #settleMs: number;
-  #watcher: JsonFileWatcher | undefined;
+  #unwatch: (() => void) | undefined;
 
   constructor(
     readonly file: string,
     private readonly log: (line: string) => void = () => {},
-    options: { settleMs?: number } = {},
   ) {
-    this.#settleMs = options.settleMs ?? 150;
     this.#file = new SyncedJsonFile({
       path: file,
       parse: (text) => parseJsonWith(StoredSettings, text),
@@ -88,23 +86,22 @@ export class SettingsStore {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Starts reading edits made by other programs; resolves once the watcher is ready. */
-  async watch(): Promise<void> {
-    this.#watcher = watchJsonFile(this.file, {
-      settleMs: this.#settleMs,
-      changed: () => void this.#file.read(true),
+  /** Starts reading edits made by other programs, through the daemon's file watcher. */
+  watch(files: FileWatcher): void {
+    this.#unwatch = files.watch(this.file, (change) => {
+      if (change === 'changed') {
+        void this.#file.read(true);
+        return;
+      }
       // Deleting an unreadable settings.json lifts its lock: the settings in force stay and can be saved.
-      deleted: () => {
-        if (this.#file.unreadable === undefined || !this.#file.deleted()) return;
-        this.log(`[settings] ${this.file} was deleted; the settings in force can be saved again`);
-      },
-      log: (line) => this.log(`[settings] ${line}`),
+      if (this.#file.unreadable === undefined || !this.#file.deleted()) return;
+      this.log(`[settings] ${this.file} was deleted; the settings in force can be saved again`);
     });
   }
 
   async close(): Promise<void> {
-    await this.#watcher?.close();
-    this.#watcher = undefined;
+    this.#unwatch?.();
+    this.#unwatch = undefined;
     await this.#file.flush();
   }
 

@@ -13,10 +13,7 @@
 // - A write that fails (a full disk) puts back the value that is on disk: nothing is in force that was
 //   never written, and the save is refused (DiskFullError says so in words).
 // - A file that is not JSON is reported with the line and column of the error.
-import { existsSync, watch as watchFolder } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
-import { type FSWatcher, watch } from 'chokidar';
 import type { ParseResult } from '../../../shared/protocol/index.js';
 import { DaemonError, errorMessage } from '../errors.js';
 import {
@@ -262,94 +259,4 @@ export class SyncedJsonFile<T> {
       `${this.#options.label} cannot read ${this.path}: ${reason}; ${inForce} and the file is left as it is`,
     );
   }
-}
-
-/** Watches a file or a folder for other programs' edits; resolves once the watcher is ready. */
-export async function watchJsonFiles(
-  target: string,
-  options: {
-    /** How long a file must be quiet before it is read: editors write in several steps. */
-    settleMs: number;
-    /** Only these files (folders are watched one level deep). */
-    accept?: (path: string) => boolean;
-    changed(path: string): void;
-    deleted(path: string): void;
-    log: (line: string) => void;
-  },
-): Promise<FSWatcher> {
-  const { accept } = options;
-  const watcher = watch(target, {
-    ignoreInitial: true,
-    depth: 0,
-    awaitWriteFinish: { stabilityThreshold: options.settleMs, pollInterval: 25 },
-    ...(accept
-      ? {
-          ignored: (path: string, stats?: { isFile(): boolean }) => stats?.isFile() === true && !accept(path),
-        }
-      : {}),
-  });
-  watcher.on('add', options.changed);
-  watcher.on('change', options.changed);
-  watcher.on('unlink', options.deleted);
-  watcher.on('error', (err) => options.log(`watching ${target} failed: ${String(err)}`));
-  await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-  return watcher;
-}
-
-/** What `watchJsonFile` returns: the watch ends with `close()`. */
-export interface JsonFileWatcher {
-  close(): Promise<void>;
-}
-
-/**
- * Watches one file (rules.json, settings.json) through its folder, the folder's events filtered by name
- * before anything is read. The data directory also holds events.db, written on every event: a watcher
- * that lists the folder on each change in it (chokidar does, for a file that does not exist yet) would do
- * so for every event. The file is read `settleMs` after its last change (editors write in several steps);
- * `deleted` is said once for a file that existed.
- */
-export function watchJsonFile(
-  target: string,
-  options: {
-    settleMs: number;
-    changed(path: string): void;
-    deleted(path: string): void;
-    log: (line: string) => void;
-  },
-): JsonFileWatcher {
-  const name = basename(target);
-  let existed = existsSync(target);
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
-  const settled = () => {
-    timer = undefined;
-    stat(target).then(
-      () => {
-        if (closed) return;
-        existed = true;
-        options.changed(target);
-      },
-      (err: NodeJS.ErrnoException) => {
-        if (closed) return;
-        if (err.code !== 'ENOENT') options.log(`reading ${target} failed: ${errorMessage(err)}`);
-        else if (existed) {
-          existed = false;
-          options.deleted(target);
-        }
-      },
-    );
-  };
-  const watcher = watchFolder(dirname(target), (_event, filename) => {
-    if (filename !== name || closed) return;
-    clearTimeout(timer);
-    timer = setTimeout(settled, options.settleMs);
-  });
-  watcher.on('error', (err) => options.log(`watching ${target} failed: ${String(err)}`));
-  return {
-    async close() {
-      closed = true;
-      clearTimeout(timer);
-      watcher.close();
-    },
-  };
 }

@@ -1,6 +1,6 @@
 // Widget state the daemon keeps (goal progress, counters, top gifters): how events and commands change it.
 
-import { currencyCode } from '../../../shared/money.js';
+import { giftCurrency } from '../../../shared/money.js';
 import type { StreamEvent, Widget, WidgetOf } from '../../../shared/protocol/index.js';
 import { amountFor, diamondsOf, journalRanked } from '../../../shared/widget-reactions.js';
 
@@ -65,7 +65,7 @@ function applyToWidget(widget: Widget, event: StreamEvent): Widget | undefined {
       if (journalRanked(widget)) return undefined;
       const diamonds = diamondsOf(event);
       if (diamonds <= 0) return undefined;
-      const currency = event.platform === 'youtube' ? currencyCode(event.data.currency) : undefined;
+      const currency = giftCurrency(event.platform, event.data.currency);
       const gifter = {
         uniqueId: event.user.uniqueId,
         nickname: event.user.nickname,

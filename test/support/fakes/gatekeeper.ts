@@ -20,6 +20,10 @@ export interface FakeGatekeeper {
   tunnelDomain: string;
   /** Signs a licence as the Gatekeeper does (EdDSA, published in its JWKS, `iss` = its URL). */
   issueToken(sub: string, tier: Tier, ttlSeconds?: number): string;
+  /** How long the licences of sign-ins and /validate last (`LICENCE_TTL_SECONDS`): 7 days by default. */
+  licenceTtlSeconds: number;
+  /** The Gatekeeper's clock (a test's fake one): `iat` of what it signs, and when a licence is past its `exp`. */
+  now: () => number;
   /** A fresh signing key under the same `kid` (a dev stack run again): its JWKS changes with it. */
   rotateKey(): void;
   /** Published at /.well-known/jwks.json instead of the signing key's set (a Gatekeeper that misleads). */
@@ -60,8 +64,8 @@ export async function startFakeGatekeeper(
   /** PKCE as the real one: each code remembers its login's challenge. */
   const codes = new Map<string, { tier: Tier; challenge: string | null }>();
   let signer = licenceSigner('fake-gatekeeper');
-  const issueToken = (sub: string, tier: Tier, ttlSeconds = 7 * 86_400) =>
-    signer.sign({ sub, tier, iss: fake.url, ttlSeconds });
+  const issueToken = (sub: string, tier: Tier, ttlSeconds = fake.licenceTtlSeconds) =>
+    signer.sign({ sub, tier, iss: fake.url, ttlSeconds, now: fake.now() });
 
   const authorised = (
     req: IncomingMessage,
@@ -139,12 +143,16 @@ export async function startFakeGatekeeper(
       const claims = authorised(req, res);
       if (!claims) return;
       if (fake.validateMode === 'invalid_token') return sendError(res, 401, 'invalid_token', 'Token expired');
+      // As the real one: a licence more than 30 s past its `exp` is no longer renewed.
+      const exp = decodeJwtPayload((req.headers.authorization ?? '').slice(7))?.exp;
+      if (exp !== undefined && exp * 1000 + 30_000 < fake.now())
+        return sendError(res, 401, 'invalid_token', 'The licence expired');
       if (fake.validateMode === 'membership_inactive') {
         return sendError(res, 403, 'membership_inactive', 'Membership lapsed', { tier: 'free' });
       }
       const token = issueToken(claims.sub, fake.tier);
-      const exp = decodeJwtPayload(token)?.exp ?? 0;
-      return sendJson(res, 200, { token, tier: fake.tier, expires_at: new Date(exp * 1000).toISOString() });
+      const expiresAt = new Date((decodeJwtPayload(token)?.exp ?? 0) * 1000).toISOString();
+      return sendJson(res, 200, { token, tier: fake.tier, expires_at: expiresAt });
     }
     if (route === 'POST /tunnels/provision') {
       const body = await readJson(req);
@@ -202,6 +210,8 @@ export async function startFakeGatekeeper(
     tunnels: new Map(),
     tunnelDomain: options.tunnelDomain ?? 'overlays.test',
     issueToken,
+    licenceTtlSeconds: 7 * 86_400,
+    now: () => Date.now(),
     publishedJwks: undefined,
     rotateKey: () => {
       signer = licenceSigner('fake-gatekeeper');

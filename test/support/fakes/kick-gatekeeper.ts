@@ -59,6 +59,8 @@ export interface FakeKickGatekeeper {
   sendRaw(text: string): void;
   /** Ends every open events socket abruptly. */
   drop(): void;
+  /** Closes every open events socket with a code, as the Gatekeeper ends a feed (4401, 4403, 4409). */
+  closeWith(code: number, reason?: string): void;
   /** Open events sockets. */
   open(): EventsConnection[];
   /** The member allows the link at Kick (what the URL of `POST /kick/connect` leads to). */
@@ -248,6 +250,9 @@ export async function startFakeKickGatekeeper(): Promise<FakeKickGatekeeper> {
     },
     drop() {
       for (const c of fake.open()) c.ws.terminate();
+    },
+    closeWith(code, reason = '') {
+      for (const c of fake.open()) c.ws.close(code, reason);
     },
     open: () => fake.connections.filter((c) => c.open),
     approve(channel) {

@@ -1,8 +1,8 @@
 // The current tier of a signed-in user: the cached verdict, re-checked at the platform at most hourly.
 import type { RemoteConfig } from '../../../shared/config.js';
 import type { Tier } from '../../../shared/protocol/index.js';
+import { loadRemoteConfig } from '../config/remote-config.js';
 import type { GatekeeperEnv } from '../env.js';
-import { loadRemoteConfig } from '../remote-config.js';
 import { openToken, sealToken } from '../token-cipher.js';
 import { kvMembers, type MemberRecord, type MemberStore } from './member-store.js';
 import { patreonProvider } from './patreon.js';

@@ -56,7 +56,7 @@ export interface MemberStore {
   write(userId: string, record: MemberRecord): Promise<void>;
 }
 
-/** The record in KV, as is. The member's Durable Object (recheck-lock.ts) passes its own store instead. */
+/** The record in KV, as is. The member's Durable Object (member-object.ts) passes its own store instead. */
 export const kvMembers = (env: GatekeeperEnv): MemberStore => ({
   read: (userId) => readMember(env, userId),
   write: (userId, record) => writeMember(env, userId, record),

@@ -7,10 +7,10 @@ import { lookup } from 'mrmime';
 import { RELAY_LIMITS, RELAY_MEDIA_NAME } from '../../../shared/protocol/relay.js';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
-import { reserveMemberMedia } from '../membership/recheck-lock.js';
 import { limitBody } from '../middleware/body-limit.js';
 import { requireLicence } from '../middleware/licence.js';
 import { deriveSubdomain } from '../tunnels/subdomain.js';
+import { reserveMemberMedia } from './media-quota.js';
 import { hubPublished, type PublishedCheck, requirePublished } from './page.js';
 
 const MIB = 1024 * 1024;

@@ -54,3 +54,17 @@ export function overBytes(text: string, limit: number): boolean {
   if (text.length * 3 <= limit) return false;
   return new TextEncoder().encode(text).byteLength > limit;
 }
+
+/** Close reasons are at most 123 bytes. */
+export function shortReason(reason: string): string {
+  return reason.length > 100 ? `${reason.slice(0, 99)}…` : reason;
+}
+
+/** Closes a socket that may be closing already. */
+export function safeClose(ws: WebSocket, code: number, reason: string): void {
+  try {
+    ws.close(code, reason);
+  } catch {
+    // Already closed.
+  }
+}

@@ -12,9 +12,9 @@ import {
   ViewerMessage,
 } from '../../../shared/protocol/index.js';
 import type { GatekeeperEnv } from '../env.js';
-import type { JoinAnswer, RelayEntry } from './hub.js';
-import { safeClose, shortReason } from './hub.js';
-import { overBytes, RELAY_HEADER, shardLayout } from './names.js';
+import type { RelayEntry } from './batches.js';
+import type { JoinAnswer } from './hub.js';
+import { overBytes, RELAY_HEADER, safeClose, shardLayout, shortReason } from './names.js';
 
 const VIEWER = 'viewer';
 /**

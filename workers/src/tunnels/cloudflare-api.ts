@@ -185,13 +185,19 @@ function parsed<S extends v.GenericSchema>(what: string, schema: S, data: unknow
 
 const isNotFound = (err: CloudflareApiError) => err.status === 404;
 
-export function cloudflareApi(env: GatekeeperEnv): CloudflareApi {
-  const account_id = env.CLOUDFLARE_ACCOUNT_ID;
-  const zone_id = env.CLOUDFLARE_ZONE_ID;
-  const idempotent = { maxRetries: IDEMPOTENT_RETRIES };
+const idempotent = { maxRetries: IDEMPOTENT_RETRIES };
+
+/** How the calls below reach the SDK. */
+interface Caller {
+  /** Runs one SDK call; whatever it throws comes out as a CloudflareApiError naming the step. */
+  call<T>(what: string, run: (client: SdkClient) => Promise<T>): Promise<T>;
+  /** As `call`, and a 404 (already gone) is a success. */
+  ignoreNotFound(what: string, run: (client: SdkClient) => Promise<unknown>): Promise<void>;
+}
+
+function sdkCaller(env: GatekeeperEnv): Caller {
   let client: SdkClient | undefined;
 
-  /** Runs one SDK call; whatever it throws comes out as a CloudflareApiError naming the step. */
   const call = async <T>(what: string, run: (client: SdkClient) => Promise<T>): Promise<T> => {
     sdk ??= loadSdk();
     const loaded = await sdk;
@@ -203,7 +209,10 @@ export function cloudflareApi(env: GatekeeperEnv): CloudflareApi {
     }
   };
 
-  const ignoreNotFound = async (what: string, run: (client: SdkClient) => Promise<unknown>) => {
+  const ignoreNotFound = async (
+    what: string,
+    run: (client: SdkClient) => Promise<unknown>,
+  ): Promise<void> => {
     try {
       await call(what, run);
     } catch (err) {
@@ -212,6 +221,14 @@ export function cloudflareApi(env: GatekeeperEnv): CloudflareApi {
     }
   };
 
+  return { call, ignoreNotFound };
+}
+
+type TunnelCalls = Omit<CloudflareApi, 'findDnsRecords' | 'createCname' | 'deleteDnsRecord'>;
+type DnsCalls = Pick<CloudflareApi, 'findDnsRecords' | 'createCname' | 'deleteDnsRecord'>;
+
+/** The account's tunnels: the tunnel itself, its ingress, its connector token and connections. */
+function tunnelCalls({ call, ignoreNotFound }: Caller, account_id: string): TunnelCalls {
   return {
     async createTunnel(name) {
       // `config_src: cloudflare` makes it remotely managed: ingress lives at Cloudflare (decisions §2).
@@ -292,7 +309,12 @@ export function cloudflareApi(env: GatekeeperEnv): CloudflareApi {
         c.zeroTrust.tunnels.cloudflared.connections.delete(id, { account_id }, idempotent),
       );
     },
+  };
+}
 
+/** The zone's DNS records of tunnel hostnames. */
+function dnsCalls({ call, ignoreNotFound }: Caller, zone_id: string): DnsCalls {
+  return {
     async findDnsRecords(name) {
       const page = await call('list DNS records', (c) =>
         c.dns.records.list({ zone_id, name: { exact: name }, per_page: 50 }, idempotent),
@@ -321,5 +343,13 @@ export function cloudflareApi(env: GatekeeperEnv): CloudflareApi {
     async deleteDnsRecord(id) {
       await ignoreNotFound('delete DNS record', (c) => c.dns.records.delete(id, { zone_id }, idempotent));
     },
+  };
+}
+
+export function cloudflareApi(env: GatekeeperEnv): CloudflareApi {
+  const caller = sdkCaller(env);
+  return {
+    ...tunnelCalls(caller, env.CLOUDFLARE_ACCOUNT_ID),
+    ...dnsCalls(caller, env.CLOUDFLARE_ZONE_ID),
   };
 }

@@ -3,8 +3,8 @@
 import type { Tier } from '../../../shared/protocol/index.js';
 import type { GatekeeperEnv } from '../env.js';
 import { ApiError } from '../errors.js';
+import { serialisedTier } from '../membership/member-object.js';
 import { readMember } from '../membership/member-store.js';
-import { serialisedTier } from '../membership/recheck-lock.js';
 import { tunnelService } from './service.js';
 import { TUNNEL_KEY_PREFIX, TunnelStore } from './store.js';
 

@@ -4,9 +4,10 @@ import { Hono } from 'hono';
 import { ProvisionRequest, parseJsonWith } from '../../../shared/protocol/index.js';
 import type { AppEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
-import { serialisedProvision } from '../membership/recheck-lock.js';
+
 import { limitBody } from '../middleware/body-limit.js';
 import { requireLicence } from '../middleware/licence.js';
+import { serialisedProvision } from './member-provision.js';
 import { tunnelService } from './service.js';
 
 /** A licence acts only on its own tunnel: the user id asked for must be the JWT's `sub`. */

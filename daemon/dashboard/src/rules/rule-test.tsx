@@ -1,13 +1,12 @@
 // "Test this rule": runs the rule's actions once, as the editor has them (saved or not), for a sample
 // event that meets its conditions, and says what each action did.
 import { useState } from 'preact/hooks';
+import { PLATFORM_NAMES } from '../../../../shared/platforms.js';
 import type { RuleTestResult } from '../../../../shared/protocol/index.js';
 import { parseWith } from '../../../../shared/protocol/index.js';
 import { Rule } from '../../../../shared/rules.js';
 import type { Shared } from '../shared-data.js';
 import { describeError, Notice } from '../ui.js';
-
-const PLATFORM_NAMES = { twitch: 'Twitch', kick: 'Kick', youtube: 'YouTube' } as const;
 
 export function RuleTest(props: { rule: Rule; shared: Shared }) {
   const [busy, setBusy] = useState(false);

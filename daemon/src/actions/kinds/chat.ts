@@ -1,15 +1,16 @@
 // `chat`: a message as the streamer on the event's platform (`same`), one platform, or every platform that
 // can send now (`all`), cut to each platform's limit and sent through its send queue (decisions-3 §12).
 // An action that cannot send is skipped in words, never failed; a platform that refused fails it.
+
+import { PLATFORM_NAMES, PLATFORM_TABLE } from '../../../../shared/platforms.js';
 import type { ChatPreview } from '../../../../shared/protocol/index.js';
 import { chatText, cutTo } from '../../chat/cut.js';
-import { PLATFORM_NAMES } from '../../chat/send-queue.js';
 import type { ChatSenders } from '../../chat/senders.js';
-import { CHAT_PLATFORMS, CHAT_TEXT_LIMITS, type ChatPlatform, type ChatSender } from '../../chat/types.js';
+import { CHAT_PLATFORMS, type ChatPlatform, type ChatSender } from '../../chat/types.js';
 import { errorMessage } from '../../errors.js';
 import { type ActionOf, ActionSkipped, type ExecutorFactory } from './types.js';
 
-export const NO_TIKTOK_CHAT = 'TikTok does not allow sending chat';
+export const NO_TIKTOK_CHAT = `${PLATFORM_NAMES.tiktok} does not allow sending chat`;
 export const NO_CHAT_TO_ANSWER = 'this event has no chat to answer';
 const EMPTY = 'the text is empty once filled in';
 const TEST = 'a rule test sends no chat';
@@ -71,7 +72,7 @@ export function previewChat(action: ActionOf<'chat'>, senders: ChatSenders | und
   const plan = planChat(action, senders);
   if ('skipped' in plan) {
     // No platform to cut for: the text at the longest limit.
-    const text = cutTo(action.text, Math.max(...Object.values(CHAT_TEXT_LIMITS)));
+    const text = cutTo(action.text, Math.max(...CHAT_PLATFORMS.map((p) => PLATFORM_TABLE[p].chat.maxLength)));
     return [{ action: action.index, ...(text ? { text } : {}), skipped: plan.skipped }];
   }
   return plan.targets.map((t) => ({

@@ -3,85 +3,16 @@
 // licence and the member connected Kick, it keeps one WebSocket open to `/kick/events?after=<seq>`,
 // hands every event to the kick source, and remembers the last seq in the journal once the event is
 // journaled: what happened while the daemon was off arrives when it starts, and nothing twice.
-// Also the member's account link (`/kick/connect`, `/kick/status`) for the CLI and the dashboard.
-import type * as v from 'valibot';
+// The member's account link (kick-link.ts) says whether Kick is connected.
 import { WebSocket } from 'ws';
-import { ErrorBody } from '../../../../shared/protocol/errors.js';
-import { parseJsonWith, parseWith } from '../../../../shared/protocol/index.js';
-import { KickEventsFrame, type KickFeedEvent } from '../../../../shared/protocol/kick.js';
-import { KickConnectAnswer, KickStatus } from '../../../../shared/protocol/kick-account.js';
+import { parseJsonWith } from '../../../../shared/protocol/index.js';
+import { KICK_FEED_CLOSE, KickEventsFrame, type KickFeedEvent } from '../../../../shared/protocol/kick.js';
 import { backoffDelay, formatWait } from '../../../../shared/timers.js';
 import { errorMessage } from '../../errors.js';
-import { FetchError, fetchJson, redact } from '../../http-client/fetch-json.js';
+import { redact } from '../../http-client/fetch-json.js';
 import { decodeJwtPayload } from '../../licence/jwt-payload.js';
 import type { TimerHandle, Timers } from '../../timers.js';
-
-// ---- The Gatekeeper's Kick routes as the daemon reads them ----
-
-/** A failed call: `http` when the Gatekeeper answered with its error body, `network` otherwise. */
-export type KickLinkFailure =
-  | { ok: false; kind: 'http'; status: number; code: string; message: string }
-  | { ok: false; kind: 'network'; message: string };
-export type KickLinkResult<T> = { ok: true; value: T } | KickLinkFailure;
-
-/** The member's Kick link at the Gatekeeper: connect (a URL to open), status, disconnect. */
-export class KickLink {
-  readonly baseUrl: string;
-  readonly #fetch: typeof fetch | undefined;
-
-  constructor(baseUrl: string, options: { fetch?: typeof fetch } = {}) {
-    this.baseUrl = baseUrl.replace(/\/+$/, '');
-    this.#fetch = options.fetch;
-  }
-
-  status(token: string): Promise<KickLinkResult<KickStatus>> {
-    return this.#request('GET', '/kick/status', token, KickStatus);
-  }
-
-  connect(token: string): Promise<KickLinkResult<{ url: string }>> {
-    return this.#request('POST', '/kick/connect', token, KickConnectAnswer);
-  }
-
-  disconnect(token: string): Promise<KickLinkResult<null>> {
-    return this.#request('DELETE', '/kick/connect', token, null);
-  }
-
-  async #request<S extends v.GenericSchema | null>(
-    method: string,
-    path: string,
-    token: string,
-    schema: S,
-  ): Promise<KickLinkResult<S extends v.GenericSchema ? v.InferOutput<S> : null>> {
-    type Out = S extends v.GenericSchema ? v.InferOutput<S> : null;
-    try {
-      const answer = await fetchJson(`${this.baseUrl}${path}`, {
-        method,
-        headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
-        ...(schema !== null ? { schema } : {}),
-        timeoutMs: 15_000,
-        secrets: [token],
-        service: 'the Gatekeeper',
-        ...(this.#fetch ? { fetch: this.#fetch } : {}),
-      });
-      return { ok: true, value: (schema === null ? null : answer.value) as Out };
-    } catch (err) {
-      if (!(err instanceof FetchError))
-        return { ok: false, kind: 'network', message: redact(errorMessage(err), [token]) };
-      if (err.status === undefined || err.code === 'bad_response')
-        return { ok: false, kind: 'network', message: err.message };
-      const parsed = parseWith(ErrorBody, err.body);
-      return {
-        ok: false,
-        kind: 'http',
-        status: err.status,
-        code: parsed.ok ? parsed.value.error.code : `http_${err.status}`,
-        message: parsed.ok ? redact(parsed.value.error.message, [token]) : `HTTP ${err.status}`,
-      };
-    }
-  }
-}
-
-// ---- The events feed ----
+import { KickLink } from './kick-link.js';
 
 /** 1 s doubling to 60 s, ±25 %: daemons cut off by one outage do not all come back in the same second. */
 export const KICK_EDGE_BACKOFF = { initialMs: 1000, maxMs: 60_000, jitter: 0.25 } as const;
@@ -94,6 +25,14 @@ export const KICK_STATUS_RECHECK_MS = 60_000;
 export const KICK_STATUS_ASKED_MIN_MS = 10_000;
 /** A socket that stayed up this long was a good one: the next failure waits from 1 s again. */
 const STABLE_MS = 60_000;
+/**
+ * A socket the Gatekeeper closed at its licence's `exp` (4401) after being up at least this long opens again
+ * at once with the licence renewed meanwhile; one closed sooner, twice in a row, waits its backoff.
+ */
+const EXPIRED_QUICK_MS = 5000;
+/** What the feed says after the Gatekeeper ended it with 4403, until a new sign-in. */
+const ENDED_WHY =
+  'the Gatekeeper ended the feed (signed out, or no membership on record) — run overlay-daemon login again';
 /** One mapped event is small; anything larger is not the protocol. */
 const MAX_INCOMING_BYTES = 256 * 1024;
 /** The journal's meta key of the last seq taken, one per member (another member has other numbers). */
@@ -106,6 +45,11 @@ export interface KickEdgeLicence {
   status?(): { state: string };
   /** Asks the Gatekeeper for a fresh licence (after it refused the one in use). */
   refresh(): Promise<unknown>;
+  /**
+   * The licence to open the socket again with after the Gatekeeper closed one that had `used` at its `exp`
+   * (4401): the one held when it is newer with time left, else a fresh one; absent: always a refresh.
+   */
+  renewed?(used: string | undefined): Promise<unknown>;
   on(event: 'change', listener: () => void): unknown;
   off(event: 'change', listener: () => void): unknown;
 }
@@ -147,6 +91,8 @@ export type KickEdgeState =
   | 'connecting'
   | 'connected'
   | 'backoff'
+  /** 4409: another daemon of this member took the feed; this one does not take it back by itself. */
+  | 'replaced'
   | 'stopped';
 
 export interface KickEdgeStatus {
@@ -189,6 +135,18 @@ export class KickEdgeFeed {
   #generation = 0;
   #attempt = 0;
   #connectedAt: number | undefined;
+  /** The last close was a 4401 within EXPIRED_QUICK_MS of the socket opening. */
+  #quickExpiry = false;
+  /** Opening again after a 4401: routine (every few seconds with short licences), so not news for the log. */
+  #renewing = false;
+  /**
+   * The licence (member and epoch) whose feed the Gatekeeper ended with 4403: no socket again until a new
+   * sign-in — another member, a higher epoch, or a licence confirmed after the Gatekeeper's verdict on
+   * this one (`verdict`: the licence was seen refused since).
+   */
+  #endedFor: { member: string; epoch: number; verdict: boolean } | undefined;
+  /** 4409: another daemon of this member took the feed with this licence (member, epoch). */
+  #replacedFor: { member: string; epoch: number } | undefined;
   #retry: TimerHandle | undefined;
   /** The token a refresh was already asked for after a 401: a second 401 with it waits instead. */
   #refreshedFor: string | undefined;
@@ -286,6 +244,8 @@ export class KickEdgeFeed {
         return 'events: connected through the Gatekeeper';
       case 'backoff':
         return `events: trying the Gatekeeper again soon${this.#why ? ` (${this.#why})` : ''}`;
+      case 'replaced':
+        return 'events: another daemon of this member took the feed — this one does not take it back by itself (restart it, or sign in again, to take the feed back here)';
       case 'stopped':
         return 'events: stopped';
     }
@@ -305,9 +265,11 @@ export class KickEdgeFeed {
     this.#state = state;
     this.#why = why;
     const line = this.describe();
+    const routine = this.#renewing && (state === 'connecting' || state === 'connected');
+    if (state !== 'connecting') this.#renewing = false;
     // Asking is a step of its own, not news: the answer is logged, once per change of what it says (a look
     // every minute that finds Kick still not linked says nothing new).
-    if (state !== 'checking' && line !== this.#said && this.#news(state)) {
+    if (state !== 'checking' && !routine && line !== this.#said && this.#news(state)) {
       this.#said = line;
       this.#ctx.log(`[kick] ${line}`);
     }
@@ -370,10 +332,22 @@ export class KickEdgeFeed {
       this.#member = member;
       this.#last = this.#ctx.seq.get(member) ?? 0;
     }
-    if (this.#ctx.licence.status?.().state === 'invalid') {
+    const epoch = decodeJwtPayload(token)?.epoch ?? 1;
+    const licenceState = this.#ctx.licence.status?.().state;
+    const replaced = this.#replacedFor;
+    if (replaced && (member !== replaced.member || epoch > replaced.epoch)) this.#replacedFor = undefined;
+    const ended = this.#endedFor;
+    if (ended) {
+      if (licenceState !== undefined && licenceState !== 'valid' && licenceState !== 'grace')
+        ended.verdict = true;
+      else if (ended.verdict || member !== ended.member || epoch > ended.epoch) this.#endedFor = undefined;
+    }
+    if (licenceState === 'invalid') {
       this.#set('signed_out', 'the Gatekeeper rejected the licence — run overlay-daemon login again');
       return;
     }
+    if (this.#endedFor) return this.#set('signed_out', ENDED_WHY);
+    if (this.#replacedFor) return this.#set('replaced');
     const generation = ++this.#generation;
     if (this.#state !== 'backoff') this.#set('checking');
     const answer = await this.#link.status(token);
@@ -431,15 +405,22 @@ export class KickEdgeFeed {
     });
     this.#ws = ws;
     let ended = false;
-    const end = (why: string, refused?: 'licence' | 'not_connected') => {
+    const end = (
+      why: string,
+      refused?: 'licence' | 'not_connected' | 'expired' | 'signed_out' | 'replaced',
+    ) => {
       if (ended) return;
       ended = true;
       if (generation !== this.#generation) return;
       this.#ws = undefined;
-      const stable =
-        this.#connectedAt !== undefined && this.#ctx.timers.now() - this.#connectedAt >= STABLE_MS;
+      const lasted = this.#connectedAt === undefined ? 0 : this.#ctx.timers.now() - this.#connectedAt;
       this.#connectedAt = undefined;
-      if (stable) this.#attempt = 0;
+      if (lasted >= STABLE_MS) this.#attempt = 0;
+      const quickBefore = this.#quickExpiry;
+      this.#quickExpiry = refused === 'expired' && lasted < EXPIRED_QUICK_MS;
+      if (refused === 'expired') return this.#expired(token, member, quickBefore && this.#quickExpiry);
+      if (refused === 'signed_out') return this.#ended(token, member);
+      if (refused === 'replaced') return this.#replaced(token, member);
       if (refused === 'licence') return this.#refused(token);
       if (refused === 'not_connected') {
         this.#channel = undefined;
@@ -463,7 +444,13 @@ export class KickEdgeFeed {
       this.#connectedAt = this.#ctx.timers.now();
       this.#set('connected');
     });
-    ws.on('close', (code, reason) => end(`closed (${code}${reason.length > 0 ? `: ${reason}` : ''})`));
+    ws.on('close', (code, reason) => {
+      const why = `closed (${code}${reason.length > 0 ? `: ${reason}` : ''})`;
+      if (code === KICK_FEED_CLOSE.licenceExpired) end(why, 'expired');
+      else if (code === KICK_FEED_CLOSE.signedOut) end(why, 'signed_out');
+      else if (code === KICK_FEED_CLOSE.replaced) end(why, 'replaced');
+      else end(why);
+    });
     ws.on('message', (data, isBinary) => {
       if (generation !== this.#generation) return;
       if (isBinary) {
@@ -472,6 +459,54 @@ export class KickEdgeFeed {
       }
       this.#onFrame(String(data), member);
     });
+  }
+
+  /**
+   * 4401, the licence's `exp` passed: at once with the licence renewed meanwhile (or one asked for now).
+   * No newer licence, or sockets closed as fast as they open: the backoff.
+   */
+  #expired(used: string, member: string, quick: boolean): void {
+    this.#renewing = true;
+    this.#set('connecting');
+    const generation = this.#generation;
+    const licence = this.#ctx.licence;
+    void (licence.renewed?.(used) ?? licence.refresh())
+      .catch(() => undefined)
+      .then(() => {
+        if (generation !== this.#generation || this.#state === 'stopped' || this.#retry) return;
+        const fresh = this.token();
+        if (fresh === undefined || fresh === used || quick) {
+          this.#backoff('the licence expired and no fresh one came from the Gatekeeper yet');
+          return;
+        }
+        if (decodeJwtPayload(fresh)?.sub === member) this.#open(fresh, member);
+        else void this.#check();
+      });
+  }
+
+  /**
+   * 4403, signed out or no membership on record: no socket again before a new sign-in. The licence is
+   * checked with the Gatekeeper now, so the daemon learns it was revoked and a sign-in is a change it hears.
+   */
+  #ended(used: string, member: string): void {
+    this.#endedFor = { member, epoch: decodeJwtPayload(used)?.epoch ?? 1, verdict: false };
+    this.#clearRetry();
+    this.#set('signed_out', ENDED_WHY);
+    const generation = this.#generation;
+    void this.#ctx.licence
+      .refresh()
+      .catch(() => undefined)
+      .then(() => {
+        // A sign-in that came before the close opens the feed again; the revoked licence does not.
+        if (generation === this.#generation && this.#state !== 'stopped' && !this.#retry) void this.#check();
+      });
+  }
+
+  /** 4409, another daemon of this member took the feed: not taken back by itself (they would take turns). */
+  #replaced(used: string, member: string): void {
+    this.#replacedFor = { member, epoch: decodeJwtPayload(used)?.epoch ?? 1 };
+    this.#clearRetry();
+    this.#set('replaced');
   }
 
   #onFrame(text: string, member: string): void {

@@ -2,7 +2,6 @@
 // the Twitch source watches (`event`) or to the user's own channel (`own`), never as a threaded reply.
 // The sign-in is twitch.json's, followed as it changes; one made before chat sending lacks the scope
 // `user:write:chat` and is not tried: the sender says in words that it must be made again.
-import { type Stats, unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { parseWith } from '../../../../shared/protocol/index.js';
@@ -10,6 +9,7 @@ import { formatWait } from '../../../../shared/timers.js';
 import { type ChatDestination, ChatSendError, type ChatSender, type ChatSent } from '../../chat/types.js';
 import { errorMessage } from '../../errors.js';
 import { FetchError, fetchJson } from '../../http-client/fetch-json.js';
+import type { FileWatcher } from '../../store/file-watcher.js';
 import {
   chatScopeMissing,
   readTwitchTokens,
@@ -35,18 +35,9 @@ export interface TwitchChatSenderOptions {
   fetch?: typeof fetch;
   /** Per request (default 10 s). */
   timeoutMs?: number;
-  /** How often twitch.json is looked at for a new sign-in (default 1 s); 0: only `reload()` reads it. */
-  watchIntervalMs?: number;
+  /** Follows twitch.json (a new sign-in, a sign-out) through the daemon's file watcher; else `reload()` reads it. */
+  files?: Pick<FileWatcher, 'watch'>;
   log?: (line: string) => void;
-}
-
-export interface TwitchChatSender extends ChatSender {
-  /** Settles once twitch.json was read the first time. */
-  readonly ready: Promise<void>;
-  /** Reads twitch.json again now (a new sign-in, a sign-out). */
-  reload(): Promise<void>;
-  /** Stops following twitch.json. */
-  close(): void;
 }
 
 /** When Twitch says "too many" without saying until when: its chat limit is counted over 30 s. */
@@ -69,35 +60,58 @@ const SendAnswer = v.object({
 });
 const ErrorAnswer = v.object({ message: v.string() });
 
-export function createTwitchChatSender(options: TwitchChatSenderOptions): TwitchChatSender {
-  const apiUrl = options.apiUrl.replace(/\/+$/, '');
-  const doFetch = options.fetch ?? fetch;
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const log = options.log ?? (() => {});
-  const file = join(options.dataDir, TWITCH_FILE);
-
+/** Sends as the signed-in Twitch user; follows twitch.json until `close()`. */
+export class TwitchChatSender implements ChatSender {
+  readonly platform = 'twitch';
+  /** Settles once twitch.json was read the first time. */
+  readonly ready: Promise<void>;
+  readonly #options: TwitchChatSenderOptions;
+  readonly #apiUrl: string;
+  readonly #fetch: typeof fetch;
+  readonly #timeoutMs: number;
+  readonly #log: (line: string) => void;
+  /** Stops following twitch.json, when it is followed. */
+  readonly #unwatch: (() => void) | undefined;
   /** twitch.json as last read: undefined when there is none. */
-  let tokens: TwitchTokens | undefined;
+  #tokens: TwitchTokens | undefined;
   /** twitch.json could not be read, in words. */
-  let unreadable: string | undefined;
+  #unreadable: string | undefined;
   /** The sign-in ended (its renewal was refused) or Twitch said it lacks the scope: until a new sign-in. */
-  let refused: string | undefined;
-  let auth: TwitchAuth | undefined;
+  #refused: string | undefined;
+  #auth: TwitchAuth | undefined;
   /** Broadcaster ids of channel logins, looked up once each. */
-  const ids = new Map<string, string>();
+  readonly #ids = new Map<string, string>();
 
-  const makeAuth = () =>
-    new TwitchAuth({ authUrl: options.authUrl, dataDir: options.dataDir, fetch: doFetch, log });
+  constructor(options: TwitchChatSenderOptions) {
+    this.#options = options;
+    this.#apiUrl = options.apiUrl.replace(/\/+$/, '');
+    this.#fetch = options.fetch ?? fetch;
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#log = options.log ?? (() => {});
+    this.ready = this.reload();
+    this.#unwatch = options.files?.watch(join(options.dataDir, TWITCH_FILE), () => void this.reload());
+  }
 
-  async function reload(): Promise<void> {
+  #makeAuth(): TwitchAuth {
+    return new TwitchAuth({
+      authUrl: this.#options.authUrl,
+      dataDir: this.#options.dataDir,
+      fetch: this.#fetch,
+      log: this.#log,
+    });
+  }
+
+  /** Reads twitch.json again now (a new sign-in, a sign-out). */
+  async reload(): Promise<void> {
     let read: TwitchTokens | undefined;
     try {
-      read = await readTwitchTokens(options.dataDir);
-      unreadable = undefined;
+      read = await readTwitchTokens(this.#options.dataDir);
+      this.#unreadable = undefined;
     } catch (err) {
       read = undefined;
-      unreadable = errorMessage(err);
+      this.#unreadable = errorMessage(err);
     }
+    const tokens = this.#tokens;
     const sameSignIn =
       read !== undefined &&
       tokens !== undefined &&
@@ -107,43 +121,44 @@ export function createTwitchChatSender(options: TwitchChatSenderOptions): Twitch
     if (!sameSignIn || read?.refreshToken !== tokens?.refreshToken) {
       // A renewal (ours or the Twitch source's) goes on with the sign-in in use; a new sign-in, or one
       // after Twitch refused the last, starts afresh.
-      if (!sameSignIn || refused !== undefined) auth = read ? makeAuth() : undefined;
-      refused = undefined;
+      if (!sameSignIn || this.#refused !== undefined) this.#auth = read ? this.#makeAuth() : undefined;
+      this.#refused = undefined;
     }
-    if (read?.userId !== tokens?.userId) ids.clear();
-    tokens = read;
+    if (read?.userId !== tokens?.userId) this.#ids.clear();
+    this.#tokens = read;
   }
 
-  const ready = reload();
-  const interval = options.watchIntervalMs ?? 1000;
-  const onChange = (now: Stats, before: Stats) => {
-    if (now.mtimeMs === before.mtimeMs && now.nlink === before.nlink) return;
-    void reload();
-  };
-  if (interval > 0) watchFile(file, { interval, persistent: false }, onChange);
+  unavailable(): string | undefined {
+    if (this.#unreadable) return this.#unreadable;
+    if (!this.#tokens) return `not signed in to Twitch: ${CONNECT}`;
+    return this.#refused ?? chatScopeMissing(this.#tokens);
+  }
 
-  function unavailable(): string | undefined {
-    if (unreadable) return unreadable;
-    if (!tokens) return `not signed in to Twitch: ${CONNECT}`;
-    return refused ?? chatScopeMissing(tokens);
+  senderName(): string | undefined {
+    return this.#tokens?.login;
+  }
+
+  /** Stops following twitch.json. */
+  close(): void {
+    this.#unwatch?.();
   }
 
   /** Where a message goes: the watched channel's broadcaster id, or the signed-in user's own. */
-  async function broadcasterOf(signedIn: TwitchTokens, destination: ChatDestination): Promise<string> {
-    const channel = destination === 'event' ? options.eventChannel()?.toLowerCase() : undefined;
+  async #broadcasterOf(signedIn: TwitchTokens, destination: ChatDestination): Promise<string> {
+    const channel = destination === 'event' ? this.#options.eventChannel()?.toLowerCase() : undefined;
     if (!channel || channel === signedIn.login.toLowerCase()) return signedIn.userId;
-    const known = ids.get(channel);
+    const known = this.#ids.get(channel);
     if (known) return known;
-    const current = auth ?? makeAuth();
+    const current = this.#auth ?? this.#makeAuth();
     const helix = new Helix({
-      baseUrl: apiUrl,
+      baseUrl: this.#apiUrl,
       clientId: signedIn.clientId,
       auth: {
         accessToken: async () => (await current.accessToken())?.accessToken,
         invalidate: () => current.invalidate(),
       },
-      fetch: doFetch,
-      timeoutMs,
+      fetch: this.#fetch,
+      timeoutMs: this.#timeoutMs,
     });
     let user: HelixUser | undefined;
     try {
@@ -155,15 +170,15 @@ export function createTwitchChatSender(options: TwitchChatSenderOptions): Twitch
       );
     }
     if (!user) throw new ChatSendError(`Twitch has no channel named ${channel}`, 404);
-    ids.set(channel, user.id);
+    this.#ids.set(channel, user.id);
     return user.id;
   }
 
-  async function send(text: string, destination: ChatDestination): Promise<ChatSent> {
-    await ready;
-    const reason = unavailable();
+  async send(text: string, destination: ChatDestination): Promise<ChatSent> {
+    await this.ready;
+    const reason = this.unavailable();
     if (reason) throw new ChatSendError(reason, 0);
-    const current = auth ?? makeAuth();
+    const current = this.#auth ?? this.#makeAuth();
     let renewed = false;
     for (;;) {
       let signedIn: TwitchTokens | undefined;
@@ -173,22 +188,22 @@ export function createTwitchChatSender(options: TwitchChatSenderOptions): Twitch
         throw new ChatSendError(`the Twitch sign-in could not be used: ${errorMessage(err)}`, 0);
       }
       if (!signedIn) {
-        refused = `the Twitch sign-in has ended (revoked, or unused for too long): ${SIGN_IN_AGAIN}`;
-        throw new ChatSendError(refused, 401);
+        this.#refused = `the Twitch sign-in has ended (revoked, or unused for too long): ${SIGN_IN_AGAIN}`;
+        throw new ChatSendError(this.#refused, 401);
       }
-      const broadcasterId = await broadcasterOf(signedIn, destination);
+      const broadcasterId = await this.#broadcasterOf(signedIn, destination);
       const token = signedIn.accessToken;
       let sent: v.InferOutput<typeof SendAnswer>['data'][number];
       try {
-        const answer = await fetchJson(`${apiUrl}/chat/messages`, {
+        const answer = await fetchJson(`${this.#apiUrl}/chat/messages`, {
           method: 'POST',
           headers: { 'Client-Id': signedIn.clientId, Authorization: `Bearer ${token}` },
           json: { broadcaster_id: broadcasterId, sender_id: signedIn.userId, message: text },
           schema: SendAnswer,
-          timeoutMs,
+          timeoutMs: this.#timeoutMs,
           secrets: [token],
           service: "Twitch's API",
-          fetch: doFetch,
+          fetch: this.#fetch,
         });
         sent = answer.value.data[0] as (typeof answer.value.data)[number];
       } catch (err) {
@@ -199,7 +214,7 @@ export function createTwitchChatSender(options: TwitchChatSenderOptions): Twitch
           current.invalidate();
           continue;
         }
-        throw failure(err, signedIn, destination);
+        throw this.#failure(err, signedIn, destination);
       }
       if (!sent.is_sent) {
         const drop = sent.drop_reason;
@@ -213,13 +228,13 @@ export function createTwitchChatSender(options: TwitchChatSenderOptions): Twitch
   }
 
   /** A refusal in words a streamer acts on. */
-  function failure(err: FetchError, signedIn: TwitchTokens, destination: ChatDestination): ChatSendError {
+  #failure(err: FetchError, signedIn: TwitchTokens, destination: ChatDestination): ChatSendError {
     const status = err.status;
     const said = twitchReason(err);
     if (status === undefined) return new ChatSendError(err.message, 0);
     if (status === 401) {
       if (/missing scope/i.test(said)) {
-        refused = TWITCH_RENEW_FOR_CHAT;
+        this.#refused = TWITCH_RENEW_FOR_CHAT;
         return new ChatSendError(TWITCH_RENEW_FOR_CHAT, 401);
       }
       return new ChatSendError(
@@ -228,8 +243,8 @@ export function createTwitchChatSender(options: TwitchChatSenderOptions): Twitch
       );
     }
     if (status === 403) {
-      const where =
-        destination === 'event' && options.eventChannel() ? `${options.eventChannel()}'s chat` : 'this chat';
+      const channel = this.#options.eventChannel();
+      const where = destination === 'event' && channel ? `${channel}'s chat` : 'this chat';
       return new ChatSendError(
         `Twitch does not let ${signedIn.login} write in ${where} (banned or timed out there, or a scope is missing): ${said}`,
         403,
@@ -247,18 +262,10 @@ export function createTwitchChatSender(options: TwitchChatSenderOptions): Twitch
     if (status >= 500) return new ChatSendError(`Twitch's API failed (HTTP ${status}): ${said}`, status);
     return new ChatSendError(`Twitch refused the message (HTTP ${status}): ${said}`, status);
   }
+}
 
-  return {
-    platform: 'twitch',
-    ready,
-    reload,
-    unavailable,
-    senderName: () => tokens?.login,
-    send,
-    close() {
-      if (interval > 0) unwatchFile(file, onChange);
-    },
-  };
+export function createTwitchChatSender(options: TwitchChatSenderOptions): TwitchChatSender {
+  return new TwitchChatSender(options);
 }
 
 /** Twitch's own message in an error answer, else the status. */

@@ -9,6 +9,7 @@ import { parseWith } from '../../../../shared/protocol/index.js';
 import { type ChatDestination, ChatSendError, type ChatSender, type ChatSent } from '../../chat/types.js';
 import { errorMessage } from '../../errors.js';
 import { FetchError, fetchJson, redact, retryAfter } from '../../http-client/fetch-json.js';
+import type { FileWatcher } from '../../store/file-watcher.js';
 import type { ConfigArrival } from '../credentials.js';
 import type { PlatformUrls } from '../platform-urls.js';
 import type { EventSource } from '../source.js';
@@ -51,6 +52,8 @@ export function watchedLiveChats(sources: { running(): readonly EventSource[] })
 export interface YouTubeChatSenderOptions {
   /** Where youtube.json is. */
   dataDir: string;
+  /** The daemon's file watcher: youtube.json is read again once it says the file changed. */
+  files: Pick<FileWatcher, 'watch'>;
   /** The Data API root (OVERLAY_YOUTUBE_API_URL) and Google's sign-in service (OVERLAY_GOOGLE_AUTH_URL). */
   urls: Pick<PlatformUrls, 'youtubeApi' | 'googleAuth'>;
   /** The Gatekeeper's configuration in force: its Google client renews the sign-in. */
@@ -112,7 +115,7 @@ class YouTubeChatSender implements ChatSender {
   #renewing: Promise<YouTubeTokens> | undefined;
 
   constructor(private readonly options: YouTubeChatSenderOptions) {
-    this.#file = new YouTubeTokenFile(options.dataDir);
+    this.#file = new YouTubeTokenFile(options.dataDir, options.files);
     this.#fetch = options.fetch ?? fetch;
     this.#log = options.log ?? (() => {});
   }
@@ -135,6 +138,11 @@ class YouTubeChatSender implements ChatSender {
     if (this.options.liveChats().length === 0)
       return 'no YouTube live chat is being read now (the YouTube source is not live, or none is set up)';
     return undefined;
+  }
+
+  /** Stops following youtube.json. */
+  close(): void {
+    this.#file.close();
   }
 
   senderName(): string | undefined {
@@ -286,6 +294,6 @@ class YouTubeChatSender implements ChatSender {
 }
 
 /** The YouTube sender of the `chat` action. */
-export function createYouTubeChatSender(options: YouTubeChatSenderOptions): ChatSender {
+export function createYouTubeChatSender(options: YouTubeChatSenderOptions): ChatSender & { close(): void } {
   return new YouTubeChatSender(options);
 }

@@ -1,12 +1,13 @@
 // youtube.json: the YouTube sign-in that chat sending uses (decisions-3 §12), in the data directory,
-// mode 0600, written atomically. Read asynchronously by the sign-in, and synchronously (cached by the
-// file's change time) by the chat sender, whose `unavailable()` must answer at once.
-import { readFileSync, statSync } from 'node:fs';
+// mode 0600, written atomically. Read asynchronously by the sign-in, and synchronously (cached until the
+// daemon's file watcher says it changed) by the chat sender, whose `unavailable()` must answer at once.
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { parseJsonWith, parseWith } from '../../../../shared/protocol/index.js';
 import { DaemonError } from '../../errors.js';
+import type { FileWatcher } from '../../store/file-watcher.js';
 import { readPrivateJson, writePrivateJson } from '../../store/private-json-file.js';
 
 /** The sign-in's file in the data directory. */
@@ -64,43 +65,47 @@ export async function removeYouTubeTokens(dataDir: string): Promise<void> {
 /** What youtube.json holds now, read synchronously: none, the tokens, or why they cannot be read. */
 export type YouTubeTokensNow =
   | { state: 'none' }
-  | { state: 'ok'; tokens: YouTubeTokens; version: string }
+  | { state: 'ok'; tokens: YouTubeTokens }
   | { state: 'unreadable'; error: string };
 
 /**
- * youtube.json as it is now, read again only when the file changed (its change time, size or inode):
- * cheap enough for every send. `version` changes with the file, so a holder can tell a new sign-in.
+ * youtube.json as it is now: read at the first look, and again at the next look after the daemon's file
+ * watcher said it changed (`overlay-daemon connect youtube`, a renewal), so every send costs no read.
  */
 export class YouTubeTokenFile {
-  #seen: string | undefined;
+  #stale = true;
   #now: YouTubeTokensNow = { state: 'none' };
+  readonly #unwatch: () => void;
 
-  constructor(readonly dataDir: string) {}
+  constructor(
+    readonly dataDir: string,
+    files: Pick<FileWatcher, 'watch'>,
+  ) {
+    this.#unwatch = files.watch(youTubeFile(dataDir), () => {
+      this.#stale = true;
+    });
+  }
 
   current(): YouTubeTokensNow {
+    if (!this.#stale) return this.#now;
+    this.#stale = false;
     const path = youTubeFile(this.dataDir);
-    let version: string;
     try {
-      const stat = statSync(path);
-      version = `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+      const parsed = parseJsonWith(YouTubeTokens, readFileSync(path, 'utf8'));
+      this.#now = parsed.ok
+        ? { state: 'ok', tokens: parsed.value }
+        : { state: 'unreadable', error: `${path}: ${parsed.error}` };
     } catch (err) {
-      this.#seen = undefined;
       this.#now =
         (err as NodeJS.ErrnoException).code === 'ENOENT'
           ? { state: 'none' }
           : { state: 'unreadable', error: (err as Error).message };
-      return this.#now;
-    }
-    if (version === this.#seen) return this.#now;
-    this.#seen = version;
-    try {
-      const parsed = parseJsonWith(YouTubeTokens, readFileSync(path, 'utf8'));
-      this.#now = parsed.ok
-        ? { state: 'ok', tokens: parsed.value, version }
-        : { state: 'unreadable', error: `${path}: ${parsed.error}` };
-    } catch (err) {
-      this.#now = { state: 'unreadable', error: (err as Error).message };
     }
     return this.#now;
+  }
+
+  /** Stops following the file. */
+  close(): void {
+    this.#unwatch();
   }
 }

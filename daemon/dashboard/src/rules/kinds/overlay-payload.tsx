@@ -1,10 +1,10 @@
 // The payload fields of an action, one component per command (show-alert, play-sound, set-text, custom).
 import { useState } from 'preact/hooks';
-import type { MediaItem } from '../api.js';
-import { numberFromText, numberText, optionalNumberFromText } from '../fields.js';
-import { isAudio, isImage, isVideo } from '../media-kinds.js';
-import { FieldError } from '../ui.js';
-import { RuleField, type RuleFields } from './rule-field.js';
+import type { MediaItem } from '../../api.js';
+import { numberFromText, numberText, optionalNumberFromText } from '../../fields.js';
+import { isAudio, isImage, isVideo } from '../../media-kinds.js';
+import { FieldError } from '../../ui.js';
+import { RuleField, type RuleFields } from '../rule-field.js';
 
 export interface PayloadProps {
   fields: RuleFields;

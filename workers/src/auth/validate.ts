@@ -5,7 +5,7 @@ import type { AppEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { licenceBearer, signLicence, verifyCurrentLicenceOf } from '../licence.js';
 import { freshVerdict } from '../membership/check.js';
-import { serialisedTier } from '../membership/recheck-lock.js';
+import { serialisedTier } from '../membership/member-object.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { keepsNoTunnel, removeTunnelOfLapsedMember } from '../tunnels/lapse.js';
 

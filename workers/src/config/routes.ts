@@ -4,7 +4,7 @@ import { etag } from 'hono/etag';
 import { premiumPageUrl } from '../../../shared/config.js';
 import type { AppEnv } from '../env.js';
 import { methodNotAllowed } from '../errors.js';
-import { loadRemoteConfig } from '../remote-config.js';
+import { loadRemoteConfig } from './remote-config.js';
 
 export const configRoutes = new Hono<AppEnv>();
 

@@ -1,7 +1,7 @@
 // The remote configuration (decisions §2): KV key `config` when present and valid, else the bundled default.
-import { DEFAULT_CONFIG, RemoteConfig } from '../../shared/config.js';
-import { parseJsonWith } from '../../shared/protocol/index.js';
-import type { GatekeeperEnv } from './env.js';
+import { DEFAULT_CONFIG, RemoteConfig } from '../../../shared/config.js';
+import { parseJsonWith } from '../../../shared/protocol/index.js';
+import type { GatekeeperEnv } from '../env.js';
 
 const CONFIG_KEY = 'config';
 

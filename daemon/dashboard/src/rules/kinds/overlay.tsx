@@ -1,19 +1,19 @@
 // An overlay-command action: which overlay and widget, which command, and the command's payload.
-import { KNOWN_COMMANDS, type StreamEventType } from '../../../../shared/protocol/index.js';
-import type { OverlayRuleAction } from '../../../../shared/rules.js';
-import { alertAnnounces } from '../../../../shared/widget-reactions.js';
-import type { Shared } from '../shared-data.js';
-import { Notice } from '../ui.js';
-import { widgetLabel } from '../widget-defaults.js';
+import { KNOWN_COMMANDS, type StreamEventType } from '../../../../../shared/protocol/index.js';
+import type { OverlayRuleAction } from '../../../../../shared/rules.js';
+import { alertAnnounces } from '../../../../../shared/widget-reactions.js';
+import type { Shared } from '../../shared-data.js';
+import { Notice } from '../../ui.js';
+import { widgetLabel } from '../../widget-defaults.js';
+import { defaultWidgetId, startingPayload } from '../new-rule.js';
+import { RuleField, type RuleFields } from '../rule-field.js';
 import {
   AlertPayload,
   CustomPayload,
   type PayloadProps,
   SetTextPayload,
   SoundPayload,
-} from './action-payload.js';
-import { defaultWidgetId, startingPayload } from './new-rule.js';
-import { RuleField, type RuleFields } from './rule-field.js';
+} from './overlay-payload.js';
 
 /** The overlay an action goes to (overlay commands and speech). */
 export function OverlaySelect(props: {

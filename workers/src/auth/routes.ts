@@ -1,23 +1,27 @@
-// Membership login (decisions §2): /auth/membership → platform → /auth/callback → /auth/exchange.
+// The licences' routes: membership login (decisions §2: /auth/membership → platform → /auth/callback →
+// /auth/exchange) and logout here, a licence's renewal (`POST /validate`, validate.ts) and the keys that
+// verify licences (`GET /.well-known/jwks.json`, jwks.ts).
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import { ExchangeRequest, parseJsonWith, Tier } from '../../../shared/protocol/index.js';
 
 import { bytesToBase64Url, randomToken } from '../base64url.js';
+import { loadRemoteConfig } from '../config/remote-config.js';
 import type { AppEnv, GatekeeperEnv } from '../env.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { kickChannelOf } from '../kick/channel.js';
 import { licenceBearer, signLicence, verifyLicence } from '../licence.js';
+import { logoutMember, recordLogin } from '../membership/member-object.js';
 import { memberEpoch, readMember } from '../membership/member-store.js';
 import { patreonProvider } from '../membership/patreon.js';
 import { MembershipError } from '../membership/provider.js';
-import { logoutMember, recordLogin } from '../membership/recheck-lock.js';
 import { resolveTier } from '../membership/tier.js';
 import { limitBody } from '../middleware/body-limit.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { oneTimeStore } from '../one-time-store.js';
-import { loadRemoteConfig } from '../remote-config.js';
 import { sealToken } from '../token-cipher.js';
+import { jwksRoutes } from './jwks.js';
+import { validateRoutes } from './validate.js';
 
 const STATE_TTL_MS = 10 * 60 * 1000;
 const CODE_TTL_MS = 120 * 1000;
@@ -223,3 +227,6 @@ authRoutes.all('/auth/membership', methodNotAllowed('GET'));
 authRoutes.all('/auth/logout', methodNotAllowed('POST'));
 authRoutes.all('/auth/callback', methodNotAllowed('GET'));
 authRoutes.all('/auth/exchange', methodNotAllowed('POST'));
+
+authRoutes.route('/', validateRoutes);
+authRoutes.route('/', jwksRoutes);
