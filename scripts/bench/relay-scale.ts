@@ -16,12 +16,18 @@ import { fileURLToPath } from 'node:url';
 import { importJWK, SignJWT } from 'jose';
 import { Miniflare, type WorkerOptions } from 'miniflare';
 import { WebSocket } from 'ws';
-import { ControlClient, giftBody, Subscribers } from './clients.js';
+import { ControlClient, giftBody, Subscribers, type Target } from './clients.js';
 import { type BenchContext, type DaemonChild, startDaemonChild } from './context.js';
 import { bundle, subdomainOf } from './gatekeeper.js';
 import { childrenNamed, cpuSeconds, residentBytes } from './proc.js';
-import { type JoinFigures, type Point, relaySection, type Side } from './relay-scale-report.js';
-import { RelayViewers } from './relay-viewers.js';
+import {
+  type JoinFigures,
+  type Point,
+  type RelayFigures,
+  relaySection,
+  type Side,
+} from './relay-scale-report.js';
+import { type RelayTarget, RelayViewers } from './relay-viewers.js';
 import type { Section } from './report.js';
 import { fmt, kib, summarize } from './stats.js';
 
@@ -52,6 +58,19 @@ const BLOCK = { viewers: 20, bare: 21, plain: 22, resume: 23, warm: 30 } as cons
 const P99_TARGET_RATIO = 2;
 /** The Host that routes to the baseline Worker (scripts/bench/workers/bare-relay.js) in the same workerd. */
 const BARE_HOST = 'bare.bench';
+/** The method as the section describes it. */
+const METHOD: RelayFigures['method'] = {
+  events: EVENTS,
+  warmup: WARMUP_EVENTS,
+  rounds: LATENCY_ROUNDS,
+  spacingMs: EVENT_SPACING_MS,
+  joinConcurrency: JOIN_CONCURRENCY,
+  fillMessages: FILL_MESSAGES,
+  sampleJoins: SAMPLE_JOINS,
+  sampleConcurrency: SAMPLE_CONCURRENCY,
+  settleMs: SETTLE_MS,
+  p99TargetRatio: P99_TARGET_RATIO,
+};
 
 interface Relay {
   mf: Miniflare;
@@ -339,6 +358,40 @@ async function grow(
   return { join, anon: await anon(pid, gc) };
 }
 
+/** Warms every path, then times joins against the full buffer, without and with a 2 MiB replay. */
+async function sampleJoins(
+  ctx: BenchContext,
+  workerd: number,
+  [target, bareTarget]: [RelayTarget, RelayTarget],
+  daemonTarget: Target,
+  overlayIds: string[],
+): Promise<{ plainJoin: JoinFigures; resumeJoin: JoinFigures }> {
+  for (const warm of [new RelayViewers(target, BLOCK.warm), new RelayViewers(bareTarget, BLOCK.warm + 1)]) {
+    await warm.add(10, 4);
+    await warm.close();
+  }
+  const warmPages = new Subscribers(daemonTarget);
+  await warmPages.add(10, overlayIds);
+  await warmPages.close();
+  const plain = new RelayViewers(target, BLOCK.plain);
+  const resumed = new RelayViewers(target, BLOCK.resume);
+  try {
+    const plainJoin = await timedJoins(workerd, SAMPLE_JOINS, () =>
+      plain.add(SAMPLE_JOINS, SAMPLE_CONCURRENCY),
+    );
+    const resumeJoin = await timedJoins(workerd, SAMPLE_JOINS, () =>
+      resumed.add(SAMPLE_JOINS, SAMPLE_CONCURRENCY, 1),
+    );
+    ctx.log(
+      `relay: join with the full buffer ${fmt(plainJoin.cpuMs)} ms CPU, with a 2 MiB replay ${fmt(resumeJoin.cpuMs)} ms`,
+    );
+    return { plainJoin, resumeJoin };
+  } finally {
+    await plain.close();
+    await resumed.close();
+  }
+}
+
 export async function runRelayScale(ctx: BenchContext): Promise<Section> {
   // The bench holds a client end of every viewer socket, bare socket and page: three per viewer, plus slack.
   const limit = await openFileLimit();
@@ -363,9 +416,7 @@ export async function runRelayScale(ctx: BenchContext): Promise<Section> {
     const bareTarget = { url: `${wsBase}/ws`, headers: { host: BARE_HOST }, overlayId };
     const viewers = new RelayViewers(target, BLOCK.viewers);
     const bare = new RelayViewers(bareTarget, BLOCK.bare);
-    const plain = new RelayViewers(target, BLOCK.plain);
-    const resumed = new RelayViewers(target, BLOCK.resume);
-    groups.push(viewers, bare, plain, resumed);
+    groups.push(viewers, bare);
     const daemonTarget = { port: daemon.port, adminKey: daemon.adminKey };
     pages = new Subscribers(daemonTarget);
     control = new ControlClient(daemonTarget);
@@ -377,24 +428,12 @@ export async function runRelayScale(ctx: BenchContext): Promise<Section> {
     let seq = FILL_MESSAGES;
     const nextSeq = () => ++seq;
 
-    // Warm every path, then the joins against the full buffer, each sample closed again.
-    for (const warm of [new RelayViewers(target, BLOCK.warm), new RelayViewers(bareTarget, BLOCK.warm + 1)]) {
-      await warm.add(10, 4);
-      await warm.close();
-    }
-    const warmPages = new Subscribers(daemonTarget);
-    await warmPages.add(10, overlayIds);
-    await warmPages.close();
-    const plainJoin = await timedJoins(workerd, SAMPLE_JOINS, () =>
-      plain.add(SAMPLE_JOINS, SAMPLE_CONCURRENCY),
-    );
-    const resumeJoin = await timedJoins(workerd, SAMPLE_JOINS, () =>
-      resumed.add(SAMPLE_JOINS, SAMPLE_CONCURRENCY, 1),
-    );
-    await plain.close();
-    await resumed.close();
-    ctx.log(
-      `relay: join with the full buffer ${fmt(plainJoin.cpuMs)} ms CPU, with a 2 MiB replay ${fmt(resumeJoin.cpuMs)} ms`,
+    const { plainJoin, resumeJoin } = await sampleJoins(
+      ctx,
+      workerd,
+      [target, bareTarget],
+      daemonTarget,
+      overlayIds,
     );
     await sleep(SETTLE_MS);
     const gc = () => daemon?.gc() ?? Promise.resolve();
@@ -451,18 +490,7 @@ export async function runRelayScale(ctx: BenchContext): Promise<Section> {
       skipped,
       limit,
       threads: await threads(workerd),
-      method: {
-        events: EVENTS,
-        warmup: WARMUP_EVENTS,
-        rounds: LATENCY_ROUNDS,
-        spacingMs: EVENT_SPACING_MS,
-        joinConcurrency: JOIN_CONCURRENCY,
-        fillMessages: FILL_MESSAGES,
-        sampleJoins: SAMPLE_JOINS,
-        sampleConcurrency: SAMPLE_CONCURRENCY,
-        settleMs: SETTLE_MS,
-        p99TargetRatio: P99_TARGET_RATIO,
-      },
+      method: METHOD,
     });
   } finally {
     for (const group of groups) await group.close();
