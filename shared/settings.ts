@@ -225,6 +225,27 @@ const CommandsSettings = v.pipe(
 export type CommandsSettings = v.InferOutput<typeof CommandsSettings>;
 export type ChatCommandSettings = CommandsSettings['points'];
 
+/** TikFinity's own port: the games and widgets built for its event feed connect there by default. */
+export const TIKFINITY_FEED_PORT = 21213;
+
+/**
+ * `tikfinityFeed`: the event feed in TikFinity's shape (docs/widgets.md "TikFinity event feed"), a
+ * second socket on the loopback interface that games and widgets made for TikFinity connect to.
+ */
+const TikfinityFeedSettings = v.object({
+  enabled: v.optional(v.boolean('must be true or false'), false),
+  port: v.optional(
+    v.pipe(
+      v.number('must be a number'),
+      v.safeInteger('must be a whole number'),
+      v.minValue(1, 'must be a port from 1 to 65535'),
+      v.maxValue(65535, 'must be a port from 1 to 65535'),
+    ),
+    TIKFINITY_FEED_PORT,
+  ),
+});
+export type TikfinityFeedSettings = v.InferOutput<typeof TikfinityFeedSettings>;
+
 const OBS_URL = v.optional(wsUrl, 'ws://127.0.0.1:4455');
 
 /**
@@ -245,6 +266,7 @@ const common = {
   sources: Sources,
   twitch: v.optional(TwitchSettings, {}),
   commands: v.optional(CommandsSettings, {}),
+  tikfinityFeed: v.optional(TikfinityFeedSettings, {}),
 };
 const youtubeKey = secret(
   v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,200}$/, 'must be a YouTube Data API key')),

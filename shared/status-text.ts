@@ -45,7 +45,7 @@ export const runningLine = (baseUrl: string) => `overlay-daemon is running at ${
 
 /** One line of the status: what it is about (`label`), the words, and the part of `/status` it comes from. */
 export interface StatusLine {
-  part: 'obs' | 'licence' | 'tunnel' | 'tiktok' | 'source' | 'relay';
+  part: 'obs' | 'licence' | 'tunnel' | 'tiktok' | 'source' | 'relay' | 'tikfinityFeed';
   label: string;
   text: string;
   /** For a source, `platform:channel`; for a public overlay, its id. */
@@ -56,7 +56,7 @@ export interface StatusLine {
 export function statusLines(status: DaemonStatus, now: Date = new Date()): StatusLine[] {
   const lines: StatusLine[] = [];
   const when = (iso: string) => localTime(iso, now);
-  const { obs, licence, tunnel, tiktok, sources, relay } = status;
+  const { obs, licence, tunnel, tiktok, sources, relay, tikfinityFeed } = status;
   if (obs) {
     const why = obs.state === 'off' ? (obs.detail ?? OBS_STATE.off) : OBS_STATE[obs.state];
     const error =
@@ -116,6 +116,18 @@ export function statusLines(status: DaemonStatus, now: Date = new Date()): Statu
       label: 'public',
       text: `${where} ${RELAY_STATE[entry.state]}${viewers}${detail}`,
       key: entry.overlayId,
+    });
+  }
+  // The TikFinity event feed, while it is enabled: where games connect, or why nothing listens.
+  if (tikfinityFeed) {
+    const { port, clients } = tikfinityFeed;
+    lines.push({
+      part: 'tikfinityFeed',
+      label: 'TikFinity feed',
+      text:
+        tikfinityFeed.state === 'listening'
+          ? `ws://127.0.0.1:${port}/, ${clients} connected`
+          : `off: ${tikfinityFeed.detail ?? `port ${port} refused`}`,
     });
   }
   return lines;

@@ -26,6 +26,7 @@ import {
 import { type RelayOptions, startRelay } from './parts/relay.js';
 import { platformAccess, type SourcesOptions, startSources } from './parts/sources.js';
 import { startStores } from './parts/stores.js';
+import { startTikfinityFeed } from './parts/tikfinity-feed.js';
 import { startWebSocket } from './parts/websocket.js';
 import type { SourceManager } from './sources/manager.js';
 import { type DataDir, dataDirPaths, initDataDir } from './store/data-dir.js';
@@ -211,6 +212,7 @@ async function startParts(
   });
   stack.push(() => http.close(), 'the HTTP server');
   const { statusFields, url } = http;
+  statusFields.set('tikfinityFeed', () => core.tikfinityFeed.status());
   // Public overlays, published to the Gatekeeper's relay while the licence is Premium.
   const relay = startRelay(options.relay, { hub, overlays, mediaDir: dataDir.mediaDir, statusFields, log });
   relayPart = relay;
@@ -278,6 +280,9 @@ async function startCore(
   const actionsPart = startActions({ dataDir, settings, rules, hub, log });
   const { actions, chatEcho, close: closeActions } = actionsPart;
   stack.push(closeActions, 'the actions');
+  // The TikFinity event feed (settings.json `tikfinityFeed`): a step of the pipeline, closed after it.
+  const tikfinityFeed = await startTikfinityFeed({ settings, log });
+  stack.push(() => tikfinityFeed.close(), 'the TikFinity event feed');
   const { ingest, close: closeIngest } = startIngest(options, {
     hub,
     overlays,
@@ -286,6 +291,7 @@ async function startCore(
     actions,
     liveValues,
     settings,
+    tikfinityFeed: tikfinityFeed.step,
     isEcho: (event) => chatEcho.isEcho(event),
     log,
   });
@@ -293,7 +299,7 @@ async function startCore(
   // Kick's events through the Gatekeeper: made here for the control API, started once the sources run.
   const kickEdge = startKickEdge(options.kickEvents, { journal, log });
   stack.push(() => kickEdge.close(), 'the Kick events feed');
-  return { stores, journal, server, ws, actionsPart, ingest, kickEdge };
+  return { stores, journal, server, ws, actionsPart, ingest, kickEdge, tikfinityFeed };
 }
 
 /** What `startDaemon` answers: the parts started, and `close()`, which runs the stack. */

@@ -65,6 +65,53 @@ export async function medianLatencyRound(
   return { first: middle.first, second: middle.second, ratios: results.map((r) => r.ratio) };
 }
 
+/**
+ * Runs of `events` paced events, each server alone in its run (the next event posted as soon as the last
+ * reached every client, as a page sees a paced series), the servers taking runs in turn, pair by pair, the
+ * first of each pair alternating. Per server: each run's figures and the median run's (p50, p99 and max
+ * each the median over the runs); and the p99 ratio (second / first) of each pair. A run alone shows what
+ * interleaving event by event hides: the other server's event put a pause of a millisecond or more before
+ * each of this one's, so a daemon was never asked for the next event while it finished the last.
+ */
+export async function pairedLatencyRuns(
+  sides: readonly [
+    { subs: Subscribers; control: ControlClient },
+    { subs: Subscribers; control: ControlClient },
+  ],
+  events: number,
+  pairs: number,
+): Promise<{ first: LatencyFigures; second: LatencyFigures; ratios: number[] }> {
+  const runs: [LatencyFigures[], LatencyFigures[]] = [[], []];
+  const ratios: number[] = [];
+  for (let pair = 0; pair < pairs; pair++) {
+    const order = pair % 2 === 0 ? [0, 1] : [1, 0];
+    const got: LatencyFigures[] = [];
+    for (const i of order) {
+      const side = sides[i];
+      const [figures] = side ? await measureLatency([side], events) : [];
+      if (!figures) throw new Error('no latency figures');
+      got[i] = figures;
+      runs[i as 0 | 1].push(figures);
+    }
+    const [a, b] = got;
+    if (a && b) ratios.push(b.latency.p99 / a.latency.p99);
+  }
+  const medianRun = (list: LatencyFigures[]): LatencyFigures => {
+    const pick = (field: 'p50' | 'p99' | 'max' | 'mean') => median(list.map((r) => r.latency[field]));
+    return {
+      latency: {
+        count: list.reduce((sum, r) => sum + r.latency.count, 0),
+        p50: pick('p50'),
+        p99: pick('p99'),
+        max: pick('max'),
+        mean: pick('mean'),
+      },
+      events: list.reduce((sum, r) => sum + r.events, 0),
+    };
+  };
+  return { first: medianRun(runs[0]), second: medianRun(runs[1]), ratios };
+}
+
 export interface ThroughputFigures {
   /** Events fully ingested and fanned out per second. */
   eventsPerSec: number;

@@ -29,18 +29,15 @@ interface Reading {
 }
 
 interface MemoryFigures {
-  /**
-   * What the clients are measured against: of the readings before they came and after they left, the
-   * one with less RssAnon (see `measure`).
-   */
+  /** What the clients are measured against: the settled reading before they came. */
   before: Reading;
-  /** Before the clients came, once RssAnon held steady. */
+  /** Before the clients came, settled (see `steady`). */
   first: Reading;
-  /** After IDLE_MS with the clients gone. */
+  /** Settled, with the clients gone. */
   after: Reading;
   /** Read 300 ms after the last client subscribed. */
   burst: Reading;
-  /** Read after IDLE_MS without traffic. */
+  /** Settled, with the clients connected and idle. */
   idle: Reading;
 }
 
@@ -52,28 +49,36 @@ async function settled(child: ServerChild, waitMs: number): Promise<Reading> {
   return { ...(await residentBytes(child.pid)), heapUsed, young };
 }
 
-/** RSS must hold within this for STEADY_MS before the baseline reading is taken. */
+/** A reading counts as settled once VmRSS has held within this for STEADY_MS (at most STEADY_MAX_MS). */
 const STEADY_BYTES = 256 * 1024;
-const STEADY_MS = 10_000;
-const STEADY_MAX_MS = 40_000;
+/** Longer than the 8 s after a full GC at which V8's memory reducer gives back what the heap no longer needs. */
+const STEADY_MS = 12_000;
+const STEADY_MAX_MS = 36_000;
 
 /**
- * The reading before the clients connect, once RSS has stopped moving: a process gives pages back to
- * the system a while after start-up (V8's memory reducer, the allocator), ten MiB and more for the
- * daemon some 15 s after it started, and a baseline read before that drop makes the clients look free.
+ * A settled reading, as anyone outside the process can take it: `firstWaitMs` after the last traffic, two
+ * full GCs, then VmRSS read from /proc every second, untouched, until it has held within STEADY_BYTES for
+ * STEADY_MS. A process gives pages back for a while after a burst of work (V8's memory reducer, some 8 s
+ * after a full GC; the allocator): the daemon ten MiB and more after it starts. A GC asked for every second
+ * puts the memory reducer off each time, so a reading taken that way held "steady" above what the process
+ * gave back as soon as the GCs stopped, while the clients connected (it read the daemon's clients at
+ * −5 KiB each).
  */
-async function steady(child: ServerChild): Promise<Reading> {
+async function steady(child: ServerChild, firstWaitMs: number): Promise<Reading> {
+  await sleep(firstWaitMs);
+  const { heapUsed, young } = await child.gc();
   const started = performance.now();
-  let last = await settled(child, IDLE_MS);
-  let since = performance.now();
+  let last = await residentBytes(child.pid);
+  let since = started;
   while (performance.now() - started < STEADY_MAX_MS) {
-    const now = await settled(child, 1000);
-    if (Math.abs(now.anon - last.anon) > STEADY_BYTES) {
+    await sleep(1000);
+    const now = await residentBytes(child.pid);
+    if (Math.abs(now.rss - last.rss) > STEADY_BYTES) {
       last = now;
       since = performance.now();
-    } else if (performance.now() - since >= STEADY_MS) return now;
+    } else if (performance.now() - since >= STEADY_MS) return { ...now, heapUsed, young };
   }
-  return last;
+  return { ...last, heapUsed, young };
 }
 
 async function measure(child: ServerChild, target: Target, overlayId: string): Promise<MemoryFigures> {
@@ -81,49 +86,51 @@ async function measure(child: ServerChild, target: Target, overlayId: string): P
   const warm = new Subscribers(target);
   await warm.add(20, [overlayId]);
   await warm.close();
-  const first = await steady(child);
+  const first = await steady(child, IDLE_MS);
   const subs = new Subscribers(target);
   let burst: Reading;
   let idle: Reading;
   try {
     await subs.add(N, [overlayId]);
     burst = await settled(child, 300);
-    idle = await settled(child, IDLE_MS);
+    idle = await steady(child, IDLE_MS);
   } finally {
     await subs.close();
   }
-  // A process can still give pages back after RssAnon held steady for STEADY_MS (the daemon once gave back
-  // 16 MiB while its clients sat idle): the reading after they left bounds the one before from above, and
-  // the lower of the two is what the clients are measured against. It never makes them look cheaper.
-  const after = await settled(child, IDLE_MS);
-  return { before: after.anon < first.anon ? after : first, first, after, burst, idle };
+  // The reading after they left is shown beside the figure: a process that gave back, after they left, pages
+  // it held before they came (the daemon has: V8's slack from its start-up) reads dearer against it.
+  const after = await steady(child, IDLE_MS);
+  return { before: first, first, after, burst, idle };
 }
 
 const perConnection = (m: MemoryFigures, at: 'burst' | 'idle', field: Exclude<keyof Reading, 'young'>) =>
   (m[at][field] - m.before[field]) / N;
+/** The same figure against the settled reading after the clients left (VmRSS). */
+const perConnectionAfter = (m: MemoryFigures) => (m.idle.rss - m.after.rss) / N;
 
 /** One server's figure with its three readings and the young generation at each, for the log. */
 function readingsLine(who: string, m: MemoryFigures): string {
-  const three = (field: 'anon' | 'young') => [m.first, m.idle, m.after].map((r) => kib(r[field])).join(' / ');
-  return `memory: ${who} ${kib(perConnection(m, 'idle', 'anon'))} per idle connection (RssAnon before / idle / after ${three('anon')}, young generation ${three('young')})`;
+  const three = (field: 'rss' | 'anon' | 'young') =>
+    [m.first, m.idle, m.after].map((r) => kib(r[field])).join(' / ');
+  return `memory: ${who} ${kib(perConnection(m, 'idle', 'rss'))} VmRSS per idle connection (VmRSS before / idle / after ${three('rss')}, RssAnon ${three('anon')}, young generation ${three('young')})`;
 }
 
 export async function runMemory(ctx: BenchContext): Promise<Section> {
+  // Both servers at once, each in its own process: every settled reading waits up to half a minute, and
+  // what one server's process holds does not depend on the other's.
   const daemon = await startDaemonChild(ctx);
-  let d: MemoryFigures;
-  try {
-    d = await measure(daemon, { port: daemon.port, adminKey: daemon.adminKey }, daemon.overlayIds[0] ?? '');
-  } finally {
-    await daemon.stop();
-  }
-  ctx.log(readingsLine('daemon', d));
   const bare = await startBaselineChild(ctx, 'bare-broadcast-server');
+  let d: MemoryFigures;
   let b: MemoryFigures;
   try {
-    b = await measure(bare, { port: bare.ready.port }, 'bare');
+    [d, b] = await Promise.all([
+      measure(daemon, { port: daemon.port, adminKey: daemon.adminKey }, daemon.overlayIds[0] ?? ''),
+      measure(bare, { port: bare.ready.port }, 'bare'),
+    ]);
   } finally {
-    await bare.stop();
+    await Promise.all([daemon.stop(), bare.stop()]);
   }
+  ctx.log(readingsLine('daemon', d));
   ctx.log(readingsLine('baseline', b));
   const mib = (r: Reading) => `${fmt(r.rss / 2 ** 20)} / ${fmt(r.anon / 2 ** 20)} MiB`;
   const row = (name: string, m: MemoryFigures) => [
@@ -131,24 +138,25 @@ export async function runMemory(ctx: BenchContext): Promise<Section> {
     mib(m.first),
     mib(m.idle),
     mib(m.after),
-    kib(perConnection(m, 'idle', 'anon')),
     kib(perConnection(m, 'idle', 'rss')),
+    kib(perConnectionAfter(m)),
+    kib(perConnection(m, 'idle', 'anon')),
     kib(perConnection(m, 'idle', 'heapUsed')),
     kib(perConnection(m, 'burst', 'anon')),
   ];
-  const dIdle = perConnection(d, 'idle', 'anon');
-  const bIdle = perConnection(b, 'idle', 'anon');
+  const dIdle = perConnection(d, 'idle', 'rss');
+  const bIdle = perConnection(b, 'idle', 'rss');
   return {
     title: '2. Memory per idle subscribed connection',
     headlines: [
       {
         benchmark: '2 memory',
-        measure: `RSS (anonymous) per idle subscribed connection, N=${N}`,
+        measure: `settled VmRSS per idle subscribed connection, N=${N}`,
         value: kib(dIdle),
         baseline: kib(bIdle),
         ratio: ratio(dIdle, bIdle),
         target: '< 64 KiB and ≤ 1.3× baseline',
-        // RSS that fell while clients were added is no reading (the host reclaimed idle pages meanwhile).
+        // RSS that fell while clients were added is no reading (the process gave pages back meanwhile).
         met: dIdle > 0 && bIdle > 0 && dIdle < TARGET_BYTES && dIdle <= 1.3 * bIdle,
       },
       {
@@ -162,23 +170,18 @@ export async function runMemory(ctx: BenchContext): Promise<Section> {
       },
     ],
     body: [
-      'RssAnon of the server process (/proc/<pid>/status: the anonymous part of VmRSS, i.e. heap, buffers and stacks',
-      'the process allocated) after two full GCs (the child runs with --expose-gc; the GC is',
-      `asked for over IPC), before and after ${N} clients subscribed through the real flow (page load for a token,`,
-      'WebSocket, `init`, reply) and then sat idle; 20 clients connected and left first so that code compiled on',
-      `first use is not counted. Both readings are taken after ${IDLE_MS / 1000} s without traffic, when V8's memory`,
-      'reducer has given back the young generation; the reading before also waits until RssAnon has held within',
-      `${STEADY_BYTES / 1024} KiB for ${STEADY_MS / 1000} s (at most ${STEADY_MAX_MS / 1000} s): the daemon gives back ten MiB and more some 15 s after`,
-      'it starts, and a reading taken before that made the clients look free. Once it gave back 16 MiB later still,',
-      `while its clients sat idle; so a third reading is taken ${IDLE_MS / 1000} s after the clients left, and the clients are`,
-      'measured against the lower of the readings before and after them (never the one that makes them look cheaper).',
-      '"V8 heap" is the JS heap in use after the same GCs, i.e. what',
-      'the server keeps per connection in objects. "0.3 s after the burst" is read right after the last client',
-      'subscribed: it adds the young generation that the burst of page loads and handshakes made V8 grow (up to',
-      '16 MiB here), which is allocation churn, not memory any connection holds. Fresh processes for each server.',
-      'The whole VmRSS is shown beside it: it also counts the pages of node and its native modules, which this',
-      "machine's host reclaims from idle processes (DAMON), so VmRSS fell while 1,000 clients connected in runs",
-      'where the daemon sat idle longest (−5 KiB per connection), while no connection can add to those pages.',
+      'VmRSS of the server process as anyone outside it reads it (/proc/<pid>/status), settled: after two full GCs',
+      '(the child runs with --expose-gc; the GC is asked for over IPC), then read every second, untouched, until it has held',
+      `within ${STEADY_BYTES / 1024} KiB for ${STEADY_MS / 1000} s (at most ${STEADY_MAX_MS / 1000} s; the GCs ${IDLE_MS / 1000} s after the last traffic), before and with ${N} clients`,
+      'subscribed through the real flow (page load for a token, WebSocket, `init`, reply) and sitting idle; 20 clients',
+      'connected and left first so that code compiled on first use is not counted. Both servers are measured at',
+      'the same time, each in its own fresh process. A process gives pages back for a while after a burst of work',
+      "(V8's memory reducer, the allocator): the daemon ten MiB and more some 15 s after it starts, which is why each",
+      'reading waits until VmRSS holds. The figure against the settled reading after the clients left is shown',
+      'beside it: where it reads higher, the process gave back after they left pages it held before they came.',
+      'RssAnon (the anonymous part of VmRSS: heap, buffers, stacks) and the V8 heap in use per connection (what the',
+      'server\'s own objects cost) are shown too. "0.3 s after the burst" adds the young generation that the burst of',
+      'page loads and handshakes made V8 grow (up to 16 MiB here): allocation churn, not memory any connection holds.',
       '',
       ...table(
         [
@@ -186,8 +189,9 @@ export async function runMemory(ctx: BenchContext): Promise<Section> {
           'VmRSS / RssAnon before',
           `VmRSS / RssAnon with ${N} idle clients`,
           'VmRSS / RssAnon after they left',
-          'RssAnon per idle connection',
           'VmRSS per idle connection',
+          'VmRSS per idle connection, against the reading after they left',
+          'RssAnon per idle connection',
           'V8 heap per connection',
           'RssAnon per connection 0.3 s after the burst',
         ],

@@ -183,6 +183,20 @@ export const ObsStatus = v.object({
 });
 export type ObsStatus = v.InferOutput<typeof ObsStatus>;
 
+/**
+ * The TikFinity event feed (settings.json `tikfinityFeed`), present while it is enabled: `listening` on
+ * its port, or `refused` with the reason in words (the port is in use).
+ */
+export const TIKFINITY_FEED_STATES = ['listening', 'refused'] as const;
+export const TikfinityFeedStatus = v.object({
+  state: v.picklist(TIKFINITY_FEED_STATES),
+  port: v.pipe(v.number(), v.safeInteger(), v.minValue(1), v.maxValue(65535)),
+  /** Sockets open now. */
+  clients: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+  detail: v.optional(v.string()),
+});
+export type TikfinityFeedStatus = v.InferOutput<typeof TikfinityFeedStatus>;
+
 /** The parts of `GET /status` beyond `{running, port}`; each present while its part of the daemon runs. */
 export const StatusParts = v.object({
   obs: v.optional(ObsStatus),
@@ -192,6 +206,7 @@ export const StatusParts = v.object({
   sources: v.optional(v.array(SourceReport)),
   /** One entry per public overlay (docs/relay.md). */
   relay: v.optional(v.array(RelayStatus)),
+  tikfinityFeed: v.optional(TikfinityFeedStatus),
 });
 export type StatusParts = v.InferOutput<typeof StatusParts>;
 

@@ -7,10 +7,12 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { LicenceManager } from '../../daemon/src/licence/licence-manager.js';
 import { DEFAULT_CONFIG } from '../../shared/config.js';
 import { launchChromium } from '../support/chromium.js';
 import { makeDataDir, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { freePort } from '../support/local-stack.js';
 
 const POLL = { timeout: 10_000, interval: 50 };
 
@@ -325,6 +327,35 @@ describe('settings', () => {
     await expect.poll(() => focused(), POLL).toMatchObject({ id: 'set-obs-url' });
     await address.fill('ws://127.0.0.1:4455');
     await expect.poll(() => error.count(), POLL).toBe(0);
+  });
+
+  it('turns the TikFinity event feed on and off: the daemon listens on the port it names', async () => {
+    const port = await freePort();
+    await visit('#/settings');
+    const group = page.getByRole('group', { name: 'TikFinity event feed', exact: true });
+    const portField = group.getByLabel(/^TikFinity event feed: port/);
+    expect(await portField.inputValue()).toBe('21213');
+    await portField.fill('70000');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.locator('#set-tikfinity-port-error').getByText('must be a port from 1 to 65535').waitFor();
+    await portField.fill(String(port));
+    await group.getByLabel('TikFinity event feed on').check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => focused(), POLL).toMatchObject({ tag: 'p', text: 'Saved. In force now.' });
+    const status = async () =>
+      ((await (await fetch(`${daemon.url}/status`)).json()) as { tikfinityFeed?: { state: string } })
+        .tikfinityFeed;
+    await expect.poll(status, POLL).toMatchObject({ state: 'listening', port });
+    const game = new WebSocket(`ws://127.0.0.1:${port}/`);
+    await new Promise((resolve, reject) => {
+      game.once('open', resolve);
+      game.once('error', reject);
+    });
+    const closed = new Promise<number>((resolve) => game.once('close', (code) => resolve(code)));
+    await group.getByLabel('TikFinity event feed on').uncheck();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    expect(await closed).toBe(1001);
+    await expect.poll(status, POLL).toBeUndefined();
   });
 });
 

@@ -1,5 +1,5 @@
 // The settings form, in named groups: OBS, Streamer.bot, speech, viewer points, chat commands, the event
-// history. Each field says what is wrong with it in plain words once it was changed or left (or Save was
+// history, the TikFinity event feed. Each field says what is wrong with it in plain words once it was changed or left (or Save was
 // pressed), and stops saying it as soon as the value is right. The OBS password is never shown: empty
 // keeps it.
 import type { ComponentChildren } from 'preact';
@@ -58,6 +58,8 @@ interface Draft {
   points: Record<PointKey, string>;
   commands: Record<CommandKey, CommandDraft>;
   retentionDays: string;
+  tikfinityEnabled: boolean;
+  tikfinityPort: string;
 }
 
 const draftOf = (s: Settings): Draft => ({
@@ -81,6 +83,8 @@ const draftOf = (s: Settings): Draft => ({
     top: commandDraftOf(s.commands.top),
   },
   retentionDays: String(s.journal.retentionDays),
+  tikfinityEnabled: s.tikfinityFeed.enabled,
+  tikfinityPort: String(s.tikfinityFeed.port),
 });
 
 function commandDraftOf(c: Settings['commands']['points']): CommandDraft {
@@ -127,6 +131,7 @@ function inputOf(stored: Settings, draft: Draft): SettingsInput {
     },
     commands: { points: commandOf(draft.commands.points), top: commandOf(draft.commands.top) },
     journal: { ...stored.journal, retentionDays: numberFromText(draft.retentionDays) },
+    tikfinityFeed: { enabled: draft.tikfinityEnabled, port: numberFromText(draft.tikfinityPort) },
   };
 }
 
@@ -139,6 +144,7 @@ const FIELD_PATHS: Record<string, string> = {
   'set-tts-blocked': 'tts.blockedWords',
   'set-tts-cooldown': 'tts.userCooldownMs',
   'set-journal-days': 'journal.retentionDays',
+  'set-tikfinity-port': 'tikfinityFeed.port',
   ...Object.fromEntries(POINT_FIELDS.map((f) => [`set-points-${f.key}`, `points.${f.key}`])),
   ...Object.fromEntries(
     COMMANDS.flatMap((c) =>
@@ -357,6 +363,30 @@ export function SettingsForm(props: { api: ControlApi; obsTest: ComponentChildre
             'Keep events for (days; older ones are removed at start and every six hours)',
             draft.retentionDays,
             (v) => set({ retentionDays: v }),
+            1,
+          )}
+        </Group>
+        <Group title="TikFinity event feed">
+          <p class="muted">
+            For games and widgets made for TikFinity: they connect to ws://127.0.0.1 on this port and get
+            every event of every platform in TikFinity's format. Only programs on this computer can connect.
+          </p>
+          <div class="field">
+            <label class="check">
+              <input
+                id="set-tikfinity-enabled"
+                type="checkbox"
+                checked={draft.tikfinityEnabled}
+                onChange={(e) => set({ tikfinityEnabled: e.currentTarget.checked })}
+              />
+              TikFinity event feed on
+            </label>
+          </div>
+          {number(
+            'set-tikfinity-port',
+            'TikFinity event feed: port (TikFinity uses 21213; it must not run at the same time)',
+            draft.tikfinityPort,
+            (v) => set({ tikfinityPort: v }),
             1,
           )}
         </Group>

@@ -21,8 +21,8 @@ export class StatusParts {
   /** Every registered part, read now. */
   read(): Parts {
     const parts: Parts = {};
-    // In this order in the JSON: OBS, licence, tunnel, TikTok, sources, relay.
-    for (const name of ['obs', 'licence', 'tunnel', 'tiktok', 'sources', 'relay'] as const) {
+    // In this order in the JSON: OBS, licence, tunnel, TikTok, sources, relay, the TikFinity feed.
+    for (const name of ['obs', 'licence', 'tunnel', 'tiktok', 'sources', 'relay', 'tikfinityFeed'] as const) {
       const value = this.#readers[name]?.();
       if (value !== undefined) Object.assign(parts, { [name]: value });
     }

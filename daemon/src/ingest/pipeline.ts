@@ -11,6 +11,8 @@
 //   files; this step hands it each event after the rules, except test events (they count nowhere).
 // - Built-in chat commands (chat/commands.ts, settings.json `commands`): a command's answer, a `chat`
 //   action, runs with the actions fired in the same turn.
+// - The TikFinity event feed (parts/tikfinity-feed.ts): last, each event in TikTok-Live-Connector's
+//   shape to the local games and widgets that listen; test events too, caught-up ones not.
 import type { StreamEvent } from '../../../shared/protocol/index.js';
 import type { RuleList } from '../../../shared/rules.js';
 import { ActionRunner } from '../actions/runner.js';
@@ -26,6 +28,8 @@ interface EventPipelineOptions {
   liveValues?: Pick<LiveValuesStore, 'handleEvent'>;
   /** The built-in chat commands (chat/commands.ts): their answers run with the rules' actions. */
   commands?: Pick<ChatCommands, 'answer' | 'testAnswer'>;
+  /** The TikFinity event feed's step: it decides itself which events go out. */
+  tikfinityFeed?: EventHandler;
 }
 
 interface EventPipeline {
@@ -105,6 +109,7 @@ export function createEventPipeline(ctx: IngestContext, options: EventPipelineOp
             },
           ]
         : []),
+      ...(options.tikfinityFeed ? [options.tikfinityFeed] : []),
     ],
     close() {
       // What the last events fired still starts, as it would have a moment later.

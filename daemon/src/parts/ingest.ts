@@ -1,5 +1,5 @@
 // The ingest part: the one seam for stream events and, by default, the pipeline after the broadcast
-// (rules, actions, the built-in chat commands, the live values of widgets).
+// (rules, actions, the built-in chat commands, the live values of widgets, the TikFinity event feed).
 import type { ActionRunner } from '../actions/runner.js';
 import { ChatCommands, journalFigures } from '../chat/commands.js';
 import { createIngest, type EventHandler, type Ingest, type IngestContext } from '../ingest/ingest.js';
@@ -33,12 +33,14 @@ export function startIngest(
     actions: ActionRunner;
     liveValues: LiveValuesStore;
     settings: SettingsStore;
+    /** The TikFinity event feed's step, after the rest of the pipeline. */
+    tikfinityFeed?: EventHandler;
     /** Chat the daemon sent, come back from the platform: dropped before it is an event. */
     isEcho?: IngestContext['isEcho'];
     log: (line: string) => void;
   },
 ): IngestPart {
-  const { hub, overlays, rules, journal, actions, liveValues, settings, isEcho, log } = ctx;
+  const { hub, overlays, rules, journal, actions, liveValues, settings, tikfinityFeed, isEcho, log } = ctx;
   // The live values follow events and resets from now on.
   liveValues.attach({ overlays, commands: hub, journal });
   const pipeline = options.eventHandlers
@@ -52,6 +54,7 @@ export function startIngest(
             settings: () => settings.current().commands,
             figures: journalFigures(journal),
           }),
+          ...(tikfinityFeed ? { tikfinityFeed } : {}),
         },
       );
   const ingest = createIngest(

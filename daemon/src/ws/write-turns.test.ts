@@ -57,29 +57,48 @@ describe('write turns', () => {
     for (const socket of sockets) expect(socket.corked).toBe(false);
   });
 
-  it('keeps gathering while the daemon does not wait between turns, however long they take, and writes at once after a pause', async () => {
+  it('keeps gathering through a burst while the daemon does not wait between turns, however long they take, and writes at once after a pause', async () => {
     const wire: string[] = [];
     // How long the event loop has waited for work: only a pause moves it, never work.
     let idle = 1000;
     const turns = new WriteTurns(() => idle);
     const socket = fakeSocket('a', wire);
+    // Two messages in one turn: the second waits for the turn's end, and a burst is under way.
     send(turns, [socket], '1');
-    await nextTurn();
-    // The next turn comes after a short wait: the daemon is busy, so this one waits for its turn's end.
-    idle += QUIET_MS / 2;
     send(turns, [socket], '2');
-    expect(wire).toEqual(['a:1']);
     await nextTurn();
     expect(wire).toEqual(['a:1', 'a:2']);
-    // A turn after long work (a hundred rules) but no wait: still busy.
+    // The next turn comes after a short wait: still the burst, so this one waits for its turn's end.
+    idle += QUIET_MS / 2;
     send(turns, [socket], '3');
     expect(wire).toEqual(['a:1', 'a:2']);
     await nextTurn();
     expect(wire).toEqual(['a:1', 'a:2', 'a:3']);
-    // The loop waited for work: quiet, straight again.
-    idle += QUIET_MS;
+    // A turn after long work (a hundred rules) but no wait: still the burst.
     send(turns, [socket], '4');
+    expect(wire).toEqual(['a:1', 'a:2', 'a:3']);
+    await nextTurn();
     expect(wire).toEqual(['a:1', 'a:2', 'a:3', 'a:4']);
+    // The loop waited for work: the burst is over, straight again.
+    idle += QUIET_MS;
+    send(turns, [socket], '5');
+    expect(wire).toEqual(['a:1', 'a:2', 'a:3', 'a:4', 'a:5']);
+  });
+
+  it('writes a lone message at once when the turn before sent only one, however short the pause between them', async () => {
+    const wire: string[] = [];
+    let idle = 1000;
+    const turns = new WriteTurns(() => idle);
+    const socket = fakeSocket('a', wire);
+    // A paced series: each event posted as soon as the last one arrived, the loop waiting a fraction of
+    // QUIET_MS in between, or not at all.
+    for (const [i, pause] of [0, QUIET_MS / 4, QUIET_MS / 10, 0].entries()) {
+      idle += pause;
+      send(turns, [socket], String(i));
+      expect(wire.at(-1)).toBe(`a:${i}`);
+      await nextTurn();
+    }
+    expect(wire).toEqual(['a:0', 'a:1', 'a:2', 'a:3']);
   });
 
   it('corks a socket once per turn however many messages it gets', async () => {
