@@ -48,7 +48,10 @@ const USER_ID = 'bench-user';
 const run = promisify(execFile);
 
 /** `wrangler deploy --dry-run --outdir`: the bundle exactly as it would be uploaded. */
-async function bundle(config: string, outdir: string): Promise<{ file: string; wranglerLine: string }> {
+export async function bundle(
+  config: string,
+  outdir: string,
+): Promise<{ file: string; wranglerLine: string }> {
   const { stdout, stderr } = await run(
     process.execPath,
     [
@@ -170,7 +173,7 @@ function socketCycle(url: string, headers: Record<string, string>, greet?: strin
 }
 
 /** A member's subdomain as the Gatekeeper derives it: `o-` + base32 of HMAC-SHA256(secret, id)'s first 80 bits. */
-function subdomainOf(secret: string, userId: string): string {
+export function subdomainOf(secret: string, userId: string): string {
   const mac = createHmac('sha256', secret).update(userId).digest();
   const bits = [...mac.subarray(0, 10)].map((b) => b.toString(2).padStart(8, '0')).join('');
   let out = 'o-';

@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark in turn against its baseline and writes BENCHMARKS.md at the repository root.
 //
-// Options: --only a,b (fanout memory pages gatekeeper screen growth actions journal platforms kick chat), --out FILE (default BENCHMARKS.md).
+// Options: --only a,b (fanout memory pages gatekeeper screen growth actions journal platforms kick chat relay), --out FILE (default BENCHMARKS.md).
 // BENCH_CPU_PROF=DIR starts the server children with --cpu-prof so their profiles land in DIR.
 import { mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -27,6 +27,7 @@ const BUDGET_MS: Record<string, number> = {
   platforms: 60_000,
   kick: 60_000,
   chat: 90_000,
+  relay: 360_000,
 };
 
 type Runner = (ctx: BenchContext) => Promise<Section[]>;
@@ -80,6 +81,10 @@ const BENCHMARKS: Record<string, { title: string; run: Runner }> = {
   chat: {
     title: '11. Chat',
     run: async (ctx) => [await (await import('./chat.js')).runChat(ctx)],
+  },
+  relay: {
+    title: '12. Relay at scale',
+    run: async (ctx) => [await (await import('./relay-scale.js')).runRelayScale(ctx)],
   },
 };
 
