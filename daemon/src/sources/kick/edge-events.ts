@@ -384,6 +384,11 @@ export class KickEdgeFeed {
     }
     this.#refreshedFor = token;
     this.#set('checking');
+    this.#checkAfterRefresh();
+  }
+
+  /** Asks the Gatekeeper about the licence, then looks again, unless the feed moved on meanwhile. */
+  #checkAfterRefresh(): void {
     const generation = this.#generation;
     void this.#ctx.licence
       .refresh()
@@ -492,14 +497,8 @@ export class KickEdgeFeed {
     this.#endedFor = { member, epoch: decodeJwtPayload(used)?.epoch ?? 1, verdict: false };
     this.#clearRetry();
     this.#set('signed_out', ENDED_WHY);
-    const generation = this.#generation;
-    void this.#ctx.licence
-      .refresh()
-      .catch(() => undefined)
-      .then(() => {
-        // A sign-in that came before the close opens the feed again; the revoked licence does not.
-        if (generation === this.#generation && this.#state !== 'stopped' && !this.#retry) void this.#check();
-      });
+    // A sign-in that came before the close opens the feed again; the revoked licence does not.
+    this.#checkAfterRefresh();
   }
 
   /** 4409, another daemon of this member took the feed: not taken back by itself (they would take turns). */
