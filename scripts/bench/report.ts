@@ -110,7 +110,7 @@ function renderReport(report: Report): string {
     '',
     '```sh',
     'npm ci                 # dependencies, and builds the daemon and overlay page',
-    'npm run bench          # builds, runs every benchmark (about 7 min), rewrites BENCHMARKS.md',
+    'npm run bench          # builds, runs every benchmark (about 10 min), rewrites BENCHMARKS.md',
     'npm run bench -- --only fanout,memory   # a subset; names: fanout memory pages gatekeeper screen growth actions journal platforms kick chat relay',
     'BENCH_CPU_PROF=.tmp/prof npm run bench -- --only fanout   # also writes V8 CPU profiles of the servers',
     '```',

@@ -14,7 +14,7 @@ import { type Section, writeReport } from './report.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Each benchmark's time budget: one past it is abandoned, so a stuck run ends (a whole run takes about seven minutes). */
+/** Each benchmark's time budget: one past it is abandoned, so a stuck run ends (a whole run takes about ten minutes: seven before the relay at scale, which adds two to four). */
 const BUDGET_MS: Record<string, number> = {
   fanout: 90_000,
   memory: 200_000,
