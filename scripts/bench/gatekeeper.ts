@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
-import { importJWK, SignJWT } from 'jose';
+import { importJWK, type JWK, SignJWT } from 'jose';
 import { Miniflare } from 'miniflare';
 import { WebSocket } from 'ws';
 import { startFakeCloudflare } from '../../test/support/fakes/cloudflare-api.js';
@@ -172,6 +172,32 @@ function socketCycle(url: string, headers: Record<string, string>, greet?: strin
   });
 }
 
+/**
+ * A premium member checked a moment ago (workers/src/membership/member-store.ts) in the Gatekeeper's KV,
+ * and a licence for it valid for an hour, signed with the bench's key.
+ */
+export async function premiumMemberLicence(
+  kv: { put(key: string, value: string): Promise<unknown> },
+  jwk: JWK & { kid: string },
+  userId: string,
+  issuer: string,
+): Promise<string> {
+  await kv.put(
+    `member:${userId}`,
+    JSON.stringify({ tier: 'premium', checked_at: Date.now(), refresh_token: null }),
+  );
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ tier: 'premium' })
+    .setProtectedHeader({ alg: 'EdDSA', kid: jwk.kid, typ: 'JWT' })
+    .setIssuer(issuer)
+    .setAudience('overlay-daemon')
+    .setSubject(userId)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 3600)
+    .setJti(crypto.randomUUID())
+    .sign(await importJWK(jwk, 'EdDSA'));
+}
+
 /** A member's subdomain as the Gatekeeper derives it: `o-` + base32 of HMAC-SHA256(secret, id)'s first 80 bits. */
 export function subdomainOf(secret: string, userId: string): string {
   const mac = createHmac('sha256', secret).update(userId).digest();
@@ -296,22 +322,8 @@ export async function runGatekeeper(ctx: BenchContext): Promise<Section> {
     const [workerd] = await childrenNamed(process.pid, 'workerd');
     if (workerd === undefined) throw new Error('no workerd process found under this one');
 
-    // A premium member checked a moment ago (workers/src/membership/member-store.ts), and its licence.
     const kv = await mf.getKVNamespace('GATEKEEPER_KV', 'gatekeeper');
-    await kv.put(
-      `member:${USER_ID}`,
-      JSON.stringify({ tier: 'premium', checked_at: Date.now(), refresh_token: null }),
-    );
-    const now = Math.floor(Date.now() / 1000);
-    const licence = await new SignJWT({ tier: 'premium' })
-      .setProtectedHeader({ alg: 'EdDSA', kid: jwk.kid, typ: 'JWT' })
-      .setIssuer(PUBLIC_BASE_URL)
-      .setAudience('overlay-daemon')
-      .setSubject(USER_ID)
-      .setIssuedAt(now)
-      .setExpirationTime(now + 3600)
-      .setJti(crypto.randomUUID())
-      .sign(await importJWK(jwk, 'EdDSA'));
+    const licence = await premiumMemberLicence(kv, jwk, USER_ID, PUBLIC_BASE_URL);
     const auth = { Authorization: `Bearer ${licence}` };
     const provisioned = await mf.dispatchFetch(`${PUBLIC_BASE_URL}/tunnels/provision`, {
       method: 'POST',

@@ -13,12 +13,11 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { importJWK, SignJWT } from 'jose';
 import { Miniflare, type WorkerOptions } from 'miniflare';
 import { WebSocket } from 'ws';
 import { ControlClient, giftBody, Subscribers, type Target } from './clients.js';
 import { type BenchContext, type DaemonChild, startDaemonChild } from './context.js';
-import { bundle, subdomainOf } from './gatekeeper.js';
+import { bundle, premiumMemberLicence, subdomainOf } from './gatekeeper.js';
 import { childrenNamed, cpuSeconds, residentBytes } from './proc.js';
 import {
   type JoinFigures,
@@ -144,20 +143,7 @@ async function startRelay(scratch: string): Promise<Relay> {
     const [workerd] = await childrenNamed(process.pid, 'workerd');
     if (workerd === undefined) throw new Error('no workerd process found under this one');
     const kv = await mf.getKVNamespace('GATEKEEPER_KV');
-    await kv.put(
-      `member:${USER_ID}`,
-      JSON.stringify({ tier: 'premium', checked_at: Date.now(), refresh_token: null }),
-    );
-    const now = Math.floor(Date.now() / 1000);
-    const licence = await new SignJWT({ tier: 'premium' })
-      .setProtectedHeader({ alg: 'EdDSA', kid: jwk.kid, typ: 'JWT' })
-      .setIssuer(PUBLIC_BASE_URL)
-      .setAudience('overlay-daemon')
-      .setSubject(USER_ID)
-      .setIssuedAt(now)
-      .setExpirationTime(now + 3600)
-      .setJti(crypto.randomUUID())
-      .sign(await importJWK(jwk, 'EdDSA'));
+    const licence = await premiumMemberLicence(kv, jwk, USER_ID, PUBLIC_BASE_URL);
     const wsBase = base.origin.replace(/^http/, 'ws');
     const overlayId = crypto.randomUUID();
     const publisher = new WebSocket(`${wsBase}/relay/publish/${overlayId}`, {
