@@ -3,6 +3,7 @@
 // quota. A handle is turned into a channel id once; `search` (100 of the day's 10,000 units) is asked
 // when the source starts and then with growing waits while the channel is not live; `videos` (1 unit)
 // gives the chat and, once a minute, the viewer count; each chat page costs 5 units.
+import { localTime } from '../../../../shared/local-time.js';
 import { backoffDelay, formatWait } from '../../../../shared/timers.js';
 import { errorMessage } from '../../errors.js';
 import { pollInterval, type TimerHandle } from '../../timers.js';
@@ -41,10 +42,6 @@ export function untilQuotaReset(now: number): number {
   const elapsed = ((get('hour') * 60 + get('minute')) * 60 + get('second')) * 1000;
   // A few minutes past midnight: the reset is not always to the second.
   return Math.max(60_000, 24 * 3_600_000 - elapsed + 5 * 60_000);
-}
-
-function clock(at: number): string {
-  return new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
 }
 
 export class YouTubeSource implements EventSource {
@@ -263,7 +260,7 @@ export class YouTubeSource implements EventSource {
         const wait = this.#options.quotaBackoffMs ?? untilQuotaReset(Date.now());
         this.#state.set(
           'backoff',
-          `YouTube API quota used up for today; trying again at ${clock(Date.now() + wait)} (when Google resets it)`,
+          `YouTube API quota used up for today; trying again at ${localTime(Date.now() + wait)} (when Google resets it)`,
         );
         this.#schedule(wait, () => this.#step());
         return;
